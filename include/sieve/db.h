@@ -1,0 +1,182 @@
+// Copyright 2026 The Sieve Authors.
+//
+// sieve::DB is an embedded vector database: named collections of rows (a 64-bit id, a vector
+// and typed nullable attributes) persisted in RocksDB, answering exact attribute-filtered
+// k-nearest-neighbour queries on the CPU or an NVIDIA GPU.
+//
+//   std::unique_ptr<sieve::DB> db;
+//   sieve::Status s = sieve::DB::Open(sieve::Options(), "/tmp/db", &db);
+//   s = db->CreateCollection(spec);
+//   s = db->Ingest("items", batch, sieve::IngestOptions(), &ingested);
+//   s = db->Search("items", request, sieve::SearchOptions(), &result);
+//
+// Thread-safety: a DB may be used from many threads at once. Searches of one collection run
+// concurrently with each other; ingests and deletes of a collection are serialized with its
+// searches, so a search sees each write batch wholly or not at all. Only one process may open
+// a database at a time (Open returns IOError when another holds its lock).
+
+#ifndef SIEVE_INCLUDE_SIEVE_DB_H_
+#define SIEVE_INCLUDE_SIEVE_DB_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sieve/status.h"
+#include "sieve/types.h"
+
+namespace sieve {
+
+struct Options {
+  // Create the database when `path` does not hold one. Default: true.
+  bool create_if_missing = true;
+  // Refuse to open an existing database. Default: false.
+  bool error_if_exists = false;
+};
+
+// A batch of rows to ingest. Nothing is owned: every pointer must stay valid for the call.
+struct RowBatch {
+  size_t num_rows = 0;
+  // num_rows × dim floats, row-major. Required. NaN or infinite components are rejected.
+  const float* vectors = nullptr;
+  // num_rows user ids, or nullptr to have ids assigned in ingest order (one past the largest
+  // id ever assigned or given in the collection, starting at 0).
+  const int64_t* ids = nullptr;
+  // num_rows rows of attribute values, each in the collection's attribute order, or nullptr
+  // for rows whose attributes are all null. A row may be shorter than the schema: the missing
+  // trailing attributes are null.
+  const std::vector<Value>* attributes = nullptr;
+};
+
+struct IngestOptions {
+  // Rows per atomic, WAL-synced commit. 0 means the whole batch in one commit. Default: 65536.
+  size_t batch_rows = 65536;
+  // Called after each committed batch with (rows committed so far, total). Default: none.
+  std::function<void(size_t, size_t)> progress;
+};
+
+struct IngestResult {
+  size_t ingested = 0;   // rows written by this call
+  uint64_t live_rows = 0;  // live rows in the collection afterwards
+};
+
+enum class Device : uint8_t { kAuto = 0, kCpu = 1, kGpu = 2 };
+// kSddmm computes only (query, passing row) distances; kGather compacts the passing rows and
+// runs a dense search over them; kDense computes every distance and filters before selection.
+enum class SearchPath : uint8_t { kAuto = 0, kSddmm = 1, kGather = 2, kDense = 3 };
+
+const char* DeviceName(Device d);
+Status ParseDevice(std::string_view text, Device* out);
+const char* SearchPathName(SearchPath p);
+Status ParseSearchPath(std::string_view text, SearchPath* out);
+
+struct SearchOptions {
+  // kAuto uses the GPU when the build has CUDA and a device is present, else the CPU.
+  // kGpu without a usable GPU returns Unavailable. Default: kAuto.
+  Device device = Device::kAuto;
+  // kAuto lets the planner choose from the passing-row counts. Default: kAuto.
+  SearchPath path = SearchPath::kAuto;
+};
+
+struct SearchRequest {
+  const float* queries = nullptr;  // num_queries × dim floats, row-major
+  size_t num_queries = 0;
+  int k = 10;  // must be ≥ 1
+  // One filter for every query ("" = none), used when `filters` is empty.
+  std::string filter;
+  // One filter per query ("" = none for that query); when non-empty its size must equal
+  // num_queries.
+  std::vector<std::string> filters;
+};
+
+struct Neighbors {
+  std::vector<int64_t> ids;      // best first; fewer than k when fewer rows pass
+  std::vector<float> distances;  // as the metric defines them (see Metric)
+};
+
+// What the planner decided and how long each stage took. One entry per shard.
+struct ShardPlan {
+  uint32_t shard = 0;
+  std::string path;              // "sddmm" | "gather" | "dense"
+  std::string select;            // how top-k was selected, e.g. "heap"
+  std::vector<uint64_t> passing_rows;  // one per distinct filter of the batch
+  uint64_t rows = 0;                   // live rows in the shard
+};
+
+struct Explain {
+  std::string device;  // "cpu" | "gpu:<name>"
+  std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
+  uint64_t passing_rows = 0;  // total over shards; for bitmaps, the sum over queries
+  std::vector<ShardPlan> shards;
+  // Stage name → milliseconds, in the order the stages ran ("parse", "compile", "plan",
+  // "execute", "merge", …).
+  std::vector<std::pair<std::string, double>> stage_ms;
+  std::string ToJson() const;  // one line
+};
+
+struct SearchResult {
+  std::vector<Neighbors> results;  // one per query, in order
+  Explain explain;
+};
+
+struct CollectionStats {
+  CollectionSpec spec;
+  uint64_t rows = 0;          // live rows
+  uint64_t deleted_rows = 0;  // rows deleted and not yet reclaimed
+  uint64_t total_rows = 0;    // rows ever ingested (live + deleted)
+  std::string ToJson() const;
+};
+
+class DB {
+ public:
+  // Opens (or creates, per `options`) the database at `path`. On success stores it in *db.
+  // Returns IOError when the path cannot be used or is locked by another process,
+  // Corruption when its contents are damaged.
+  static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
+
+  DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+  // Closes the database; everything acknowledged is already durable.
+  virtual ~DB() = default;
+
+  // Returns InvalidArgument for a bad name, dim, or attribute list; AlreadyExists when a
+  // collection of that name exists.
+  virtual Status CreateCollection(const CollectionSpec& spec) = 0;
+  virtual Status ListCollections(std::vector<std::string>* names) = 0;
+  // NotFound when there is no such collection.
+  virtual Status GetStats(const std::string& collection, CollectionStats* stats) = 0;
+
+  // Validates the whole batch first (dims, finite components, ids unique among themselves and
+  // the collection's live rows, attribute types); on any error returns InvalidArgument naming
+  // the row and attribute and writes nothing. Then commits atomic batches of
+  // options.batch_rows rows, each synced to the WAL before the next begins: after a crash
+  // the collection holds whole batches only.
+  virtual Status Ingest(const std::string& collection, const RowBatch& rows,
+                        const IngestOptions& options, IngestResult* result) = 0;
+
+  // Deletes the live rows with these ids (unknown ids are ignored) or passing this filter.
+  // Atomic and durable on return. *deleted is the number of rows deleted.
+  virtual Status DeleteByIds(const std::string& collection, const int64_t* ids, size_t n,
+                             uint64_t* deleted) = 0;
+  virtual Status DeleteByFilter(const std::string& collection, const std::string& filter,
+                                uint64_t* deleted) = 0;
+
+  // Exact filtered k-nearest-neighbour search. Returns InvalidArgument for k < 1, a filter
+  // that does not parse or type-check (the message names the position), or a filters list of
+  // the wrong size; Unavailable when options.device is kGpu and no GPU can be used.
+  virtual Status Search(const std::string& collection, const SearchRequest& request,
+                        const SearchOptions& options, SearchResult* result) = 0;
+
+  // Verifies every invariant of the store (chunks contiguous, ids unique, counts and delete
+  // bitmaps consistent, attribute indexes agreeing with the rows). Returns Corruption with
+  // the first problems found.
+  virtual Status Check(std::vector<std::string>* report) = 0;
+};
+
+}  // namespace sieve
+
+#endif  // SIEVE_INCLUDE_SIEVE_DB_H_

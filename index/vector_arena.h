@@ -1,0 +1,51 @@
+// Copyright 2026 The Sieve Authors.
+//
+// VectorArena holds one shard's vectors on the host as float32, row-major, in one contiguous
+// allocation that grows by doubling (so GEMM paths see one long run of rows), with each row's
+// squared L2 norm beside it. Rows are appended, never moved relative to each other; a snapshot
+// is a row count.
+//
+// Thread-safety: Append needs exclusive access; readers of rows below a snapshot they took
+// under the collection's lock may read concurrently.
+
+#ifndef SIEVE_INDEX_VECTOR_ARENA_H_
+#define SIEVE_INDEX_VECTOR_ARENA_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sieve {
+
+class VectorArena {
+ public:
+  // Rows are grouped in pages of this many rows (the threshold-select unit).
+  static constexpr uint32_t kPageRows = 64;
+
+  VectorArena() = default;
+  explicit VectorArena(uint32_t dim) : dim_(dim) {}
+
+  uint32_t dim() const { return dim_; }
+  uint32_t rows() const { return rows_; }
+  const float* data() const { return data_.data(); }
+  const float* row(uint32_t i) const { return data_.data() + static_cast<size_t>(i) * dim_; }
+  const float* sq_norms() const { return norms_.data(); }
+
+  void Reserve(uint32_t rows);
+  // Appends n rows of dim floats and computes their squared norms.
+  void Append(const float* rows, uint32_t n);
+
+  // Bumps on every append; executors that cache the rows elsewhere (the GPU) compare it.
+  uint64_t generation() const { return generation_; }
+
+ private:
+  uint32_t dim_ = 0;
+  uint32_t rows_ = 0;
+  uint64_t generation_ = 0;
+  std::vector<float> data_;
+  std::vector<float> norms_;
+};
+
+}  // namespace sieve
+
+#endif  // SIEVE_INDEX_VECTOR_ARENA_H_

@@ -1,0 +1,75 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The executor interface: what the planner hands a backend (CPU or GPU) to run one shard's
+// share of a query batch. Host-only; no CUDA, RAFT or Roaring type appears here.
+//
+// Scores: every executor returns, per query, up to k (ordinal, distance) pairs sorted best
+// first, where distance is as the metric defines it (l2: squared Euclidean, smaller better;
+// ip: inner product, larger better; cosine: 1 - cos, smaller better). Ties are broken by the
+// smaller ordinal. Only rows in the query's filter set are ever returned; fewer than k pass →
+// fewer results.
+
+#ifndef SIEVE_QUERY_EXECUTOR_H_
+#define SIEVE_QUERY_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "index/row_set.h"
+#include "sieve/db.h"
+#include "sieve/status.h"
+#include "sieve/types.h"
+
+namespace sieve {
+
+// A read-only view of one shard's vectors at a snapshot of `rows` rows.
+struct ShardView {
+  uint64_t key = 0;         // identifies the (collection, shard) across calls, for caching
+  uint64_t generation = 0;  // changes whenever rows are appended
+  const float* vectors = nullptr;   // rows × dim, row-major float32
+  const float* sq_norms = nullptr;  // rows squared L2 norms
+  uint32_t rows = 0;
+  uint32_t dim = 0;
+  DType dtype = DType::kFloat32;  // float16: the float32 values above are exactly halves
+};
+
+// The filters of one batch: one set shared by every query (bitset mode), or one per query
+// (bitmap mode). Each set already excludes deleted rows and rows ≥ ShardView::rows.
+struct BatchFilters {
+  std::vector<const RowSet*> sets;     // size 1 or num_queries; never null
+  std::vector<uint64_t> passing_rows;  // Cardinality() of each set
+  bool per_query() const { return sets.size() > 1; }
+};
+
+struct ExecRequest {
+  const float* queries = nullptr;  // num_queries × dim
+  uint32_t num_queries = 0;
+  uint32_t k = 0;
+  Metric metric = Metric::kL2;
+  SearchPath path = SearchPath::kDense;  // never kAuto: the planner has chosen
+};
+
+struct ExecResult {
+  // Per query, up to k results, best first.
+  std::vector<std::vector<std::pair<uint32_t, float>>> neighbors;
+  std::string select;  // how top-k was selected ("heap", "select_k", "threshold", …)
+  std::vector<std::pair<std::string, double>> stage_ms;  // executor-internal stages
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // "cpu" or "gpu:<device name>".
+  virtual std::string name() const = 0;
+  // Runs the request on one shard. InvalidArgument for k == 0; NotSupported when the path
+  // cannot honour the request (never silently ignoring the filter).
+  virtual Status Search(const ShardView& shard, const BatchFilters& filters,
+                        const ExecRequest& request, ExecResult* result) = 0;
+};
+
+}  // namespace sieve
+
+#endif  // SIEVE_QUERY_EXECUTOR_H_

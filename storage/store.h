@@ -1,0 +1,120 @@
+// Copyright 2026 The Sieve Authors.
+//
+// Store is Sieve's persistent layer over RocksDB: collection metadata, per-shard state (row
+// count, deleted rows) and immutable chunks of rows (ids, vectors, attribute columns). The
+// on-disk format is written down in storage/FORMAT.md.
+//
+// Every write is one RocksDB WriteBatch with the WAL synced before the call returns, so a
+// committed call survives kill -9 and power loss, and a crash leaves each call whole or absent.
+//
+// Thread-safety: reads may run concurrently with each other and with writes; callers
+// serialize the writes of one collection (DBImpl holds the collection's write lock).
+
+#ifndef SIEVE_STORAGE_STORE_H_
+#define SIEVE_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sieve/status.h"
+#include "sieve/types.h"
+#include "storage/column.h"
+
+namespace roaring {
+class Roaring;
+}
+
+namespace sieve {
+
+// Persisted collection metadata.
+struct CollectionMeta {
+  uint32_t id = 0;  // internal, never reused
+  CollectionSpec spec;
+  // The next id to assign to a row ingested without one: one past the largest id ever
+  // assigned or given, and never below 0.
+  int64_t next_auto_id = 0;
+};
+
+// Persisted state of one shard.
+struct ShardState {
+  uint32_t next_ordinal = 0;  // rows ever appended to the shard: ordinals are [0, next_ordinal)
+  uint64_t live_rows = 0;     // next_ordinal - |deleted|
+  std::shared_ptr<roaring::Roaring> deleted;  // never null after a Read; ordinals < next_ordinal
+};
+
+// A run of consecutive rows of one shard: ordinals [first_ordinal, first_ordinal + num_rows).
+struct Chunk {
+  uint32_t first_ordinal = 0;
+  uint32_t num_rows = 0;
+  std::vector<int64_t> ids;    // num_rows user ids
+  std::vector<float> vectors;  // num_rows × dim (float16 collections: the rounded values)
+  std::vector<Column> columns;  // one per attribute, schema order
+};
+
+// Which parts of a chunk a scan decodes (the others are left empty).
+enum ChunkParts : uint32_t {
+  kChunkIds = 1,
+  kChunkVectors = 2,
+  kChunkColumns = 4,
+  kChunkAll = 7,
+};
+
+struct StoreOptions {
+  bool create_if_missing = true;
+  bool error_if_exists = false;
+  // Test hook: when non-null, a rocksdb::Env* to use instead of the default (fault injection).
+  void* env = nullptr;
+};
+
+class Store {
+ public:
+  // Opens or creates the database at `path`. IOError when it is locked by another process or
+  // cannot be opened; Corruption when its metadata cannot be decoded.
+  static Status Open(const StoreOptions& options, const std::string& path,
+                     std::unique_ptr<Store>* store);
+  virtual ~Store() = default;
+
+  // Writes a new collection (metadata and empty shard states). InvalidArgument for a bad
+  // spec, AlreadyExists when the name is taken. On success *meta holds what was written.
+  virtual Status CreateCollection(const CollectionSpec& spec, CollectionMeta* meta) = 0;
+  virtual Status ListCollections(std::vector<CollectionMeta>* metas) = 0;
+  // NotFound when no collection has that name.
+  virtual Status GetCollection(const std::string& name, CollectionMeta* meta) = 0;
+  virtual Status ReadShardState(const CollectionMeta& meta, uint32_t shard,
+                                ShardState* state) = 0;
+
+  // Visits the shard's chunks in ordinal order, decoding `parts` (a ChunkParts mask).
+  // Stops at the first non-OK status returned by `visit` and returns it. Corruption when a
+  // chunk cannot be decoded.
+  virtual Status ScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
+                            const std::function<Status(Chunk&&)>& visit) = 0;
+
+  // One shard's part of an append: its new chunks (ordinals continuing from the state's
+  // previous next_ordinal) and the state after them.
+  struct ShardAppend {
+    uint32_t shard = 0;
+    std::vector<const Chunk*> chunks;
+    ShardState new_state;
+  };
+  // Atomically writes the chunks, the new shard states and the collection's next_auto_id,
+  // WAL synced. Nothing is written when it fails.
+  virtual Status CommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
+                              const std::vector<ShardAppend>& appends) = 0;
+
+  // Atomically writes new shard states (deleted bitmaps and live counts), WAL synced.
+  virtual Status CommitShardStates(
+      const CollectionMeta& meta,
+      const std::vector<std::pair<uint32_t, ShardState>>& states) = 0;
+
+  // Checks the storage-level invariants of every collection: metadata decodes, chunks are
+  // contiguous from ordinal 0 to next_ordinal with matching part sizes, vectors finite,
+  // deleted ⊆ [0, next_ordinal), live_rows consistent. Appends one line per problem.
+  virtual Status CheckFormat(std::vector<std::string>* problems) = 0;
+};
+
+}  // namespace sieve
+
+#endif  // SIEVE_STORAGE_STORE_H_

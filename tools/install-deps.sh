@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything Sieve needs on a fresh Debian 12 machine (run as root or with sudo).
+# Idempotent: packages already present are left alone.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+pkgs=(
+  build-essential cmake ninja-build ccache pkg-config
+  librocksdb-dev libroaring-dev libgflags-dev
+  libboost-dev libboost-system-dev
+  libgtest-dev libgmock-dev
+  libopenblas-dev
+  nlohmann-json3-dev
+  libfaiss-dev
+  dataset-fashion-mnist
+  python3 python3-numpy
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: all Debian packages present" >&2
