@@ -1,0 +1,315 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "index/attribute_index.h"
+
+#include <roaring/roaring.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace sieve {
+
+namespace {
+
+// Entries per bucket bitmap of a sorted run. A range query adds at most two partial buckets
+// entry by entry and ORs the rest, so this trades edge cost (~2 × 4096 adds) against the
+// number of bitmaps OR'd (N / 4096); at 1M rows both are well under a millisecond.
+constexpr size_t kBucketEntries = 4096;
+
+// One sorted run of (value, ordinal) entries with a bitmap per block of kBucketEntries.
+template <typename T>
+struct SortedRun {
+  std::vector<T> values;           // ascending
+  std::vector<uint32_t> ordinals;  // ordinals[i] has values[i]
+  std::vector<RowSet> buckets;     // buckets[b] = ordinals of entries [b * kBucketEntries, ...)
+
+  size_t size() const { return values.size(); }
+
+  void BuildBuckets() {
+    buckets.clear();
+    buckets.reserve((size() + kBucketEntries - 1) / kBucketEntries);
+    std::vector<uint32_t> block;
+    for (size_t begin = 0; begin < size(); begin += kBucketEntries) {
+      size_t end = std::min(size(), begin + kBucketEntries);
+      block.assign(ordinals.begin() + begin, ordinals.begin() + end);
+      // Sorted input lets Roaring append containers instead of inserting them.
+      std::sort(block.begin(), block.end());
+      buckets.push_back(RowSet::Of(block.data(), block.size()));
+    }
+  }
+};
+
+// Answers "ordinals whose value lies in a range" from sorted runs, without touching rows.
+// Appends go to an unsorted tail; the next query sorts the tail into a new run and merges runs
+// of similar size (each run at least twice the next), so a row is merged O(log N) times and a
+// query visits O(log N) runs. The mutex lets const queries do that flush concurrently.
+template <typename T>
+class RangeIndex {
+ public:
+  // Requires exclusive access (AttributeIndex::Append).
+  void Add(T value, uint32_t ordinal) {
+    tail_.emplace_back(value, ordinal);
+    indexed_.Add(ordinal);
+  }
+
+  size_t size() const { return indexed_.Cardinality(); }
+
+  // The ordinals of entries at positions [begin, end) of each run, where
+  // bounds(values) -> pair(begin, end) locates the range in one run's sorted values.
+  template <typename Bounds>
+  RowSet Query(Bounds&& bounds) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    Flush();
+    std::vector<std::pair<size_t, size_t>> pos(runs_.size());
+    size_t inside = 0, total = 0;
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      pos[r] = bounds(runs_[r].values);
+      inside += pos[r].second - pos[r].first;
+      total += runs_[r].size();
+    }
+    if (inside == 0) return RowSet();
+    if (inside * 2 <= total) {
+      Collector c;
+      for (size_t r = 0; r < runs_.size(); ++r) c.Take(runs_[r], pos[r].first, pos[r].second);
+      return c.Finish();
+    }
+    // Most entries match: OR the smaller outside part and subtract it.
+    Collector c;
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      c.Take(runs_[r], 0, pos[r].first);
+      c.Take(runs_[r], pos[r].second, runs_[r].size());
+    }
+    return indexed_ - c.Finish();
+  }
+
+ private:
+  // Gathers whole buckets (OR'd at the end in one pass) and edge entries.
+  struct Collector {
+    std::vector<const roaring_bitmap_s*> whole;
+    std::vector<uint32_t> edges;
+
+    void Take(const SortedRun<T>& run, size_t begin, size_t end) {
+      if (begin >= end) return;
+      size_t first_full = (begin + kBucketEntries - 1) / kBucketEntries;
+      size_t end_full = end / kBucketEntries;
+      if (first_full >= end_full) {
+        edges.insert(edges.end(), run.ordinals.begin() + begin, run.ordinals.begin() + end);
+        return;
+      }
+      edges.insert(edges.end(), run.ordinals.begin() + begin,
+                   run.ordinals.begin() + first_full * kBucketEntries);
+      for (size_t b = first_full; b < end_full; ++b) whole.push_back(run.buckets[b].raw());
+      edges.insert(edges.end(), run.ordinals.begin() + end_full * kBucketEntries,
+                   run.ordinals.begin() + end);
+    }
+
+    RowSet Finish() {
+      RowSet out = RowSet::UnionRaw(whole.data(), whole.size());
+      std::sort(edges.begin(), edges.end());
+      out.AddMany(edges.data(), edges.size());
+      return out;
+    }
+  };
+
+  void Flush() const {
+    if (tail_.empty()) return;
+    std::sort(tail_.begin(), tail_.end());
+    SortedRun<T> run;
+    run.values.reserve(tail_.size());
+    run.ordinals.reserve(tail_.size());
+    for (const auto& [v, o] : tail_) {
+      run.values.push_back(v);
+      run.ordinals.push_back(o);
+    }
+    tail_.clear();
+    tail_.shrink_to_fit();
+    runs_.push_back(std::move(run));
+    while (runs_.size() >= 2 && runs_.back().size() * 2 > runs_[runs_.size() - 2].size()) {
+      SortedRun<T> b = std::move(runs_.back());
+      runs_.pop_back();
+      SortedRun<T>& a = runs_.back();
+      SortedRun<T> merged;
+      merged.values.resize(a.size() + b.size());
+      merged.ordinals.resize(a.size() + b.size());
+      size_t i = 0, j = 0, k = 0;
+      while (i < a.size() && j < b.size()) {
+        // Ties keep ordinal order: every ordinal of a later run is larger.
+        if (b.values[j] < a.values[i]) {
+          merged.values[k] = b.values[j];
+          merged.ordinals[k++] = b.ordinals[j++];
+        } else {
+          merged.values[k] = a.values[i];
+          merged.ordinals[k++] = a.ordinals[i++];
+        }
+      }
+      for (; i < a.size(); ++i, ++k) {
+        merged.values[k] = a.values[i];
+        merged.ordinals[k] = a.ordinals[i];
+      }
+      for (; j < b.size(); ++j, ++k) {
+        merged.values[k] = b.values[j];
+        merged.ordinals[k] = b.ordinals[j];
+      }
+      a = std::move(merged);
+    }
+    runs_.back().BuildBuckets();
+  }
+
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<T, uint32_t>> tail_;
+  mutable std::vector<SortedRun<T>> runs_;
+  RowSet indexed_;  // every ordinal in the runs and the tail
+};
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+
+using StringPostings = std::unordered_map<std::string, RowSet, StringHash, std::equal_to<>>;
+
+RowSet Lookup(const std::unordered_map<int64_t, RowSet>& map, int64_t key) {
+  auto it = map.find(key);
+  return it == map.end() ? RowSet() : it->second;
+}
+
+RowSet Lookup(const StringPostings& map, std::string_view key) {
+  auto it = map.find(key);
+  return it == map.end() ? RowSet() : it->second;
+}
+
+}  // namespace
+
+struct AttributeIndex::Impl {
+  explicit Impl(AttrType t) : type(t) {}
+
+  AttrType type;
+  uint32_t rows = 0;
+  RowSet nulls;
+  RowSet non_null;
+  std::unordered_map<int64_t, RowSet> int_postings;  // kInt, kBool
+  StringPostings string_postings;                    // kString; kTags by element
+  RangeIndex<int64_t> int_range;                     // kInt
+  RangeIndex<double> float_range;                    // kFloat, NaN excluded
+  // Values by ordinal for ValueAt; only the vector of `type` is used.
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::vector<std::string> strings;
+  std::vector<std::vector<std::string>> tags;
+};
+
+AttributeIndex::AttributeIndex(AttrType type) : impl_(std::make_unique<Impl>(type)) {}
+AttributeIndex::~AttributeIndex() = default;
+AttributeIndex::AttributeIndex(AttributeIndex&&) noexcept = default;
+AttributeIndex& AttributeIndex::operator=(AttributeIndex&&) noexcept = default;
+
+AttrType AttributeIndex::type() const { return impl_->type; }
+uint32_t AttributeIndex::rows() const { return impl_->rows; }
+const RowSet& AttributeIndex::nulls() const { return impl_->nulls; }
+const RowSet& AttributeIndex::non_null() const { return impl_->non_null; }
+
+void AttributeIndex::Append(const Column& column) {
+  Impl& m = *impl_;
+  const uint32_t base = m.rows;
+  const size_t n = column.size();
+  std::vector<uint32_t> nulls, present;
+  for (size_t i = 0; i < n; ++i) {
+    (column.valid[i] ? present : nulls).push_back(base + static_cast<uint32_t>(i));
+  }
+  m.nulls.AddMany(nulls.data(), nulls.size());
+  m.non_null.AddMany(present.data(), present.size());
+  // Null and non-null sets are mostly long runs (all-null columns, dense columns).
+  m.nulls.RunOptimize();
+  m.non_null.RunOptimize();
+
+  switch (m.type) {
+    case AttrType::kInt:
+    case AttrType::kBool:
+      m.ints.insert(m.ints.end(), column.ints.begin(), column.ints.begin() + n);
+      for (uint32_t o : present) {
+        int64_t v = column.ints[o - base];
+        if (m.type == AttrType::kBool) v = v != 0;
+        m.int_postings[v].Add(o);
+        if (m.type == AttrType::kInt) m.int_range.Add(v, o);
+      }
+      break;
+    case AttrType::kFloat:
+      m.floats.insert(m.floats.end(), column.floats.begin(), column.floats.begin() + n);
+      for (uint32_t o : present) {
+        double v = column.floats[o - base];
+        if (!std::isnan(v)) m.float_range.Add(v, o);
+      }
+      break;
+    case AttrType::kString:
+      m.strings.insert(m.strings.end(), column.strings.begin(), column.strings.begin() + n);
+      for (uint32_t o : present) m.string_postings[column.strings[o - base]].Add(o);
+      break;
+    case AttrType::kTags:
+      m.tags.insert(m.tags.end(), column.tags.begin(), column.tags.begin() + n);
+      for (uint32_t o : present) {
+        // Duplicate tags in one list are harmless: Add is idempotent.
+        for (const std::string& tag : column.tags[o - base]) m.string_postings[tag].Add(o);
+      }
+      break;
+  }
+  m.rows += static_cast<uint32_t>(n);
+}
+
+RowSet AttributeIndex::EqualInt(int64_t v) const { return Lookup(impl_->int_postings, v); }
+
+RowSet AttributeIndex::EqualString(std::string_view v) const {
+  if (impl_->type != AttrType::kString) return RowSet();
+  return Lookup(impl_->string_postings, v);
+}
+
+RowSet AttributeIndex::ContainsTag(std::string_view tag) const {
+  if (impl_->type != AttrType::kTags) return RowSet();
+  return Lookup(impl_->string_postings, tag);
+}
+
+RowSet AttributeIndex::IntRange(int64_t lo, int64_t hi) const {
+  if (impl_->type != AttrType::kInt || lo > hi) return RowSet();
+  return impl_->int_range.Query([lo, hi](const std::vector<int64_t>& v) {
+    auto b = std::lower_bound(v.begin(), v.end(), lo);
+    auto e = std::upper_bound(b, v.end(), hi);
+    return std::pair<size_t, size_t>(b - v.begin(), e - v.begin());
+  });
+}
+
+RowSet AttributeIndex::FloatRange(double lo, bool lo_inclusive, double hi,
+                                  bool hi_inclusive) const {
+  if (impl_->type != AttrType::kFloat || std::isnan(lo) || std::isnan(hi)) return RowSet();
+  if (lo > hi || (lo == hi && !(lo_inclusive && hi_inclusive))) return RowSet();
+  return impl_->float_range.Query([=](const std::vector<double>& v) {
+    auto b = lo_inclusive ? std::lower_bound(v.begin(), v.end(), lo)
+                          : std::upper_bound(v.begin(), v.end(), lo);
+    auto e = hi_inclusive ? std::upper_bound(b, v.end(), hi) : std::lower_bound(b, v.end(), hi);
+    return std::pair<size_t, size_t>(b - v.begin(), e - v.begin());
+  });
+}
+
+Value AttributeIndex::ValueAt(uint32_t ordinal) const {
+  const Impl& m = *impl_;
+  if (ordinal >= m.rows || m.nulls.Contains(ordinal)) return Value();
+  switch (m.type) {
+    case AttrType::kInt:
+      return Value(m.ints[ordinal]);
+    case AttrType::kBool:
+      return Value(m.ints[ordinal] != 0);
+    case AttrType::kFloat:
+      return Value(m.floats[ordinal]);
+    case AttrType::kString:
+      return Value(m.strings[ordinal]);
+    case AttrType::kTags:
+      return Value(m.tags[ordinal]);
+  }
+  return Value();
+}
+
+}  // namespace sieve

@@ -72,11 +72,22 @@ class RowSet {
 
   // Portable Roaring serialization, stable across versions (Persisted).
   std::string Serialize() const;
+  // Corruption (and *out unchanged) when `bytes` is not exactly one well-formed bitmap.
   static Status Deserialize(std::string_view bytes, RowSet* out);
+
+  void Clear();
+  // Converts containers to runs where that is smaller; worth it for range-like sets.
+  void RunOptimize();
 
   // For index/ and filter/ only, which may see Roaring.
   roaring_bitmap_s* raw() { return bitmap_; }
   const roaring_bitmap_s* raw() const { return bitmap_; }
+  // A deep copy of `bitmap`.
+  static RowSet CopyOf(const roaring_bitmap_s* bitmap);
+  // Takes ownership of `bitmap` (from a roaring_bitmap_* call; must not be null).
+  static RowSet Adopt(roaring_bitmap_s* bitmap);
+  // Union of n bitmaps owned elsewhere.
+  static RowSet UnionRaw(const roaring_bitmap_s* const* bitmaps, size_t n);
 
  private:
   // Calls fn(values, n, context) with batches of ascending ordinals.

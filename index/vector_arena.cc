@@ -1,0 +1,39 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "index/vector_arena.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sieve {
+
+void VectorArena::Reserve(uint32_t rows) {
+  data_.reserve(static_cast<size_t>(rows) * dim_);
+  norms_.reserve(rows);
+}
+
+void VectorArena::Append(const float* rows, uint32_t n) {
+  if (n == 0) return;
+  const size_t need_rows = static_cast<size_t>(rows_) + n;
+  if (need_rows > norms_.capacity()) {
+    // Doubling keeps appends amortized O(1) per row while the rows stay in one allocation.
+    size_t cap = std::max<size_t>(need_rows, norms_.capacity() * 2);
+    data_.reserve(cap * dim_);
+    norms_.reserve(cap);
+  }
+  const size_t old = static_cast<size_t>(rows_) * dim_;
+  data_.resize(need_rows * dim_);
+  if (dim_ > 0) std::memcpy(data_.data() + old, rows, static_cast<size_t>(n) * dim_ * sizeof(float));
+  for (uint32_t r = 0; r < n; ++r) {
+    // Accumulated in double so the stored norm is the correctly rounded float of the exact
+    // value, whatever the dimension; L2 via |q|^2 + |x|^2 - 2 q.x relies on it.
+    const float* v = rows + static_cast<size_t>(r) * dim_;
+    double sum = 0;
+    for (uint32_t d = 0; d < dim_; ++d) sum += static_cast<double>(v[d]) * v[d];
+    norms_.push_back(static_cast<float>(sum));
+  }
+  rows_ += n;
+  ++generation_;
+}
+
+}  // namespace sieve

@@ -1,0 +1,385 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "tools/cli/commands.h"
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sieve/db.h"
+#include "tools/cli/flags.h"
+#include "tools/io/attributes_reader.h"
+#include "tools/io/npy.h"
+#include "tools/io/vectors_file.h"
+
+namespace sieve::cli {
+
+namespace {
+
+// Prints "sieve CMD: MESSAGE" on one line of stderr and returns 1.
+int Fail(const char* cmd, const Status& s) {
+  std::string msg = s.message().empty() ? s.ToString() : s.message();
+  for (char& c : msg) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "sieve %s: %s\n", cmd, msg.c_str());
+  return 1;
+}
+
+int Usage(const char* cmd, const char* usage, const Status& s) {
+  std::fprintf(stderr, "sieve %s: %s\n%s", cmd, s.message().c_str(), usage);
+  return 2;
+}
+
+// Parses flags and handles --help. Returns -1 to go on, else the exit code.
+int ParseFlags(const char* cmd, const char* usage, const Args& args, Flags* flags,
+               std::string* db_path) {
+  Status s = flags->Parse(args);
+  if (flags->help()) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (!s.ok()) return Usage(cmd, usage, s);
+  if (flags->positional().empty()) {
+    return Usage(cmd, usage, Status::InvalidArgument("missing the database path"));
+  }
+  *db_path = flags->positional()[0];
+  return -1;
+}
+
+Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db) {
+  Options o;
+  o.create_if_missing = create;
+  Status s = DB::Open(o, path, db);
+  if (!s.ok() && !create && (s.IsNotFound() || s.IsInvalidArgument())) {
+    return Status::NotFound("no Sieve database at '" + path + "' (" + s.message() + ")");
+  }
+  return s;
+}
+
+void AppendFloat(std::string* out, float v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, r.ptr);
+}
+
+const char kCreateUsage[] =
+    "usage: sieve create DB --collection NAME --dim D [--metric l2|ip|cosine] [--dtype f32|f16]\n"
+    "                       [--attr NAME:TYPE]... [--shards N]\n"
+    "  TYPE: int (int64) | float (float64) | string | bool | tags (list of strings);\n"
+    "  every attribute may be null. Creates DB when it does not exist.\n";
+
+const char kIngestUsage[] =
+    "usage: sieve ingest DB --collection NAME --vectors FILE [--attributes FILE] [--ids FILE]\n"
+    "                       [--batch-rows N]\n"
+    "  vectors: .npy (2-D float32/float16/float64, C order) or .fvecs\n"
+    "  attributes: .jsonl (one object per vector row; an absent key is null) or .csv with a\n"
+    "              header row (an empty field is null; tags are '|'-separated)\n"
+    "  ids: .npy 1-D int64; without it ids are assigned in ingest order\n"
+    "  The whole input is validated before anything is written; rows are then committed in\n"
+    "  atomic, durable batches of --batch-rows rows (default 65536).\n"
+    "  stdout: {\"ingested\": N, \"rows\": LIVE_ROWS}\n";
+
+const char kQueryUsage[] =
+    "usage: sieve query DB --collection NAME --queries FILE --k K\n"
+    "                      [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
+    "                      [--path auto|sddmm|gather|dense] [--explain]\n"
+    "  --filters: a text file whose line i is query i's filter (an empty line: no filter)\n"
+    "  stdout: one line per query: {\"query\": i, \"ids\": [...], \"distances\": [...]}\n"
+    "  --explain: the plan and stage times as one JSON line on stderr\n";
+
+const char kDeleteUsage[] =
+    "usage: sieve delete DB --collection NAME (--ids FILE | --filter EXPR)\n"
+    "  ids: .npy 1-D int64. stdout: {\"deleted\": N}\n";
+
+const char kStatsUsage[] =
+    "usage: sieve stats DB [--collection NAME]\n"
+    "  stdout: one JSON line per collection with rows (live), deleted_rows, dim, metric, ...\n";
+
+const char kCheckUsage[] =
+    "usage: sieve check DB\n"
+    "  Verifies every invariant of the store; exit 0 when all hold, 1 with the problems.\n";
+
+const char kCollectionsUsage[] = "usage: sieve collections DB\n";
+
+}  // namespace
+
+int Create(const Args& args) {
+  Flags flags({"collection", "dim", "metric", "dtype", "attr", "shards"}, {});
+  std::string path;
+  if (int rc = ParseFlags("create", kCreateUsage, args, &flags, &path); rc >= 0) return rc;
+  CollectionSpec spec;
+  long long dim = 0, shards = 1;
+  Status s = flags.Require("collection", &spec.name);
+  if (s.ok()) s = flags.Has("dim") ? flags.GetInt("dim", 0, 1, 65536, &dim)
+                                   : Status::InvalidArgument("missing required option --dim");
+  if (s.ok()) s = flags.GetInt("shards", 1, 1, 1024, &shards);
+  if (s.ok()) s = ParseMetric(flags.Get("metric", "l2"), &spec.metric);
+  if (s.ok()) s = ParseDType(flags.Get("dtype", "f32"), &spec.dtype);
+  if (!s.ok()) return Fail("create", s);
+  spec.dim = static_cast<uint32_t>(dim);
+  spec.shards = static_cast<uint32_t>(shards);
+  for (const std::string& a : flags.GetAll("attr")) {
+    auto colon = a.rfind(':');
+    if (colon == std::string::npos) {
+      return Fail("create", Status::InvalidArgument("--attr '" + a + "': expected NAME:TYPE"));
+    }
+    AttributeSpec attr;
+    attr.name = a.substr(0, colon);
+    s = ParseAttrType(a.substr(colon + 1), &attr.type);
+    if (!s.ok()) return Fail("create", s.WithContext("--attr '" + a + "'"));
+    spec.attributes.push_back(attr);
+  }
+  std::unique_ptr<DB> db;
+  s = OpenDb(path, /*create=*/true, &db);
+  if (s.ok()) s = db->CreateCollection(spec);
+  if (!s.ok()) return Fail("create", s);
+  std::printf("{\"created\": \"%s\", \"dim\": %u, \"metric\": \"%s\", \"dtype\": \"%s\"}\n",
+              spec.name.c_str(), spec.dim, MetricName(spec.metric), DTypeName(spec.dtype));
+  return 0;
+}
+
+int Ingest(const Args& args) {
+  Flags flags({"collection", "vectors", "attributes", "ids", "batch-rows"}, {});
+  std::string path;
+  if (int rc = ParseFlags("ingest", kIngestUsage, args, &flags, &path); rc >= 0) return rc;
+  std::string name, vectors_path;
+  long long batch_rows = 0;
+  Status s = flags.Require("collection", &name);
+  if (s.ok()) s = flags.Require("vectors", &vectors_path);
+  if (s.ok()) s = flags.GetInt("batch-rows", 65536, 1, 1LL << 32, &batch_rows);
+  if (!s.ok()) return Fail("ingest", s);
+
+  std::unique_ptr<DB> db;
+  s = OpenDb(path, /*create=*/false, &db);
+  CollectionStats stats;
+  if (s.ok()) s = db->GetStats(name, &stats);
+  if (!s.ok()) return Fail("ingest", s);
+  const CollectionSpec& spec = stats.spec;
+
+  io::NpyMatrix vectors;
+  s = io::ReadVectorsFile(vectors_path, &vectors);
+  if (!s.ok()) return Fail("ingest", s);
+  if (vectors.rows > 0 && vectors.cols != spec.dim) {
+    return Fail("ingest", Status::InvalidArgument(
+                              "file " + vectors_path + ": vectors have dim " +
+                              std::to_string(vectors.cols) + ", collection '" + name +
+                              "' has dim " + std::to_string(spec.dim)));
+  }
+  std::vector<int64_t> ids;
+  if (flags.Has("ids")) {
+    const std::string ids_path = flags.Get("ids");
+    s = io::ReadNpyInt64Vector(ids_path, &ids);
+    if (!s.ok()) return Fail("ingest", s);
+    if (ids.size() != vectors.rows) {
+      return Fail("ingest", Status::InvalidArgument(
+                                "file " + ids_path + ": " + std::to_string(ids.size()) +
+                                " ids for " + std::to_string(vectors.rows) + " vectors"));
+    }
+  }
+  std::vector<std::vector<Value>> attributes;
+  if (flags.Has("attributes")) {
+    s = io::ReadAttributes(flags.Get("attributes"), spec.attributes, vectors.rows, &attributes);
+    if (!s.ok()) return Fail("ingest", s);
+  }
+
+  RowBatch batch;
+  batch.num_rows = vectors.rows;
+  batch.vectors = vectors.data.data();
+  batch.ids = flags.Has("ids") ? ids.data() : nullptr;
+  batch.attributes = flags.Has("attributes") ? attributes.data() : nullptr;
+  IngestOptions options;
+  options.batch_rows = static_cast<size_t>(batch_rows);
+  auto t0 = std::chrono::steady_clock::now();
+  if (vectors.rows > static_cast<size_t>(batch_rows)) {
+    options.progress = [t0](size_t done, size_t total) {
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "ingest: %zu of %zu rows committed (%.0f%%, %.1f s)\n", done, total,
+                   100.0 * done / total, s);
+    };
+  }
+  IngestResult result;
+  s = db->Ingest(name, batch, options, &result);
+  if (!s.ok()) return Fail("ingest", s);
+  std::printf("{\"ingested\": %zu, \"rows\": %llu}\n", result.ingested,
+              static_cast<unsigned long long>(result.live_rows));
+  return 0;
+}
+
+int Query(const Args& args) {
+  Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path"}, {"explain"});
+  std::string path;
+  if (int rc = ParseFlags("query", kQueryUsage, args, &flags, &path); rc >= 0) return rc;
+  std::string name, queries_path;
+  long long k = 0;
+  Status s = flags.Require("collection", &name);
+  if (s.ok()) s = flags.Require("queries", &queries_path);
+  if (s.ok() && !flags.Has("k")) s = Status::InvalidArgument("missing required option --k");
+  if (s.ok()) s = flags.GetInt("k", 10, 1, 1000000, &k);
+  if (s.ok() && flags.Has("filter") && flags.Has("filters")) {
+    s = Status::InvalidArgument("give --filter or --filters, not both");
+  }
+  SearchOptions options;
+  if (s.ok()) s = ParseDevice(flags.Get("device", "auto"), &options.device);
+  if (s.ok()) s = ParseSearchPath(flags.Get("path", "auto"), &options.path);
+  if (!s.ok()) return Fail("query", s);
+
+  std::unique_ptr<DB> db;
+  s = OpenDb(path, /*create=*/false, &db);
+  CollectionStats stats;
+  if (s.ok()) s = db->GetStats(name, &stats);
+  if (!s.ok()) return Fail("query", s);
+  io::NpyMatrix queries;
+  s = io::ReadVectorsFile(queries_path, &queries);
+  if (!s.ok()) return Fail("query", s);
+  if (queries.rows > 0 && queries.cols != stats.spec.dim) {
+    return Fail("query", Status::InvalidArgument(
+                             "file " + queries_path + ": queries have dim " +
+                             std::to_string(queries.cols) + ", collection '" + name +
+                             "' has dim " + std::to_string(stats.spec.dim)));
+  }
+  SearchRequest request;
+  request.queries = queries.data.data();
+  request.num_queries = queries.rows;
+  request.k = static_cast<int>(k);
+  request.filter = flags.Get("filter");
+  if (flags.Has("filters")) {
+    const std::string fpath = flags.Get("filters");
+    std::ifstream in(fpath);
+    if (!in) return Fail("query", Status::IOError("file " + fpath + ": cannot be opened"));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      request.filters.push_back(line);
+    }
+    if (request.filters.size() != queries.rows) {
+      return Fail("query", Status::InvalidArgument(
+                               "file " + fpath + ": " + std::to_string(request.filters.size()) +
+                               " filter lines for " + std::to_string(queries.rows) + " queries"));
+    }
+    if (queries.rows == 0) request.filters.clear();
+  }
+  SearchResult result;
+  s = db->Search(name, request, options, &result);
+  if (!s.ok()) return Fail("query", s);
+  std::string out;
+  for (size_t q = 0; q < result.results.size(); ++q) {
+    const Neighbors& nb = result.results[q];
+    out += "{\"query\": " + std::to_string(q) + ", \"ids\": [";
+    for (size_t i = 0; i < nb.ids.size(); ++i) {
+      if (i) out += ", ";
+      out += std::to_string(nb.ids[i]);
+    }
+    out += "], \"distances\": [";
+    for (size_t i = 0; i < nb.distances.size(); ++i) {
+      if (i) out += ", ";
+      AppendFloat(&out, nb.distances[i]);
+    }
+    out += "]}\n";
+    if (out.size() > (1 << 20)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  if (flags.Has("explain")) std::fprintf(stderr, "%s\n", result.explain.ToJson().c_str());
+  return 0;
+}
+
+int Delete(const Args& args) {
+  Flags flags({"collection", "ids", "filter"}, {});
+  std::string path;
+  if (int rc = ParseFlags("delete", kDeleteUsage, args, &flags, &path); rc >= 0) return rc;
+  std::string name;
+  Status s = flags.Require("collection", &name);
+  if (s.ok() && flags.Has("ids") == flags.Has("filter")) {
+    s = Status::InvalidArgument("give exactly one of --ids FILE or --filter EXPR");
+  }
+  if (!s.ok()) return Fail("delete", s);
+  std::unique_ptr<DB> db;
+  s = OpenDb(path, /*create=*/false, &db);
+  CollectionStats stats;
+  if (s.ok()) s = db->GetStats(name, &stats);
+  if (!s.ok()) return Fail("delete", s);
+  uint64_t deleted = 0;
+  if (flags.Has("ids")) {
+    std::vector<int64_t> ids;
+    s = io::ReadNpyInt64Vector(flags.Get("ids"), &ids);
+    if (s.ok()) s = db->DeleteByIds(name, ids.data(), ids.size(), &deleted);
+  } else {
+    s = db->DeleteByFilter(name, flags.Get("filter"), &deleted);
+  }
+  if (!s.ok()) return Fail("delete", s);
+  std::printf("{\"deleted\": %llu}\n", static_cast<unsigned long long>(deleted));
+  return 0;
+}
+
+int Stats(const Args& args) {
+  Flags flags({"collection"}, {});
+  std::string path;
+  if (int rc = ParseFlags("stats", kStatsUsage, args, &flags, &path); rc >= 0) return rc;
+  std::unique_ptr<DB> db;
+  Status s = OpenDb(path, /*create=*/false, &db);
+  if (!s.ok()) return Fail("stats", s);
+  std::vector<std::string> names;
+  if (flags.Has("collection")) {
+    names.push_back(flags.Get("collection"));
+  } else {
+    s = db->ListCollections(&names);
+    if (!s.ok()) return Fail("stats", s);
+  }
+  std::string out;
+  for (const auto& n : names) {
+    CollectionStats st;
+    s = db->GetStats(n, &st);
+    if (!s.ok()) return Fail("stats", s);
+    out += st.ToJson() + "\n";
+  }
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+int Collections(const Args& args) {
+  Flags flags({}, {});
+  std::string path;
+  if (int rc = ParseFlags("collections", kCollectionsUsage, args, &flags, &path); rc >= 0) {
+    return rc;
+  }
+  std::unique_ptr<DB> db;
+  Status s = OpenDb(path, /*create=*/false, &db);
+  std::vector<std::string> names;
+  if (s.ok()) s = db->ListCollections(&names);
+  if (!s.ok()) return Fail("collections", s);
+  for (const auto& n : names) std::printf("{\"collection\": \"%s\"}\n", n.c_str());
+  return 0;
+}
+
+int Check(const Args& args) {
+  Flags flags({}, {});
+  std::string path;
+  if (int rc = ParseFlags("check", kCheckUsage, args, &flags, &path); rc >= 0) return rc;
+  std::unique_ptr<DB> db;
+  Status s = OpenDb(path, /*create=*/false, &db);
+  if (!s.ok()) return Fail("check", s);
+  std::vector<std::string> report;
+  s = db->Check(&report);
+  if (!s.ok()) {
+    for (size_t i = 1; i < report.size(); ++i) {
+      std::printf("%s\n", nlohmann::json{{"problem", report[i]}}.dump().c_str());
+    }
+    return Fail("check", s);
+  }
+  std::vector<std::string> names;
+  s = db->ListCollections(&names);
+  if (!s.ok()) return Fail("check", s);
+  std::printf("{\"ok\": true, \"collections\": %zu}\n", names.size());
+  return 0;
+}
+
+}  // namespace sieve::cli

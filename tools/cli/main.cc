@@ -1,0 +1,46 @@
+// Copyright 2026 The Sieve Authors.
+//
+// `sieve`: the admin CLI. See README.md and `sieve --help`.
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tools/cli/commands.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: sieve COMMAND DB [options]   (sieve COMMAND --help for each command's options)\n"
+    "\n"
+    "commands:\n"
+    "  create       create a collection\n"
+    "  ingest       add rows from .npy/.fvecs vectors, .jsonl/.csv attributes, .npy ids\n"
+    "  query        exact filtered k-nearest-neighbour search; JSON lines on stdout\n"
+    "  delete       delete rows by id or by filter\n"
+    "  stats        rows, dim, metric and schema of the collections\n"
+    "  collections  list the collections\n"
+    "  check        verify every invariant of the store\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  using namespace sieve::cli;
+  if (cmd == "create") return Create(args);
+  if (cmd == "ingest") return Ingest(args);
+  if (cmd == "query") return Query(args);
+  if (cmd == "delete") return Delete(args);
+  if (cmd == "stats") return Stats(args);
+  if (cmd == "collections") return Collections(args);
+  if (cmd == "check") return Check(args);
+  std::fprintf(stderr, "sieve: unknown command '%s' (see sieve --help)\n", cmd.c_str());
+  return 2;
+}

@@ -1,0 +1,73 @@
+// Copyright 2026 The Sieve Authors.
+//
+// DBImpl: the engine behind sieve::DB. It owns the Store, loads collections into ShardIndexes
+// on first use, compiles filters, asks the planner for a path per shard, runs the chosen
+// executor (CPU or GPU), refines the candidates in float64 and merges shards exactly.
+
+#ifndef SIEVE_QUERY_DB_IMPL_H_
+#define SIEVE_QUERY_DB_IMPL_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "index/shard_index.h"
+#include "query/executor.h"
+#include "query/planner.h"
+#include "sieve/db.h"
+#include "storage/store.h"
+
+namespace sieve {
+
+class DBImpl : public DB {
+ public:
+  explicit DBImpl(std::unique_ptr<Store> store);
+  ~DBImpl() override;
+
+  Status CreateCollection(const CollectionSpec& spec) override;
+  Status ListCollections(std::vector<std::string>* names) override;
+  Status GetStats(const std::string& collection, CollectionStats* stats) override;
+  Status Ingest(const std::string& collection, const RowBatch& rows, const IngestOptions& options,
+                IngestResult* result) override;
+  Status DeleteByIds(const std::string& collection, const int64_t* ids, size_t n,
+                     uint64_t* deleted) override;
+  Status DeleteByFilter(const std::string& collection, const std::string& filter,
+                        uint64_t* deleted) override;
+  Status Search(const std::string& collection, const SearchRequest& request,
+                const SearchOptions& options, SearchResult* result) override;
+  Status Check(std::vector<std::string>* report) override;
+
+ private:
+  // One collection's in-memory state. `mu` is held shared by searches and exclusively by
+  // writes; `shards` is empty until the first operation that needs the rows loads them.
+  struct Collection {
+    CollectionMeta meta;
+    std::shared_mutex mu;
+    bool loaded = false;
+    std::vector<std::unique_ptr<ShardIndex>> shards;
+  };
+
+  Status GetCollection(const std::string& name, std::shared_ptr<Collection>* out);
+  // Loads every shard when not yet loaded. REQUIRES: c->mu held exclusively.
+  Status LoadLocked(Collection* c);
+  // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
+  Status EnsureLoaded(Collection* c, double* load_ms);
+  Status ValidateBatch(const Collection& c, const RowBatch& rows) const;
+  Status CommitDeletes(Collection* c, std::vector<RowSet>* per_shard_new, uint64_t* deleted);
+  Status ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds);
+
+  std::unique_ptr<Store> store_;
+  std::mutex mu_;  // guards collections_ and the executors
+  std::map<std::string, std::shared_ptr<Collection>> collections_;
+  std::unique_ptr<Executor> cpu_;
+  std::unique_ptr<Executor> gpu_;
+  Status gpu_status_;  // why gpu_ is null, once tried
+  bool gpu_tried_ = false;
+};
+
+}  // namespace sieve
+
+#endif  // SIEVE_QUERY_DB_IMPL_H_

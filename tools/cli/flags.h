@@ -1,0 +1,49 @@
+// Copyright 2026 The Sieve Authors.
+//
+// A small command-line parser for the CLI: one positional argument (the database path) and
+// `--name value` / `--name=value` flags, some repeatable, some boolean.
+
+#ifndef SIEVE_TOOLS_CLI_FLAGS_H_
+#define SIEVE_TOOLS_CLI_FLAGS_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sieve/status.h"
+
+namespace sieve::cli {
+
+class Flags {
+ public:
+  // `value_flags` take a value, `bool_flags` do not; both without the leading "--".
+  Flags(std::set<std::string> value_flags, std::set<std::string> bool_flags)
+      : value_flags_(std::move(value_flags)), bool_flags_(std::move(bool_flags)) {}
+
+  // InvalidArgument for an unknown flag, a missing value or extra positional arguments.
+  Status Parse(const std::vector<std::string>& args);
+
+  bool help() const { return help_; }
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool Has(const std::string& name) const { return values_.count(name) > 0; }
+  // The last value given for `name`, or `def`.
+  std::string Get(const std::string& name, const std::string& def = "") const;
+  std::vector<std::string> GetAll(const std::string& name) const;
+  // InvalidArgument naming the flag when it is missing.
+  Status Require(const std::string& name, std::string* value) const;
+  // Parses an integer flag in [lo, hi]; InvalidArgument naming the flag otherwise.
+  Status GetInt(const std::string& name, long long def, long long lo, long long hi,
+                long long* out) const;
+
+ private:
+  std::set<std::string> value_flags_;
+  std::set<std::string> bool_flags_;
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> positional_;
+  bool help_ = false;
+};
+
+}  // namespace sieve::cli
+
+#endif  // SIEVE_TOOLS_CLI_FLAGS_H_
