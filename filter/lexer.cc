@@ -1,0 +1,227 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "filter/lexer.h"
+
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+namespace sieve {
+
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsIdentStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c); }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 'a' + 'A');
+    if (y >= 'a' && y <= 'z') y = static_cast<char>(y - 'a' + 'A');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+TokenKind KeywordOrIdent(std::string_view word) {
+  static constexpr std::pair<std::string_view, TokenKind> kKeywords[] = {
+      {"AND", TokenKind::kAnd},         {"OR", TokenKind::kOr},
+      {"NOT", TokenKind::kNot},         {"IN", TokenKind::kIn},
+      {"BETWEEN", TokenKind::kBetween}, {"CONTAINS", TokenKind::kContains},
+      {"IS", TokenKind::kIs},           {"NULL", TokenKind::kNull},
+      {"TRUE", TokenKind::kTrue},       {"FALSE", TokenKind::kFalse},
+  };
+  for (const auto& [name, kind] : kKeywords) {
+    if (EqualsIgnoreCase(word, name)) return kind;
+  }
+  return TokenKind::kIdent;
+}
+
+// Length in bytes of the UTF-8 sequence starting with `lead` (1 for stray bytes), so an
+// unexpected character is quoted whole in the message.
+size_t Utf8Length(unsigned char lead) {
+  if (lead >= 0xF0 && lead < 0xF8) return 4;
+  if (lead >= 0xE0) return 3;
+  if (lead >= 0xC0) return 2;
+  return 1;
+}
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
+
+  std::vector<Token> Run() {
+    std::vector<Token> out;
+    while (true) {
+      while (pos_ < text_.size() && IsSpace(text_[pos_])) ++pos_;
+      Token t = Next();
+      bool stop = t.kind == TokenKind::kEnd || t.kind == TokenKind::kError;
+      out.push_back(std::move(t));
+      if (stop) break;
+    }
+    if (out.back().kind == TokenKind::kError) {
+      Token end;
+      end.offset = text_.size();
+      out.push_back(std::move(end));
+    }
+    return out;
+  }
+
+ private:
+  Token Make(TokenKind kind, size_t begin, size_t end) {
+    Token t;
+    t.kind = kind;
+    t.offset = begin;
+    t.text = text_.substr(begin, end - begin);
+    pos_ = end;
+    return t;
+  }
+
+  Token Error(size_t begin, size_t end, std::string what) {
+    Token t = Make(TokenKind::kError, begin, end);
+    t.error = std::move(what);
+    return t;
+  }
+
+  char At(size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
+
+  Token Next() {
+    const size_t b = pos_;
+    if (b >= text_.size()) return Make(TokenKind::kEnd, b, b);
+    const char c = text_[b];
+    if (IsIdentStart(c)) {
+      size_t e = b + 1;
+      while (IsIdentChar(At(e))) ++e;
+      return Make(KeywordOrIdent(text_.substr(b, e - b)), b, e);
+    }
+    if (IsDigit(c) || (c == '-' && IsDigit(At(b + 1)))) return Number(b);
+    if (c == '\'') return String(b);
+    switch (c) {
+      case '=':
+        return Make(TokenKind::kEq, b, b + 1);
+      case '!':
+        if (At(b + 1) == '=') return Make(TokenKind::kNe, b, b + 2);
+        break;
+      case '<':
+        if (At(b + 1) == '=') return Make(TokenKind::kLe, b, b + 2);
+        if (At(b + 1) == '>') return Make(TokenKind::kNe, b, b + 2);
+        return Make(TokenKind::kLt, b, b + 1);
+      case '>':
+        if (At(b + 1) == '=') return Make(TokenKind::kGe, b, b + 2);
+        return Make(TokenKind::kGt, b, b + 1);
+      case '(':
+        return Make(TokenKind::kLParen, b, b + 1);
+      case ')':
+        return Make(TokenKind::kRParen, b, b + 1);
+      case ',':
+        return Make(TokenKind::kComma, b, b + 1);
+      default:
+        break;
+    }
+    size_t len = std::min(Utf8Length(static_cast<unsigned char>(c)), text_.size() - b);
+    return Error(b, b + len, "unexpected character");
+  }
+
+  // -?digits ( '.' digits )? ( [eE] [+-]? digits )?, not followed by an identifier character
+  // or '.', which would make "12abc" or "1.2.3" silently two tokens.
+  Token Number(size_t b) {
+    size_t e = b;
+    if (At(e) == '-') ++e;
+    while (IsDigit(At(e))) ++e;
+    bool decimal = false, bad = false;
+    if (At(e) == '.') {
+      decimal = true;
+      ++e;
+      if (!IsDigit(At(e))) bad = true;
+      while (IsDigit(At(e))) ++e;
+    }
+    if (!bad && (At(e) == 'e' || At(e) == 'E')) {
+      decimal = true;
+      ++e;
+      if (At(e) == '+' || At(e) == '-') ++e;
+      if (!IsDigit(At(e))) bad = true;
+      while (IsDigit(At(e))) ++e;
+    }
+    if (IsIdentChar(At(e)) || At(e) == '.') bad = true;
+    if (bad) {
+      while (IsIdentChar(At(e)) || At(e) == '.' || At(e) == '+' || At(e) == '-') ++e;
+      return Error(b, e, "malformed number");
+    }
+    Token t = Make(decimal ? TokenKind::kDecimal : TokenKind::kInt, b, e);
+    const char* first = text_.data() + b;
+    const char* last = text_.data() + e;
+    if (decimal) {
+      auto [ptr, ec] = std::from_chars(first, last, t.decimal_value);
+      if (ec != std::errc() || ptr != last || !std::isfinite(t.decimal_value)) {
+        return Error(b, e, "number out of the range of a float64");
+      }
+    } else {
+      auto [ptr, ec] = std::from_chars(first, last, t.int_value);
+      if (ec != std::errc() || ptr != last) {
+        return Error(b, e, "integer out of the range of an int64");
+      }
+    }
+    return t;
+  }
+
+  Token String(size_t b) {
+    std::string value;
+    size_t e = b + 1;
+    while (true) {
+      if (e >= text_.size()) return Error(b, text_.size(), "unterminated string");
+      if (text_[e] == '\'') {
+        if (At(e + 1) == '\'') {
+          value.push_back('\'');
+          e += 2;
+          continue;
+        }
+        ++e;
+        break;
+      }
+      value.push_back(text_[e++]);
+    }
+    Token t = Make(TokenKind::kString, b, e);
+    t.string_value = std::move(value);
+    return t;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::vector<Token> Tokenize(std::string_view text) { return Lexer(text).Run(); }
+
+size_t CharPosition(std::string_view text, size_t offset) {
+  size_t pos = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++pos;
+  }
+  // An offset at or past the end names the position just after the last character.
+  return pos;
+}
+
+Status FilterError(std::string_view text, size_t offset, std::string_view what,
+                   std::string_view got) {
+  constexpr size_t kMaxGot = 40;
+  std::string shown(got.substr(0, kMaxGot));
+  if (got.size() > kMaxGot) {
+    // Do not cut a UTF-8 sequence in half.
+    while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) {
+      shown.pop_back();
+    }
+    if (!shown.empty() && static_cast<unsigned char>(shown.back()) >= 0xC0) shown.pop_back();
+    shown += "...";
+  }
+  return Status::InvalidArgument("filter: at position " +
+                                 std::to_string(CharPosition(text, offset)) + ": " +
+                                 std::string(what) + " (got '" + shown + "')");
+}
+
+}  // namespace sieve

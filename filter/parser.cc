@@ -1,0 +1,444 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "filter/parser.h"
+
+#include <charconv>
+#include <utility>
+#include <vector>
+
+#include "filter/lexer.h"
+
+namespace sieve {
+
+namespace {
+
+bool IsNumeric(AttrType t) { return t == AttrType::kInt || t == AttrType::kFloat; }
+
+const char* OpText(CompareOp op) {
+  switch (op) {
+    case CompareOp::kEq:
+      return "=";
+    case CompareOp::kNe:
+      return "!=";
+    case CompareOp::kLt:
+      return "<";
+    case CompareOp::kLe:
+      return "<=";
+    case CompareOp::kGt:
+      return ">";
+    case CompareOp::kGe:
+      return ">=";
+  }
+  return "?";
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, const CollectionSpec& spec)
+      : text_(text), spec_(spec), tokens_(Tokenize(text)) {}
+
+  Status Parse(std::unique_ptr<FilterNode>* out) {
+    if (Peek().kind == TokenKind::kEnd) {
+      *out = std::make_unique<FilterNode>();  // kAll
+      (*out)->pos = 1;
+      return Status::OK();
+    }
+    std::unique_ptr<FilterNode> root;
+    SIEVE_RETURN_IF_ERROR(ParseOr(0, &root));
+    if (Peek().kind != TokenKind::kEnd) return Unexpected("expected AND, OR or end of filter");
+    *out = std::move(root);
+    return Status::OK();
+  }
+
+ private:
+  const Token& Peek() const { return tokens_[next_]; }
+  const Token& Take() {
+    const Token& t = tokens_[next_];
+    if (t.kind != TokenKind::kEnd) ++next_;
+    return t;
+  }
+  size_t Pos(const Token& t) const { return CharPosition(text_, t.offset); }
+
+  Status ErrorAt(const Token& t, std::string_view what) const {
+    return FilterError(text_, t.offset, what, t.text);
+  }
+
+  // The error for the next token when it is not what the grammar needs here. A lexical error
+  // and the end of input take precedence, since they are what is really wrong.
+  Status Unexpected(std::string_view expected) const {
+    const Token& t = Peek();
+    if (t.kind == TokenKind::kError) return ErrorAt(t, t.error);
+    if (t.kind == TokenKind::kEnd) {
+      return ErrorAt(t, "unexpected end of filter, " + std::string(expected));
+    }
+    return ErrorAt(t, expected);
+  }
+
+  Status Expect(TokenKind kind, std::string_view expected) {
+    if (Peek().kind != kind) return Unexpected(expected);
+    Take();
+    return Status::OK();
+  }
+
+  // Joins `child` into `parent` of the same kind, so (a AND b) AND c is one three-way AND.
+  static void Absorb(FilterNode* parent, std::unique_ptr<FilterNode> child) {
+    if (child->kind == parent->kind) {
+      for (auto& grandchild : child->children) parent->children.push_back(std::move(grandchild));
+    } else {
+      parent->children.push_back(std::move(child));
+    }
+  }
+
+  Status ParseOr(size_t depth, std::unique_ptr<FilterNode>* out) {
+    std::unique_ptr<FilterNode> first;
+    SIEVE_RETURN_IF_ERROR(ParseAnd(depth, &first));
+    if (Peek().kind != TokenKind::kOr) {
+      *out = std::move(first);
+      return Status::OK();
+    }
+    auto node = std::make_unique<FilterNode>();
+    node->kind = FilterNode::Kind::kOr;
+    node->pos = first->pos;
+    Absorb(node.get(), std::move(first));
+    while (Peek().kind == TokenKind::kOr) {
+      Take();
+      std::unique_ptr<FilterNode> next;
+      SIEVE_RETURN_IF_ERROR(ParseAnd(depth, &next));
+      Absorb(node.get(), std::move(next));
+    }
+    *out = std::move(node);
+    return Status::OK();
+  }
+
+  Status ParseAnd(size_t depth, std::unique_ptr<FilterNode>* out) {
+    std::unique_ptr<FilterNode> first;
+    SIEVE_RETURN_IF_ERROR(ParseUnary(depth, &first));
+    if (Peek().kind != TokenKind::kAnd) {
+      *out = std::move(first);
+      return Status::OK();
+    }
+    auto node = std::make_unique<FilterNode>();
+    node->kind = FilterNode::Kind::kAnd;
+    node->pos = first->pos;
+    Absorb(node.get(), std::move(first));
+    while (Peek().kind == TokenKind::kAnd) {
+      Take();
+      std::unique_ptr<FilterNode> next;
+      SIEVE_RETURN_IF_ERROR(ParseUnary(depth, &next));
+      Absorb(node.get(), std::move(next));
+    }
+    *out = std::move(node);
+    return Status::OK();
+  }
+
+  Status ParseUnary(size_t depth, std::unique_ptr<FilterNode>* out) {
+    const Token& t = Peek();
+    if (t.kind == TokenKind::kNot || t.kind == TokenKind::kLParen) {
+      if (depth >= kMaxFilterDepth) {
+        return ErrorAt(t, "filter nested deeper than " + std::to_string(kMaxFilterDepth) +
+                              " levels of NOT and parentheses");
+      }
+      Take();
+      if (t.kind == TokenKind::kNot) {
+        auto node = std::make_unique<FilterNode>();
+        node->kind = FilterNode::Kind::kNot;
+        node->pos = Pos(t);
+        std::unique_ptr<FilterNode> child;
+        SIEVE_RETURN_IF_ERROR(ParseUnary(depth + 1, &child));
+        node->children.push_back(std::move(child));
+        *out = std::move(node);
+        return Status::OK();
+      }
+      SIEVE_RETURN_IF_ERROR(ParseOr(depth + 1, out));
+      return Expect(TokenKind::kRParen, "expected ')'");
+    }
+    return ParseTest(out);
+  }
+
+  Status ParseLiteral(FilterLiteral* lit) {
+    const Token& t = Peek();
+    lit->pos = Pos(t);
+    switch (t.kind) {
+      case TokenKind::kInt:
+        lit->kind = FilterLiteral::Kind::kInt;
+        lit->i = t.int_value;
+        break;
+      case TokenKind::kDecimal:
+        lit->kind = FilterLiteral::Kind::kDecimal;
+        lit->d = t.decimal_value;
+        break;
+      case TokenKind::kString:
+        lit->kind = FilterLiteral::Kind::kString;
+        lit->s = t.string_value;
+        break;
+      case TokenKind::kTrue:
+      case TokenKind::kFalse:
+        lit->kind = FilterLiteral::Kind::kBool;
+        lit->b = t.kind == TokenKind::kTrue;
+        break;
+      case TokenKind::kNull:
+        return ErrorAt(t, "NULL is not a value; test for it with IS NULL or IS NOT NULL");
+      default:
+        return Unexpected("expected a literal (number, 'string', true or false)");
+    }
+    Take();
+    return Status::OK();
+  }
+
+  // Checks that `lit` (at token `t`) may be compared with attribute `a` by =, != or IN.
+  Status CheckComparable(const AttributeSpec& a, const FilterLiteral& lit, const Token& t) {
+    using K = FilterLiteral::Kind;
+    bool ok = false;
+    const char* want = "";
+    switch (a.type) {
+      case AttrType::kInt:
+      case AttrType::kFloat:
+        ok = lit.kind == K::kInt || lit.kind == K::kDecimal;
+        want = "a number";
+        break;
+      case AttrType::kString:
+        ok = lit.kind == K::kString;
+        want = "a 'string'";
+        break;
+      case AttrType::kBool:
+        ok = lit.kind == K::kBool;
+        want = "true or false";
+        break;
+      case AttrType::kTags:
+        break;
+    }
+    if (ok) return Status::OK();
+    return ErrorAt(t, "attribute '" + a.name + "' is " + AttrTypeName(a.type) +
+                          " and can only be compared with " + want);
+  }
+
+  Status ParseTest(std::unique_ptr<FilterNode>* out) {
+    const Token& name = Peek();
+    if (name.kind != TokenKind::kIdent) {
+      if (name.kind == TokenKind::kError || name.kind == TokenKind::kEnd) {
+        return Unexpected("expected an attribute name, NOT or '('");
+      }
+      return ErrorAt(name, "expected an attribute name, NOT or '('");
+    }
+    size_t attr = spec_.attributes.size();
+    for (size_t i = 0; i < spec_.attributes.size(); ++i) {
+      if (spec_.attributes[i].name == name.text) attr = i;
+    }
+    if (attr == spec_.attributes.size()) {
+      return ErrorAt(name, "unknown attribute '" + std::string(name.text) + "'");
+    }
+    Take();
+    const AttributeSpec& a = spec_.attributes[attr];
+    auto node = std::make_unique<FilterNode>();
+    node->pos = Pos(name);
+    node->attr = attr;
+    node->attr_name = a.name;
+    node->attr_type = a.type;
+
+    const Token& op = Peek();
+    const std::string type_name = AttrTypeName(a.type);
+    auto only_tags_ops = [&] {
+      return ErrorAt(op, "attribute '" + a.name +
+                             "' is tags and supports only CONTAINS and IS [NOT] NULL");
+    };
+    switch (op.kind) {
+      case TokenKind::kEq:
+      case TokenKind::kNe:
+      case TokenKind::kLt:
+      case TokenKind::kLe:
+      case TokenKind::kGt:
+      case TokenKind::kGe: {
+        static constexpr CompareOp kOps[] = {CompareOp::kEq, CompareOp::kNe, CompareOp::kLt,
+                                             CompareOp::kLe, CompareOp::kGt, CompareOp::kGe};
+        node->kind = FilterNode::Kind::kCompare;
+        node->op = kOps[static_cast<int>(op.kind) - static_cast<int>(TokenKind::kEq)];
+        bool range = node->op != CompareOp::kEq && node->op != CompareOp::kNe;
+        if (a.type == AttrType::kTags) return only_tags_ops();
+        if (range && !IsNumeric(a.type)) {
+          return ErrorAt(op, std::string("'") + OpText(node->op) +
+                                 "' applies only to int and float attributes; '" + a.name +
+                                 "' is " + type_name);
+        }
+        Take();
+        FilterLiteral lit;
+        const Token& lt = Peek();
+        SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
+        SIEVE_RETURN_IF_ERROR(CheckComparable(a, lit, lt));
+        node->literals.push_back(std::move(lit));
+        break;
+      }
+      case TokenKind::kNot:
+      case TokenKind::kIn: {
+        node->kind = FilterNode::Kind::kIn;
+        if (op.kind == TokenKind::kNot) {
+          Take();
+          node->negated = true;
+          if (Peek().kind != TokenKind::kIn) return Unexpected("expected IN after NOT");
+        }
+        if (a.type == AttrType::kTags) return only_tags_ops();
+        Take();  // IN
+        SIEVE_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "expected '(' after IN"));
+        if (Peek().kind == TokenKind::kRParen) return ErrorAt(Peek(), "empty IN list");
+        while (true) {
+          FilterLiteral lit;
+          const Token& lt = Peek();
+          SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
+          SIEVE_RETURN_IF_ERROR(CheckComparable(a, lit, lt));
+          node->literals.push_back(std::move(lit));
+          if (Peek().kind == TokenKind::kComma) {
+            Take();
+            continue;
+          }
+          SIEVE_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "expected ',' or ')' in IN list"));
+          break;
+        }
+        break;
+      }
+      case TokenKind::kBetween: {
+        node->kind = FilterNode::Kind::kBetween;
+        if (a.type == AttrType::kTags) return only_tags_ops();
+        if (!IsNumeric(a.type)) {
+          return ErrorAt(op, "BETWEEN applies only to int and float attributes; '" + a.name +
+                                 "' is " + type_name);
+        }
+        Take();
+        for (int i = 0; i < 2; ++i) {
+          if (i == 1) SIEVE_RETURN_IF_ERROR(Expect(TokenKind::kAnd, "expected AND in BETWEEN"));
+          FilterLiteral lit;
+          const Token& lt = Peek();
+          SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
+          SIEVE_RETURN_IF_ERROR(CheckComparable(a, lit, lt));
+          node->literals.push_back(std::move(lit));
+        }
+        break;
+      }
+      case TokenKind::kContains: {
+        node->kind = FilterNode::Kind::kContains;
+        if (a.type != AttrType::kTags) {
+          return ErrorAt(op, "CONTAINS applies only to tags attributes; '" + a.name + "' is " +
+                                 type_name);
+        }
+        Take();
+        FilterLiteral lit;
+        const Token& lt = Peek();
+        SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
+        if (lit.kind != FilterLiteral::Kind::kString) {
+          return ErrorAt(lt, "CONTAINS needs a 'string' literal");
+        }
+        node->literals.push_back(std::move(lit));
+        break;
+      }
+      case TokenKind::kIs: {
+        node->kind = FilterNode::Kind::kIsNull;
+        Take();
+        if (Peek().kind == TokenKind::kNot) {
+          Take();
+          node->negated = true;
+        }
+        SIEVE_RETURN_IF_ERROR(Expect(TokenKind::kNull, node->negated
+                                                           ? "expected NULL after IS NOT"
+                                                           : "expected NULL or NOT NULL after IS"));
+        break;
+      }
+      default:
+        return Unexpected("expected an operator (=, !=, <, <=, >, >=, IN, NOT IN, BETWEEN, "
+                          "CONTAINS or IS) after '" + a.name + "'");
+    }
+    *out = std::move(node);
+    return Status::OK();
+  }
+
+  std::string_view text_;
+  const CollectionSpec& spec_;
+  std::vector<Token> tokens_;
+  size_t next_ = 0;
+};
+
+void AppendLiteral(const FilterLiteral& lit, std::string* out) {
+  switch (lit.kind) {
+    case FilterLiteral::Kind::kInt:
+      *out += std::to_string(lit.i);
+      break;
+    case FilterLiteral::Kind::kDecimal: {
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), lit.d);
+      std::string s(buf, end);
+      // Keep it a decimal when read back ("2500" would become an integer literal).
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+      *out += s;
+      break;
+    }
+    case FilterLiteral::Kind::kString:
+      out->push_back('\'');
+      for (char c : lit.s) {
+        if (c == '\'') out->push_back('\'');
+        out->push_back(c);
+      }
+      out->push_back('\'');
+      break;
+    case FilterLiteral::Kind::kBool:
+      *out += lit.b ? "true" : "false";
+      break;
+  }
+}
+
+void AppendNode(const FilterNode& n, std::string* out) {
+  using K = FilterNode::Kind;
+  switch (n.kind) {
+    case K::kAll:
+      break;
+    case K::kAnd:
+    case K::kOr:
+      out->push_back('(');
+      for (size_t i = 0; i < n.children.size(); ++i) {
+        if (i > 0) *out += n.kind == K::kAnd ? " AND " : " OR ";
+        AppendNode(*n.children[i], out);
+      }
+      out->push_back(')');
+      break;
+    case K::kNot:
+      *out += "NOT ";
+      AppendNode(*n.children[0], out);
+      break;
+    case K::kCompare:
+      *out += n.attr_name + " " + OpText(n.op) + " ";
+      AppendLiteral(n.literals[0], out);
+      break;
+    case K::kIn:
+      *out += n.attr_name + (n.negated ? " NOT IN (" : " IN (");
+      for (size_t i = 0; i < n.literals.size(); ++i) {
+        if (i > 0) *out += ", ";
+        AppendLiteral(n.literals[i], out);
+      }
+      out->push_back(')');
+      break;
+    case K::kBetween:
+      *out += n.attr_name + " BETWEEN ";
+      AppendLiteral(n.literals[0], out);
+      *out += " AND ";
+      AppendLiteral(n.literals[1], out);
+      break;
+    case K::kContains:
+      *out += n.attr_name + " CONTAINS ";
+      AppendLiteral(n.literals[0], out);
+      break;
+    case K::kIsNull:
+      *out += n.attr_name + (n.negated ? " IS NOT NULL" : " IS NULL");
+      break;
+  }
+}
+
+}  // namespace
+
+Status ParseFilter(std::string_view text, const CollectionSpec& spec,
+                   std::unique_ptr<FilterNode>* out) {
+  return Parser(text, spec).Parse(out);
+}
+
+std::string FilterToString(const FilterNode& node) {
+  std::string out;
+  AppendNode(node, &out);
+  return out;
+}
+
+}  // namespace sieve

@@ -4,11 +4,15 @@
 
 #include "gpu/gpu_backend.h"
 
+#ifndef SIEVE_GPU_UNAVAILABLE_REASON
+#define SIEVE_GPU_UNAVAILABLE_REASON "this build of Sieve has no CUDA backend"
+#endif
+
 namespace sieve::gpu {
 
 Status CreateGpuExecutor(std::unique_ptr<Executor>* executor) {
   executor->reset();
-  return Status::Unavailable("this build of Sieve has no CUDA backend (nvcc was not found)");
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }
 
 }  // namespace sieve::gpu

@@ -1,0 +1,140 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "index/shard_index.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "index/roaring_bridge.h"
+
+namespace sieve {
+
+namespace {
+
+std::string ShardName(uint32_t shard) { return "shard " + std::to_string(shard); }
+
+// A chunk decoded from storage must match the schema before the indexes trust it.
+Status CheckChunk(const Chunk& chunk, uint32_t dim, const std::vector<AttributeIndex>& attrs) {
+  const size_t n = chunk.num_rows;
+  const std::string where = "chunk at ordinal " + std::to_string(chunk.first_ordinal);
+  if (chunk.ids.size() != n) return Status::Corruption(where + ": id count differs from rows");
+  if (chunk.vectors.size() != n * dim) {
+    return Status::Corruption(where + ": vector data is not rows x dim floats");
+  }
+  if (chunk.columns.size() != attrs.size()) {
+    return Status::Corruption(where + ": " + std::to_string(chunk.columns.size()) +
+                              " attribute columns, schema has " + std::to_string(attrs.size()));
+  }
+  for (size_t a = 0; a < attrs.size(); ++a) {
+    const Column& c = chunk.columns[a];
+    bool ok = c.type == attrs[a].type() && c.size() == n;
+    if (ok) {
+      switch (c.type) {
+        case AttrType::kInt:
+        case AttrType::kBool:
+          ok = c.ints.size() == n;
+          break;
+        case AttrType::kFloat:
+          ok = c.floats.size() == n;
+          break;
+        case AttrType::kString:
+          ok = c.strings.size() == n;
+          break;
+        case AttrType::kTags:
+          ok = c.tags.size() == n;
+          break;
+      }
+    }
+    if (!ok) {
+      return Status::Corruption(where + ": column " + std::to_string(a) +
+                                " does not match its attribute's type or the row count");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+ShardIndex::ShardIndex(const CollectionSpec& spec, uint32_t shard)
+    : shard_(shard), vectors_(spec.dim) {
+  attributes_.reserve(spec.attributes.size());
+  for (const AttributeSpec& a : spec.attributes) attributes_.emplace_back(a.type);
+}
+
+RowSet ShardIndex::Live() const {
+  RowSet live = RowSet::Range(0, rows());
+  live -= deleted_;
+  return live;
+}
+
+bool ShardIndex::FindLive(int64_t id, uint32_t* ordinal) const {
+  auto it = live_ids_.find(id);
+  if (it == live_ids_.end()) return false;
+  *ordinal = it->second;
+  return true;
+}
+
+Status ShardIndex::Load(Store* store, const CollectionMeta& meta) {
+  const std::string shard_name = ShardName(shard_);
+  if (rows() != 0) return Status::InvalidArgument(shard_name + ": Load on a non-empty index");
+  ShardState state;
+  SIEVE_RETURN_IF_ERROR(store->ReadShardState(meta, shard_, &state));
+  RowSet deleted;
+  if (state.deleted != nullptr) deleted = FromRoaring(*state.deleted);
+  if (state.next_ordinal > 0) vectors_.Reserve(state.next_ordinal);
+  SIEVE_RETURN_IF_ERROR(store->ScanChunks(meta, shard_, kChunkAll, [&](Chunk&& chunk) {
+    if (chunk.first_ordinal != rows()) {
+      return Status::Corruption(shard_name + ": chunk starts at ordinal " +
+                                std::to_string(chunk.first_ordinal) + ", expected " +
+                                std::to_string(rows()));
+    }
+    if (uint64_t{chunk.first_ordinal} + chunk.num_rows > state.next_ordinal) {
+      return Status::Corruption(shard_name + ": chunk at ordinal " +
+                                std::to_string(chunk.first_ordinal) + " ends past next_ordinal " +
+                                std::to_string(state.next_ordinal));
+    }
+    SIEVE_RETURN_IF_ERROR(
+        CheckChunk(chunk, vectors_.dim(), attributes_).WithContext(shard_name));
+    ApplyChunk(chunk);
+    return Status::OK();
+  }));
+  if (rows() != state.next_ordinal) {
+    return Status::Corruption(shard_name + ": chunks hold " + std::to_string(rows()) +
+                              " rows, state says " + std::to_string(state.next_ordinal));
+  }
+  if (deleted.End() > rows()) {
+    return Status::Corruption(shard_name + ": deleted ordinal " +
+                              std::to_string(deleted.End() - 1) + " beyond the " +
+                              std::to_string(rows()) + " rows");
+  }
+  if (rows() - deleted.Cardinality() != state.live_rows) {
+    return Status::Corruption(shard_name + ": live row count " + std::to_string(state.live_rows) +
+                              " disagrees with " + std::to_string(rows()) + " rows minus " +
+                              std::to_string(deleted.Cardinality()) + " deleted");
+  }
+  SetDeleted(deleted);
+  return Status::OK();
+}
+
+void ShardIndex::ApplyChunk(const Chunk& chunk) {
+  const uint32_t base = rows();
+  const uint32_t n = chunk.num_rows;
+  vectors_.Append(chunk.vectors.data(), n);
+  ids_.insert(ids_.end(), chunk.ids.begin(), chunk.ids.begin() + n);
+  for (uint32_t i = 0; i < n; ++i) live_ids_[chunk.ids[i]] = base + i;
+  for (size_t a = 0; a < attributes_.size(); ++a) attributes_[a].Append(chunk.columns[a]);
+}
+
+void ShardIndex::SetDeleted(const RowSet& deleted) {
+  RowSet newly = deleted - deleted_;
+  newly.ForEach([this](uint32_t ordinal) {
+    if (ordinal >= ids_.size()) return;
+    auto it = live_ids_.find(ids_[ordinal]);
+    // The id may since belong to a newer live row; only drop the mapping of this one.
+    if (it != live_ids_.end() && it->second == ordinal) live_ids_.erase(it);
+  });
+  deleted_ = deleted;
+}
+
+}  // namespace sieve

@@ -1,0 +1,629 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "query/cpu_executor.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <new>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "query/topk.h"
+
+namespace sieve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Queries are handled in blocks of this many lanes: the selection pass and the SDDMM kernel
+// use fixed-width inner loops that g++ -O2 vectorizes (its cheap cost model only vectorizes
+// loops of known trip count).
+constexpr uint32_t kLanes = 16;
+// Rows per work item in the SDDMM path.
+constexpr uint32_t kSddmmChunk = 256;
+// Below about this many multiply-adds per worker, a thread costs more than it saves
+// (std::thread start ~50 µs on the 2-core dev VM; ~2 GFLOP/s per core for scattered rows).
+constexpr double kMinWorkPerThread = 1 << 20;
+// The score tile is kept near this many floats (256 KiB: well inside L2).
+constexpr uint32_t kTileFloats = 1 << 16;
+
+inline bool TestBit(const uint32_t* bits, uint32_t o) { return (bits[o >> 5] >> (o & 31)) & 1u; }
+
+// Everything a worker reads about one search.
+struct Context {
+  const float* vectors = nullptr;
+  const float* sq_norms = nullptr;
+  uint32_t rows = 0;
+  uint32_t dim = 0;
+  const float* queries = nullptr;
+  uint32_t nq = 0;
+  uint32_t ldc = 0;  // nq rounded up to kLanes: the row stride of every score tile
+  uint32_t k = 0;
+  Metric metric = Metric::kL2;
+  std::vector<float> q_sq;   // ldc: |q|², 0 in padded lanes
+  std::vector<float> q_inv;  // ldc: 1/|q| (0 for a zero query and padded lanes)
+  std::vector<float> qt;     // [ldc / kLanes][dim][kLanes]: queries transposed, zero-padded
+};
+
+// What one worker owns.
+struct Worker {
+  std::vector<TopK> topk;     // one per query
+  std::vector<float> worst;   // ldc: topk[q].worst_key(); -inf in padded lanes (never hit)
+  std::vector<float> tile;    // tile_rows × ldc scores; padded lanes stay 0
+  std::vector<float> keys;    // ldc: keys of the row being selected
+  std::vector<float> block;   // gather: tile_rows × dim
+  std::vector<float> norms;   // gather: tile_rows
+  double gather_ms = 0, compute_ms = 0, select_ms = 0;
+
+  Worker(const Context& c, size_t tile_rows, size_t block_rows)
+      : worst(c.ldc, -std::numeric_limits<float>::infinity()),
+        tile(tile_rows * c.ldc, 0.0f),
+        keys(c.ldc, 0.0f),
+        block(block_rows * c.dim),
+        norms(block_rows) {
+    topk.reserve(c.nq);
+    for (uint32_t q = 0; q < c.nq; ++q) {
+      topk.emplace_back(c.k, c.metric);
+      worst[q] = topk[q].worst_key();
+    }
+  }
+};
+
+// Runs fn(worker_index, item) for item in [0, n_items) on `threads` threads (the caller is
+// worker 0), handing items out dynamically so a busy core does not hold the others back.
+template <typename Fn>
+void ParallelFor(size_t threads, size_t n_items, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  auto loop = [&](size_t w) {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) fn(w, i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < threads; ++w) {
+    try {
+      pool.emplace_back(loop, w);
+    } catch (const std::system_error&) {
+      break;  // fewer threads; the remaining items are still taken by those running
+    }
+  }
+  loop(0);
+  for (auto& t : pool) t.join();
+}
+
+size_t ChooseThreads(int configured, double work, size_t n_items) {
+  size_t max_threads = configured > 0 ? configured : std::thread::hardware_concurrency();
+  if (max_threads == 0) max_threads = 1;
+  size_t by_work = static_cast<size_t>(work / kMinWorkPerThread);
+  return std::max<size_t>(1, std::min({max_threads, by_work, n_items}));
+}
+
+template <Metric M>
+inline float KeyOf(float dot, float q_sq, float q_inv, float x_sq, float x_inv) {
+  if constexpr (M == Metric::kL2) {
+    const float d = q_sq + x_sq - 2.0f * dot;
+    return d > 0.0f ? d : 0.0f;
+  } else if constexpr (M == Metric::kInnerProduct) {
+    return -dot;
+  } else {
+    return 1.0f - dot * q_inv * x_inv;
+  }
+}
+
+inline float InvNorm(float sq) { return sq > 0.0f ? 1.0f / std::sqrt(sq) : 0.0f; }
+
+// Turns the dot products of `n` rows (row j at tile + j * ldc) into keys and offers them to
+// the worker's selectors. ordinal(j) maps a tile row to its shard ordinal and x_sq[j] is its
+// squared norm. row_bits, when set, is a filter every query shares; query_bits[q], when set,
+// is query q's own filter.
+template <Metric M, typename OrdinalFn>
+void SelectRows(const Context& c, Worker* w, const float* tile, size_t n, const float* x_sq,
+                OrdinalFn ordinal, const uint32_t* row_bits,
+                const uint32_t* const* query_bits) {
+  float* keys = w->keys.data();
+  float* worst = w->worst.data();
+  const float* q_sq = c.q_sq.data();
+  const float* q_inv = c.q_inv.data();
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t o = ordinal(j);
+    if (row_bits != nullptr && !TestBit(row_bits, o)) continue;
+    const float* dots = tile + j * c.ldc;
+    const float xs = x_sq[j];
+    const float xi = M == Metric::kCosine ? InvNorm(xs) : 0.0f;
+    int any = 0;
+    for (uint32_t b = 0; b < c.ldc; b += kLanes) {
+      int hit = 0;
+      for (uint32_t l = 0; l < kLanes; ++l) {
+        const float key = KeyOf<M>(dots[b + l], q_sq[b + l], q_inv[b + l], xs, xi);
+        keys[b + l] = key;
+        hit |= key <= worst[b + l];
+      }
+      any |= hit;
+    }
+    if (!any) continue;
+    for (uint32_t q = 0; q < c.nq; ++q) {
+      if (keys[q] <= worst[q] && (query_bits == nullptr || TestBit(query_bits[q], o))) {
+        w->topk[q].PushKey(keys[q], o);
+        worst[q] = w->topk[q].worst_key();
+      }
+    }
+  }
+}
+
+// out[r * ldc + l] = dot(x_r, query b*16 + l) for 4 rows and one block of kLanes queries
+// (qt: that block, [dim][kLanes]). Broadcasting a row element against kLanes queries needs no
+// horizontal sum, and four rows give four independent accumulator chains.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void DotRows4xLanes(const float* x0, const float* x1, const float* x2, const float* x3,
+                    const float* qt, uint32_t dim, float* out, uint32_t ldc) {
+  float a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, a3[kLanes] = {};
+  for (uint32_t d = 0; d < dim; ++d) {
+    const float* qd = qt + static_cast<size_t>(d) * kLanes;
+    const float v0 = x0[d], v1 = x1[d], v2 = x2[d], v3 = x3[d];
+    for (uint32_t l = 0; l < kLanes; ++l) {
+      a0[l] += v0 * qd[l];
+      a1[l] += v1 * qd[l];
+      a2[l] += v2 * qd[l];
+      a3[l] += v3 * qd[l];
+    }
+  }
+  for (uint32_t l = 0; l < kLanes; ++l) {
+    out[l] = a0[l];
+    out[ldc + l] = a1[l];
+    out[2 * ldc + l] = a2[l];
+    out[3 * ldc + l] = a3[l];
+  }
+}
+
+// out[r] = dot(q, x_r) for 4 rows, with kLanes partial sums along the dimension.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void DotQuery1x4(const float* q, const float* x0, const float* x1, const float* x2,
+                 const float* x3, uint32_t dim, float* out) {
+  float a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, a3[kLanes] = {};
+  uint32_t d = 0;
+  for (; d + kLanes <= dim; d += kLanes) {
+    for (uint32_t l = 0; l < kLanes; ++l) {
+      const float qv = q[d + l];
+      a0[l] += qv * x0[d + l];
+      a1[l] += qv * x1[d + l];
+      a2[l] += qv * x2[d + l];
+      a3[l] += qv * x3[d + l];
+    }
+  }
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (uint32_t l = 0; l < kLanes; ++l) {
+    s0 += a0[l];
+    s1 += a1[l];
+    s2 += a2[l];
+    s3 += a3[l];
+  }
+  for (; d < dim; ++d) {
+    s0 += q[d] * x0[d];
+    s1 += q[d] * x1[d];
+    s2 += q[d] * x2[d];
+    s3 += q[d] * x3[d];
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+// Dot products of n ≤ tile rows (given by ordinals) with every query into w->tile.
+void SddmmRows(const Context& c, Worker* w, const uint32_t* ords, size_t n) {
+  float* tile = w->tile.data();
+  const size_t dim = c.dim;
+  // Few queries: padding them to a lane block would waste most of the broadcast kernel.
+  const bool broadcast = c.nq >= kLanes / 2;
+  for (size_t j = 0; j < n; j += 4) {
+    const float* x[4];
+    for (size_t r = 0; r < 4; ++r) x[r] = c.vectors + ords[std::min(j + r, n - 1)] * dim;
+    if (j + 4 <= n) {
+      if (broadcast) {
+        for (uint32_t b = 0; b < c.ldc; b += kLanes) {
+          DotRows4xLanes(x[0], x[1], x[2], x[3], c.qt.data() + static_cast<size_t>(b) * dim,
+                         c.dim, tile + j * c.ldc + b, c.ldc);
+        }
+      } else {
+        float out[4];
+        for (uint32_t q = 0; q < c.nq; ++q) {
+          DotQuery1x4(c.queries + q * dim, x[0], x[1], x[2], x[3], c.dim, out);
+          for (size_t r = 0; r < 4; ++r) tile[(j + r) * c.ldc + q] = out[r];
+        }
+      }
+    } else {
+      // Tail: compute four (repeating the last row) and keep the ones that exist.
+      float out[4];
+      for (uint32_t q = 0; q < c.nq; ++q) {
+        DotQuery1x4(c.queries + q * dim, x[0], x[1], x[2], x[3], c.dim, out);
+        for (size_t r = 0; j + r < n; ++r) tile[(j + r) * c.ldc + q] = out[r];
+      }
+    }
+  }
+}
+
+// Sorted per-query results from the workers' selectors.
+void MergeWorkers(const Context& c, std::vector<Worker>& workers, ExecResult* result) {
+  for (uint32_t q = 0; q < c.nq; ++q) {
+    TopK& into = workers[0].topk[q];
+    for (size_t w = 1; w < workers.size(); ++w) into.Merge(workers[w].topk[q]);
+    into.AppendSorted(&result->neighbors[q]);
+  }
+}
+
+void AddWorkerStages(const std::vector<Worker>& workers, const char* gather_name,
+                     const char* compute_name, ExecResult* result) {
+  double g = 0, cmp = 0, s = 0;
+  for (const Worker& w : workers) {
+    g += w.gather_ms;
+    cmp += w.compute_ms;
+    s += w.select_ms;
+  }
+  const double n = static_cast<double>(workers.size());
+  if (gather_name != nullptr) result->stage_ms.emplace_back(gather_name, g / n);
+  result->stage_ms.emplace_back(compute_name, cmp / n);
+  result->stage_ms.emplace_back("select", s / n);
+}
+
+std::vector<Worker> MakeWorkers(const Context& c, size_t n, size_t tile_rows,
+                                size_t block_rows) {
+  std::vector<Worker> workers;
+  workers.reserve(n);
+  for (size_t i = 0; i < n; ++i) workers.emplace_back(c, tile_rows, block_rows);
+  return workers;
+}
+
+// Ascending ordinals of `set` below `rows`.
+std::vector<uint32_t> Enumerate(const RowSet& set, uint32_t rows) {
+  std::vector<uint32_t> ords(set.Cardinality());
+  set.ToArray(ords.data());
+  ords.erase(std::lower_bound(ords.begin(), ords.end(), rows), ords.end());
+  return ords;
+}
+
+// A dense bitset of `set` over [0, rows).
+std::vector<uint32_t> Bitset(const RowSet& set, uint32_t rows) {
+  const size_t n_words = (static_cast<size_t>(rows) + 31) / 32;
+  std::vector<uint32_t> words(n_words);
+  set.ToBitset(words.data(), n_words);
+  if (rows % 32 != 0) words.back() &= (1u << (rows % 32)) - 1;
+  return words;
+}
+
+// Per-query bitsets, shared between queries that point at the same RowSet.
+void PerQueryBitsets(const BatchFilters& filters, uint32_t rows,
+                     std::vector<std::vector<uint32_t>>* storage,
+                     std::vector<const uint32_t*>* bits) {
+  std::unordered_map<const RowSet*, size_t> seen;
+  bits->resize(filters.sets.size());
+  for (size_t q = 0; q < filters.sets.size(); ++q) {
+    auto [it, inserted] = seen.emplace(filters.sets[q], storage->size());
+    if (inserted) storage->push_back(Bitset(*filters.sets[q], rows));
+    (*bits)[q] = (*storage)[it->second].data();
+  }
+}
+
+uint32_t TileRows(const CpuExecutorOptions& o, const Context& c) {
+  uint32_t t = o.tile_rows != 0 ? o.tile_rows : std::max<uint32_t>(64, kTileFloats / c.ldc);
+  return std::max<uint32_t>(32, t / 32 * 32);
+}
+
+template <Metric M>
+void RunSddmm(const CpuExecutorOptions& opt, const Context& c, const BatchFilters& filters,
+              ExecResult* result) {
+  auto t0 = Clock::now();
+  if (!filters.per_query()) {
+    std::vector<uint32_t> ords = Enumerate(*filters.sets[0], c.rows);
+    result->stage_ms.emplace_back("enumerate", MsSince(t0));
+    const size_t items = (ords.size() + kSddmmChunk - 1) / kSddmmChunk;
+    const size_t threads =
+        ChooseThreads(opt.threads, static_cast<double>(ords.size()) * c.nq * c.dim, items);
+    std::vector<Worker> workers = MakeWorkers(c, threads, kSddmmChunk, 0);
+    std::vector<float> x_sq(kSddmmChunk * threads);
+    ParallelFor(threads, items, [&](size_t wi, size_t item) {
+      Worker& w = workers[wi];
+      const size_t begin = item * kSddmmChunk;
+      const size_t n = std::min<size_t>(kSddmmChunk, ords.size() - begin);
+      const uint32_t* o = ords.data() + begin;
+      auto t1 = Clock::now();
+      SddmmRows(c, &w, o, n);
+      float* xs = x_sq.data() + wi * kSddmmChunk;
+      for (size_t j = 0; j < n; ++j) xs[j] = c.sq_norms[o[j]];
+      auto t2 = Clock::now();
+      SelectRows<M>(c, &w, w.tile.data(), n, xs, [o](size_t j) { return o[j]; }, nullptr,
+                    nullptr);
+      w.compute_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();
+      w.select_ms += MsSince(t2);
+    });
+    AddWorkerStages(workers, nullptr, "sddmm", result);
+    auto t3 = Clock::now();
+    MergeWorkers(c, workers, result);
+    result->stage_ms.emplace_back("merge", MsSince(t3));
+    return;
+  }
+
+  // A filter per query: each query walks its own rows; work items are (query, chunk).
+  std::vector<std::vector<uint32_t>> ords(c.nq);
+  std::unordered_map<const RowSet*, uint32_t> seen;  // set → first query that uses it
+  std::vector<size_t> first_item(c.nq + 1, 0);
+  double pairs = 0;
+  for (uint32_t q = 0; q < c.nq; ++q) {
+    auto [it, inserted] = seen.emplace(filters.sets[q], q);
+    ords[q] = inserted ? Enumerate(*filters.sets[q], c.rows) : ords[it->second];
+    pairs += static_cast<double>(ords[q].size());
+    first_item[q + 1] = first_item[q] + (ords[q].size() + kSddmmChunk - 1) / kSddmmChunk;
+  }
+  result->stage_ms.emplace_back("enumerate", MsSince(t0));
+  const size_t items = first_item[c.nq];
+  const size_t threads = ChooseThreads(opt.threads, pairs * c.dim, items);
+  std::vector<Worker> workers = MakeWorkers(c, threads, 0, 0);
+  ParallelFor(threads, items, [&](size_t wi, size_t item) {
+    Worker& w = workers[wi];
+    const uint32_t q =
+        static_cast<uint32_t>(std::upper_bound(first_item.begin(), first_item.end(), item) -
+                              first_item.begin() - 1);
+    const size_t begin = (item - first_item[q]) * kSddmmChunk;
+    const size_t n = std::min<size_t>(kSddmmChunk, ords[q].size() - begin);
+    const uint32_t* o = ords[q].data() + begin;
+    const float* qv = c.queries + static_cast<size_t>(q) * c.dim;
+    const float qs = c.q_sq[q], qi = c.q_inv[q];
+    TopK& topk = w.topk[q];
+    auto t1 = Clock::now();
+    float dots[4];
+    for (size_t j = 0; j < n; j += 4) {
+      const float* x[4];
+      for (size_t r = 0; r < 4; ++r) {
+        x[r] = c.vectors + static_cast<size_t>(o[std::min(j + r, n - 1)]) * c.dim;
+      }
+      DotQuery1x4(qv, x[0], x[1], x[2], x[3], c.dim, dots);
+      for (size_t r = 0; r < 4 && j + r < n; ++r) {
+        const float xs = c.sq_norms[o[j + r]];
+        const float key =
+            KeyOf<M>(dots[r], qs, qi, xs, M == Metric::kCosine ? InvNorm(xs) : 0.0f);
+        topk.PushKey(key, o[j + r]);
+      }
+    }
+    w.compute_ms += MsSince(t1);  // dots and selection are interleaved here
+  });
+  AddWorkerStages(workers, nullptr, "sddmm", result);
+  auto t3 = Clock::now();
+  MergeWorkers(c, workers, result);
+  result->stage_ms.emplace_back("merge", MsSince(t3));
+}
+
+void Gemm(const Context& c, const float* rows, size_t n, float* tile) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n),
+              static_cast<int>(c.nq), static_cast<int>(c.dim), 1.0f, rows,
+              static_cast<int>(c.dim), c.queries, static_cast<int>(c.dim), 0.0f, tile,
+              static_cast<int>(c.ldc));
+}
+
+template <Metric M>
+void RunGather(const CpuExecutorOptions& opt, const Context& c, const BatchFilters& filters,
+               ExecResult* result) {
+  auto t0 = Clock::now();
+  std::vector<uint32_t> ords;
+  std::vector<std::vector<uint32_t>> bit_storage;
+  std::vector<const uint32_t*> query_bits;
+  if (!filters.per_query()) {
+    ords = Enumerate(*filters.sets[0], c.rows);
+    result->stage_ms.emplace_back("enumerate", MsSince(t0));
+  } else {
+    ords = Enumerate(RowSet::Union(filters.sets.data(), filters.sets.size()), c.rows);
+    result->stage_ms.emplace_back("enumerate", MsSince(t0));
+    t0 = Clock::now();
+    PerQueryBitsets(filters, c.rows, &bit_storage, &query_bits);
+    result->stage_ms.emplace_back("bitset", MsSince(t0));
+  }
+  const uint32_t tile_rows = TileRows(opt, c);
+  const size_t items = (ords.size() + tile_rows - 1) / tile_rows;
+  const size_t threads =
+      ChooseThreads(opt.threads, static_cast<double>(ords.size()) * c.nq * c.dim, items);
+  std::vector<Worker> workers = MakeWorkers(c, threads, tile_rows, tile_rows);
+  const uint32_t* const* qbits = filters.per_query() ? query_bits.data() : nullptr;
+  ParallelFor(threads, items, [&](size_t wi, size_t item) {
+    Worker& w = workers[wi];
+    const size_t begin = item * tile_rows;
+    const size_t n = std::min<size_t>(tile_rows, ords.size() - begin);
+    const uint32_t* o = ords.data() + begin;
+    auto t1 = Clock::now();
+    float* block = w.block.data();
+    for (size_t j = 0; j < n; ++j) {
+      std::copy_n(c.vectors + static_cast<size_t>(o[j]) * c.dim, c.dim, block + j * c.dim);
+      w.norms[j] = c.sq_norms[o[j]];
+    }
+    auto t2 = Clock::now();
+    Gemm(c, block, n, w.tile.data());
+    auto t3 = Clock::now();
+    SelectRows<M>(c, &w, w.tile.data(), n, w.norms.data(), [o](size_t j) { return o[j]; },
+                  nullptr, qbits);
+    w.gather_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();
+    w.compute_ms += std::chrono::duration<double, std::milli>(t3 - t2).count();
+    w.select_ms += MsSince(t3);
+  });
+  AddWorkerStages(workers, "gather", "gemm", result);
+  auto t4 = Clock::now();
+  MergeWorkers(c, workers, result);
+  result->stage_ms.emplace_back("merge", MsSince(t4));
+}
+
+template <Metric M>
+void RunDense(const CpuExecutorOptions& opt, const Context& c, const BatchFilters& filters,
+              ExecResult* result) {
+  auto t0 = Clock::now();
+  // row_bits: the rows any query wants (null when every row passes for every query).
+  std::vector<uint32_t> row_storage;
+  const uint32_t* row_bits = nullptr;
+  std::vector<std::vector<uint32_t>> bit_storage;
+  std::vector<const uint32_t*> query_bits;
+  bool filtered = false;
+  if (!filters.per_query()) {
+    if (filters.sets[0]->Cardinality() < c.rows || filters.sets[0]->End() > c.rows) {
+      row_storage = Bitset(*filters.sets[0], c.rows);
+      row_bits = row_storage.data();
+      filtered = true;
+    }
+  } else {
+    PerQueryBitsets(filters, c.rows, &bit_storage, &query_bits);
+    filtered = true;
+    if (bit_storage.size() > 1) {
+      row_storage = bit_storage[0];
+      for (size_t s = 1; s < bit_storage.size(); ++s) {
+        for (size_t i = 0; i < row_storage.size(); ++i) row_storage[i] |= bit_storage[s][i];
+      }
+      row_bits = row_storage.data();
+    } else {
+      row_bits = bit_storage[0].data();
+    }
+  }
+  if (filtered) result->stage_ms.emplace_back("bitset", MsSince(t0));
+  const uint32_t tile_rows = TileRows(opt, c);
+  const size_t items = (static_cast<size_t>(c.rows) + tile_rows - 1) / tile_rows;
+  const size_t threads =
+      ChooseThreads(opt.threads, static_cast<double>(c.rows) * c.nq * c.dim, items);
+  std::vector<Worker> workers = MakeWorkers(c, threads, tile_rows, 0);
+  const uint32_t* const* qbits = filters.per_query() ? query_bits.data() : nullptr;
+  ParallelFor(threads, items, [&](size_t wi, size_t item) {
+    Worker& w = workers[wi];
+    const uint32_t begin = static_cast<uint32_t>(item) * tile_rows;
+    const size_t n = std::min<size_t>(tile_rows, c.rows - begin);
+    if (row_bits != nullptr) {
+      // Skip a tile no query wants.
+      bool any = false;
+      for (size_t i = begin / 32; i < (begin + n + 31) / 32 && !any; ++i) any = row_bits[i] != 0;
+      if (!any) return;
+    }
+    auto t1 = Clock::now();
+    Gemm(c, c.vectors + static_cast<size_t>(begin) * c.dim, n, w.tile.data());
+    auto t2 = Clock::now();
+    SelectRows<M>(c, &w, w.tile.data(), n, c.sq_norms + begin,
+                  [begin](size_t j) { return begin + static_cast<uint32_t>(j); }, row_bits,
+                  qbits);
+    w.compute_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();
+    w.select_ms += MsSince(t2);
+  });
+  AddWorkerStages(workers, nullptr, "gemm", result);
+  auto t3 = Clock::now();
+  MergeWorkers(c, workers, result);
+  result->stage_ms.emplace_back("merge", MsSince(t3));
+}
+
+template <Metric M>
+void Run(SearchPath path, const CpuExecutorOptions& opt, const Context& c,
+         const BatchFilters& filters, ExecResult* result) {
+  switch (path) {
+    case SearchPath::kSddmm:
+      return RunSddmm<M>(opt, c, filters, result);
+    case SearchPath::kGather:
+      return RunGather<M>(opt, c, filters, result);
+    case SearchPath::kDense:
+    case SearchPath::kAuto:
+      return RunDense<M>(opt, c, filters, result);
+  }
+}
+
+Status Validate(const ShardView& shard, const BatchFilters& filters,
+                const ExecRequest& request) {
+  if (request.k == 0) return Status::InvalidArgument("k must be at least 1");
+  if (request.num_queries > 0 && request.queries == nullptr) {
+    return Status::InvalidArgument("queries is null");
+  }
+  if (filters.sets.size() != 1 && filters.sets.size() != request.num_queries) {
+    return Status::InvalidArgument("filters must hold one set or one per query (" +
+                                   std::to_string(filters.sets.size()) + " sets for " +
+                                   std::to_string(request.num_queries) + " queries)");
+  }
+  for (const RowSet* s : filters.sets) {
+    if (s == nullptr) return Status::InvalidArgument("a filter set is null");
+  }
+  if (request.path != SearchPath::kSddmm && request.path != SearchPath::kGather &&
+      request.path != SearchPath::kDense) {
+    return Status::InvalidArgument("path must be sddmm, gather or dense (the planner chooses)");
+  }
+  if (request.metric != Metric::kL2 && request.metric != Metric::kInnerProduct &&
+      request.metric != Metric::kCosine) {
+    return Status::InvalidArgument("unknown metric");
+  }
+  if (shard.dim == 0) return Status::InvalidArgument("shard dim is 0");
+  if (shard.rows > 0 && (shard.vectors == nullptr || shard.sq_norms == nullptr)) {
+    return Status::InvalidArgument("shard view has no vectors or norms");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+CpuExecutor::CpuExecutor(const CpuExecutorOptions& options) : options_(options) {
+  if (options_.single_threaded_blas) openblas_set_num_threads(1);
+}
+
+uint64_t CpuExecutor::runs(SearchPath path) const {
+  return runs_[static_cast<size_t>(path)].load(std::memory_order_relaxed);
+}
+
+Status CpuExecutor::Search(const ShardView& shard, const BatchFilters& filters,
+                           const ExecRequest& request, ExecResult* result) {
+  SIEVE_RETURN_IF_ERROR(Validate(shard, filters, request));
+  result->neighbors.assign(request.num_queries, {});
+  result->select = "heap";
+  result->stage_ms.clear();
+  try {
+    bool any_pass = false;
+    for (const RowSet* s : filters.sets) any_pass = any_pass || !s->Empty();
+    if (request.num_queries > 0 && shard.rows > 0 && any_pass) {
+      Context c;
+      c.vectors = shard.vectors;
+      c.sq_norms = shard.sq_norms;
+      c.rows = shard.rows;
+      c.dim = shard.dim;
+      c.queries = request.queries;
+      c.nq = request.num_queries;
+      c.ldc = (c.nq + kLanes - 1) / kLanes * kLanes;
+      c.k = request.k;
+      c.metric = request.metric;
+      c.q_sq.assign(c.ldc, 0.0f);
+      c.q_inv.assign(c.ldc, 0.0f);
+      c.qt.assign(static_cast<size_t>(c.ldc) * c.dim, 0.0f);
+      for (uint32_t q = 0; q < c.nq; ++q) {
+        const float* qv = c.queries + static_cast<size_t>(q) * c.dim;
+        float s = 0;
+        for (uint32_t d = 0; d < c.dim; ++d) {
+          s += qv[d] * qv[d];
+          c.qt[(static_cast<size_t>(q / kLanes) * c.dim + d) * kLanes + q % kLanes] = qv[d];
+        }
+        c.q_sq[q] = s;
+        c.q_inv[q] = InvNorm(s);
+      }
+      switch (c.metric) {
+        case Metric::kL2:
+          Run<Metric::kL2>(request.path, options_, c, filters, result);
+          break;
+        case Metric::kInnerProduct:
+          Run<Metric::kInnerProduct>(request.path, options_, c, filters, result);
+          break;
+        case Metric::kCosine:
+          Run<Metric::kCosine>(request.path, options_, c, filters, result);
+          break;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    result->neighbors.clear();
+    return Status::ResourceExhausted("host memory exhausted during CPU search");
+  } catch (const std::exception& e) {
+    result->neighbors.clear();
+    return Status::Internal(std::string("CPU search failed: ") + e.what());
+  }
+  runs_[static_cast<size_t>(request.path)].fetch_add(1, std::memory_order_relaxed);
+  return Status::OK();
+}
+
+}  // namespace sieve

@@ -96,7 +96,8 @@ Status CheckShardState(const ShardState& state);
 // float32 it is the little-endian floats themselves, which callers may append without a copy.
 void EncodeVectorsHeader(uint32_t num_rows, uint32_t dim, DType dtype, std::string* out);
 // Encodes num_rows × dim floats as `dtype`. InvalidArgument naming the row and component when
-// a value is not finite in the stored type (float16: beyond ±65504 after rounding).
+// a value is not finite in the stored type (float16: beyond ±65504 after rounding). With a
+// null `out` it only validates.
 Status EncodeVectorsPayload(const float* data, uint32_t num_rows, uint32_t dim, DType dtype,
                             std::string* out);
 // Checks the header against `dim` and `dtype` and the payload size; decodes into *out when it

@@ -15,7 +15,7 @@
 #include "tools/cli/flags.h"
 #include "tools/io/attributes_reader.h"
 #include "tools/io/npy.h"
-#include "tools/io/vectors_file.h"
+#include "tools/io/vectors_reader.h"
 
 namespace sieve::cli {
 

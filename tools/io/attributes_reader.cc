@@ -1,0 +1,562 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "tools/io/attributes_reader.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <set>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/io/file_util.h"
+
+namespace sieve::io {
+namespace {
+
+using Json = nlohmann::json;
+
+// Integral values beyond 2^53 may already have been rounded when written as a decimal with a
+// fraction or exponent, so only smaller ones are taken as exact integers.
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+constexpr double kTwoTo63 = 9223372036854775808.0;
+
+using SchemaIndex = std::unordered_map<std::string, size_t>;
+
+Status BuildIndex(const std::string& path, const std::vector<AttributeSpec>& schema,
+                  SchemaIndex* index) {
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (!index->emplace(schema[i].name, i).second) {
+      return Status::InvalidArgument("attributes file " + Printable(path) + ": schema names '" +
+                                     Printable(schema[i].name) + "' twice");
+    }
+  }
+  return Status::OK();
+}
+
+std::string SchemaNames(const std::vector<AttributeSpec>& schema) {
+  if (schema.empty()) return "the collection has no attributes";
+  std::string s = "attributes:";
+  for (size_t i = 0; i < schema.size(); ++i) s += (i ? ", " : " ") + Printable(schema[i].name);
+  return Printable(s, 200);
+}
+
+std::string Where(const std::string& path, size_t line, size_t row) {
+  return "attributes file " + Printable(path) + ": line " + std::to_string(line) + " (row " +
+         std::to_string(row) + ")";
+}
+
+Status CheckRowCount(const std::string& path, size_t rows, size_t expected) {
+  if (rows == expected) return Status::OK();
+  return Status::InvalidArgument("attributes file " + Printable(path) + " has " +
+                                 std::to_string(rows) + " rows, vectors have " +
+                                 std::to_string(expected));
+}
+
+// Skips a UTF-8 byte-order mark, which Excel and some Windows editors put first.
+size_t BomLength(const std::string& text) {
+  return text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON Lines
+
+std::string DescribeJson(const Json& v) {
+  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return std::string(v.type_name()) + " " + Printable(text, 40);
+}
+
+// Converts one JSON value to `type`; returns "" or what is wrong with it.
+std::string ConvertJson(const Json& v, AttrType type, Value* out) {
+  if (v.is_null()) {
+    *out = std::monostate();
+    return "";
+  }
+  switch (type) {
+    case AttrType::kInt:
+      if (v.is_number_unsigned()) {
+        uint64_t u = v.get<uint64_t>();
+        if (u > static_cast<uint64_t>(INT64_MAX)) {
+          return "value " + std::to_string(u) + " is out of int64 range";
+        }
+        *out = static_cast<int64_t>(u);
+        return "";
+      }
+      if (v.is_number_integer()) {
+        *out = v.get<int64_t>();
+        return "";
+      }
+      if (v.is_number_float()) {
+        double d = v.get<double>();
+        if (!std::isfinite(d) || std::fabs(d) >= kTwoTo63) {
+          return "value " + DescribeJson(v) + " is out of int64 range";
+        }
+        if (d != std::trunc(d)) return "expected int, found non-integral " + DescribeJson(v);
+        if (std::fabs(d) > kMaxExactInteger) {
+          return "value " + DescribeJson(v) +
+                 " is not an exact integer; write it without a fraction or exponent";
+        }
+        *out = static_cast<int64_t>(d);
+        return "";
+      }
+      return "expected int, found " + DescribeJson(v);
+    case AttrType::kFloat:
+      if (!v.is_number()) return "expected float, found " + DescribeJson(v);
+      *out = v.get<double>();
+      if (!std::isfinite(std::get<double>(*out))) return "number is out of float64 range";
+      return "";
+    case AttrType::kString:
+      if (!v.is_string()) return "expected string, found " + DescribeJson(v);
+      *out = v.get<std::string>();
+      return "";
+    case AttrType::kBool:
+      if (!v.is_boolean()) return "expected bool (true or false), found " + DescribeJson(v);
+      *out = v.get<bool>();
+      return "";
+    case AttrType::kTags: {
+      if (!v.is_array()) return "expected tags (an array of strings), found " + DescribeJson(v);
+      std::vector<std::string> tags;
+      tags.reserve(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_string()) {
+          return "tags must be strings, element " + std::to_string(i) + " is " +
+                 DescribeJson(v[i]);
+        }
+        tags.push_back(v[i].get<std::string>());
+      }
+      *out = std::move(tags);
+      return "";
+    }
+  }
+  return "unknown attribute type";
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1, ";
+// the id means nothing to users and the line is ours to give.
+std::string ParseErrorText(const std::string& what) {
+  std::string_view s = what;
+  if (s.starts_with("[json.exception.")) {
+    size_t close = s.find("] ");
+    if (close != std::string_view::npos) s.remove_prefix(close + 2);
+  }
+  std::string out(s);
+  size_t at = out.find("at line 1, column");
+  if (at != std::string::npos) out.replace(at, 17, "at column");
+  return Printable(out, 200);
+}
+
+// Names the first top-level key of `line` that appears twice; only called once a duplicate is
+// known to exist, so its cost does not matter.
+std::string FindDuplicateKey(std::string_view line) {
+  std::set<std::string> seen;
+  std::string dup;
+  Json::parser_callback_t cb = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::key && depth == 1 && dup.empty()) {
+      const std::string& k = parsed.get_ref<const std::string&>();
+      if (!seen.insert(k).second) dup = k;
+    }
+    return true;
+  };
+  Json::parse(line.begin(), line.end(), cb, /*allow_exceptions=*/false);
+  return dup;
+}
+
+Status ReadJsonlText(const std::string& path, const std::string& text,
+                     const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
+                     std::vector<std::vector<Value>>* rows) {
+  size_t pos = BomLength(text);
+  {
+    size_t first = text.find_first_not_of(" \t\r\n", pos);
+    if (first != std::string::npos && text[first] == '[') {
+      return Status::InvalidArgument("attributes file " + Printable(path) +
+                                     ": holds a JSON array; expected JSON Lines, one object "
+                                     "per line");
+    }
+  }
+  size_t line_no = 1;
+  size_t top_level_keys = 0;
+  Json::parser_callback_t count_keys = [&top_level_keys](int depth, Json::parse_event_t event,
+                                                         Json&) {
+    if (event == Json::parse_event_t::key && depth == 1) ++top_level_keys;
+    return true;
+  };
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    const size_t row = rows->size();
+    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+      return Status::InvalidArgument(Where(path, line_no, row) +
+                                     ": blank line; each line must hold one JSON object");
+    }
+    Json obj;
+    top_level_keys = 0;
+    try {
+      obj = Json::parse(line.begin(), line.end(), count_keys);
+    } catch (const Json::parse_error& e) {
+      return Status::InvalidArgument(Where(path, line_no, row) + ": malformed JSON: " +
+                                     ParseErrorText(e.what()));
+    }
+    if (!obj.is_object()) {
+      return Status::InvalidArgument(Where(path, line_no, row) + ": expected a JSON object, " +
+                                     "found " + DescribeJson(obj));
+    }
+    if (top_level_keys != obj.size()) {
+      return Status::InvalidArgument(Where(path, line_no, row) + ": attribute '" +
+                                     Printable(FindDuplicateKey(line)) + "' appears twice");
+    }
+    std::vector<Value>& values = rows->emplace_back(schema.size());
+    for (const auto& [key, value] : obj.items()) {
+      auto it = index.find(key);
+      if (it == index.end()) {
+        return Status::InvalidArgument(Where(path, line_no, row) + ": unknown attribute '" +
+                                       Printable(key) + "' (" + SchemaNames(schema) + ")");
+      }
+      const AttributeSpec& spec = schema[it->second];
+      std::string error = ConvertJson(value, spec.type, &values[it->second]);
+      if (!error.empty()) {
+        return Status::InvalidArgument(Where(path, line_no, row) + ", attribute '" +
+                                       Printable(spec.name) + "' (" + AttrTypeName(spec.type) +
+                                       "): " + error);
+      }
+    }
+    pos = end + 1;
+    ++line_no;
+  }
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+struct CsvField {
+  std::string text;
+  bool quoted = false;
+};
+
+// Splits RFC 4180 text into records, tracking physical line numbers for messages.
+class CsvReader {
+ public:
+  CsvReader(const std::string& path, std::string_view text) : path_(path), text_(text) {}
+
+  bool Done() const { return pos_ >= text_.size(); }
+
+  // Reads the next record into `fields`; `*line` is the line it starts on. REQUIRES: !Done().
+  Status Next(std::vector<CsvField>* fields, size_t* line) {
+    fields->clear();
+    *line = line_;
+    ++records_;
+    while (true) {
+      CsvField& f = fields->emplace_back();
+      if (pos_ < text_.size() && text_[pos_] == '"') {
+        SIEVE_RETURN_IF_ERROR(ReadQuoted(&f, fields->size()));
+      } else {
+        size_t end = text_.find_first_of(",\r\n\"", pos_);
+        if (end == std::string_view::npos) end = text_.size();
+        if (end < text_.size() && text_[end] == '"') {
+          return Error("field " + std::to_string(fields->size()) +
+                       " has a quote inside an unquoted field; quote the whole field and "
+                       "write an inner quote as \"\"");
+        }
+        f.text.assign(text_.substr(pos_, end - pos_));
+        pos_ = end;
+      }
+      if (pos_ >= text_.size()) return Status::OK();
+      const char c = text_[pos_];
+      if (c == ',') {
+        ++pos_;
+        continue;
+      }
+      if (c == '\n') {
+        ++pos_;
+        ++line_;
+        return Status::OK();
+      }
+      if (c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') {
+        pos_ += 2;
+        ++line_;
+        return Status::OK();
+      }
+      if (c == '\r') return Error("carriage return not followed by a line feed");
+      return Error("field " + std::to_string(fields->size()) + " has '" +
+                   Printable(text_.substr(pos_, 1)) + "' after its closing quote; write a " +
+                   "quote inside a quoted field as \"\"");
+    }
+  }
+
+ private:
+  Status ReadQuoted(CsvField* f, size_t field_no) {
+    const size_t start_line = line_;
+    f->quoted = true;
+    ++pos_;
+    while (true) {
+      size_t q = text_.find('"', pos_);
+      if (q == std::string_view::npos) {
+        return Status::InvalidArgument(Location(start_line) + ": field " +
+                                       std::to_string(field_no) +
+                                       " opens a quote that is never closed");
+      }
+      std::string_view chunk = text_.substr(pos_, q - pos_);
+      for (char c : chunk) line_ += c == '\n';
+      f->text.append(chunk);
+      pos_ = q + 1;
+      if (pos_ < text_.size() && text_[pos_] == '"') {
+        f->text.push_back('"');
+        ++pos_;
+        continue;
+      }
+      return Status::OK();
+    }
+  }
+
+  // The header is record 1; data row r is record r + 2.
+  std::string Location(size_t line) const {
+    std::string s = "attributes file " + Printable(path_) + ": line " + std::to_string(line);
+    return s + (records_ <= 1 ? " (header)" : " (row " + std::to_string(records_ - 2) + ")");
+  }
+
+  Status Error(const std::string& what) const {
+    return Status::InvalidArgument(Location(line_) + ": " + what);
+  }
+
+  const std::string& path_;
+  std::string_view text_;
+  size_t pos_ = 0;
+  size_t line_ = 1;
+  size_t records_ = 0;  // records started so far
+};
+
+std::string_view TrimSpaces(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+// Full-consumption parses; from_chars ignores the locale and rejects leading spaces, but does
+// not take a '+' sign, which people do write.
+bool ParseDouble(std::string_view s, double* out, bool* out_of_range) {
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-' && s[1] != '+') s.remove_prefix(1);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  *out_of_range = ec == std::errc::result_out_of_range && ptr == s.data() + s.size();
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::string ConvertCsvInt(std::string_view s, Value* out) {
+  std::string_view digits = s;
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-' && digits[1] != '+') {
+    digits.remove_prefix(1);
+  }
+  int64_t v;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ptr == digits.data() + digits.size()) {
+    if (ec == std::errc()) {
+      *out = v;
+      return "";
+    }
+    if (ec == std::errc::result_out_of_range) return "value " + Printable(s) + " is out of int64 "
+                                                     "range";
+  }
+  double d;
+  bool out_of_range;
+  if (!ParseDouble(s, &d, &out_of_range) || !std::isfinite(d)) {
+    if (out_of_range) return "value " + Printable(s) + " is out of int64 range";
+    return "expected int, found '" + Printable(s) + "'";
+  }
+  if (d != std::trunc(d)) return "expected int, found non-integral number " + Printable(s);
+  if (std::fabs(d) >= kTwoTo63) return "value " + Printable(s) + " is out of int64 range";
+  if (std::fabs(d) > kMaxExactInteger) {
+    return "value " + Printable(s) +
+           " is not an exact integer; write it without a fraction or exponent";
+  }
+  *out = static_cast<int64_t>(d);
+  return "";
+}
+
+std::string ConvertCsvFloat(std::string_view s, Value* out) {
+  double d;
+  bool out_of_range;
+  if (!ParseDouble(s, &d, &out_of_range)) {
+    if (out_of_range) return "value " + Printable(s) + " is out of float64 range";
+    return "expected float, found '" + Printable(s) + "'";
+  }
+  if (!std::isfinite(d)) return "expected a finite float, found '" + Printable(s) + "'";
+  *out = d;
+  return "";
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (x != b[i]) return false;
+  }
+  return true;
+}
+
+// Converts one CSV field to `type`; returns "" or what is wrong with it.
+std::string ConvertCsv(const CsvField& f, AttrType type, Value* out) {
+  *out = std::monostate();
+  switch (type) {
+    case AttrType::kInt:
+    case AttrType::kFloat:
+    case AttrType::kBool: {
+      std::string_view s = TrimSpaces(f.text);
+      if (s.empty()) return "";
+      if (type == AttrType::kInt) return ConvertCsvInt(s, out);
+      if (type == AttrType::kFloat) return ConvertCsvFloat(s, out);
+      if (EqualsIgnoreCase(s, "true") || s == "1") {
+        *out = true;
+      } else if (EqualsIgnoreCase(s, "false") || s == "0") {
+        *out = false;
+      } else {
+        return "expected bool (true, false, 1 or 0), found '" + Printable(s) + "'";
+      }
+      return "";
+    }
+    case AttrType::kString:
+      if (f.text.empty() && !f.quoted) return "";
+      if (!IsValidUtf8(f.text)) return "text is not valid UTF-8: '" + Printable(f.text) + "'";
+      *out = f.text;
+      return "";
+    case AttrType::kTags: {
+      if (f.text.empty()) {
+        if (f.quoted) *out = std::vector<std::string>();
+        return "";
+      }
+      if (!IsValidUtf8(f.text)) return "text is not valid UTF-8: '" + Printable(f.text) + "'";
+      std::vector<std::string> tags;
+      std::string_view rest = f.text;
+      while (true) {
+        size_t bar = rest.find('|');
+        std::string_view tag = rest.substr(0, bar);
+        if (tag.empty()) {
+          return "empty tag in '" + Printable(f.text) + "' (tags are separated by '|')";
+        }
+        tags.emplace_back(tag);
+        if (bar == std::string_view::npos) break;
+        rest.remove_prefix(bar + 1);
+      }
+      *out = std::move(tags);
+      return "";
+    }
+  }
+  return "unknown attribute type";
+}
+
+Status ReadCsvText(const std::string& path, const std::string& text,
+                   const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
+                   std::vector<std::vector<Value>>* rows) {
+  std::string_view body(text);
+  body.remove_prefix(BomLength(text));
+  CsvReader reader(path, body);
+  if (reader.Done()) return Status::OK();  // no header, no rows
+
+  std::vector<CsvField> fields;
+  size_t line;
+  SIEVE_RETURN_IF_ERROR(reader.Next(&fields, &line));
+  std::vector<size_t> column_attr(fields.size());
+  std::vector<int> column_of_attr(schema.size(), -1);
+  for (size_t c = 0; c < fields.size(); ++c) {
+    const std::string name(TrimSpaces(fields[c].text));
+    const std::string where = "attributes file " + Printable(path) + ": line 1 (header): ";
+    if (name.empty()) {
+      return Status::InvalidArgument(where + "column " + std::to_string(c + 1) +
+                                     " has an empty name");
+    }
+    auto it = index.find(name);
+    if (it == index.end()) {
+      return Status::InvalidArgument(where + "column " + std::to_string(c + 1) + " '" +
+                                     Printable(name) + "' is not an attribute of the " +
+                                     "collection (" + SchemaNames(schema) + ")");
+    }
+    if (column_of_attr[it->second] >= 0) {
+      return Status::InvalidArgument(where + "column '" + Printable(name) + "' appears twice " +
+                                     "(columns " + std::to_string(column_of_attr[it->second] + 1) +
+                                     " and " + std::to_string(c + 1) + ")");
+    }
+    column_of_attr[it->second] = static_cast<int>(c);
+    column_attr[c] = it->second;
+  }
+
+  while (!reader.Done()) {
+    SIEVE_RETURN_IF_ERROR(reader.Next(&fields, &line));
+    const size_t row = rows->size();
+    if (fields.size() != column_attr.size()) {
+      const bool blank = fields.size() == 1 && fields[0].text.empty() && !fields[0].quoted;
+      return Status::InvalidArgument(Where(path, line, row) + ": expected " +
+                                     std::to_string(column_attr.size()) +
+                                     " fields as in the header, found " +
+                                     (blank ? std::string("a blank line")
+                                            : std::to_string(fields.size())));
+    }
+    std::vector<Value>& values = rows->emplace_back(schema.size());
+    for (size_t c = 0; c < fields.size(); ++c) {
+      const AttributeSpec& spec = schema[column_attr[c]];
+      std::string error = ConvertCsv(fields[c], spec.type, &values[column_attr[c]]);
+      if (!error.empty()) {
+        return Status::InvalidArgument(Where(path, line, row) + ", column '" +
+                                       Printable(spec.name) + "' (" + AttrTypeName(spec.type) +
+                                       "): " + error);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+using TextReader = Status (*)(const std::string&, const std::string&,
+                              const std::vector<AttributeSpec>&, const SchemaIndex&,
+                              std::vector<std::vector<Value>>*);
+
+Status ReadWith(TextReader read_text, const std::string& path,
+                const std::vector<AttributeSpec>& schema, size_t expected_rows,
+                std::vector<std::vector<Value>>* rows) {
+  try {
+    SchemaIndex index;
+    SIEVE_RETURN_IF_ERROR(BuildIndex(path, schema, &index));
+    std::string text;
+    SIEVE_RETURN_IF_ERROR(ReadWholeFile(path, &text));
+    rows->clear();
+    rows->reserve(expected_rows);
+    SIEVE_RETURN_IF_ERROR(read_text(path, text, schema, index, rows));
+    return CheckRowCount(path, rows->size(), expected_rows);
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("attributes file " + Printable(path) +
+                                     ": not enough memory to hold its rows");
+  } catch (const std::exception& e) {
+    return Status::Internal("attributes file " + Printable(path) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+Status ReadAttributesJsonl(const std::string& path, const std::vector<AttributeSpec>& schema,
+                           size_t expected_rows, std::vector<std::vector<Value>>* rows) {
+  return ReadWith(ReadJsonlText, path, schema, expected_rows, rows);
+}
+
+Status ReadAttributesCsv(const std::string& path, const std::vector<AttributeSpec>& schema,
+                         size_t expected_rows, std::vector<std::vector<Value>>* rows) {
+  return ReadWith(ReadCsvText, path, schema, expected_rows, rows);
+}
+
+Status ReadAttributes(const std::string& path, const std::vector<AttributeSpec>& schema,
+                      size_t expected_rows, std::vector<std::vector<Value>>* rows) {
+  const std::string ext = LowerExtension(path);
+  if (ext == ".jsonl" || ext == ".ndjson" || ext == ".json") {
+    return ReadAttributesJsonl(path, schema, expected_rows, rows);
+  }
+  if (ext == ".csv") return ReadAttributesCsv(path, schema, expected_rows, rows);
+  return Status::InvalidArgument("attributes file " + Printable(path) + ": unsupported format '" +
+                                 Printable(ext) + "'; expected .jsonl or .csv");
+}
+
+}  // namespace sieve::io

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -373,7 +374,15 @@ Status ReadMatrix(const std::string& path, NpyMatrix* out) {
       });
     default:
       return ReadItems(file, h.data_offset, count, 8, [dst](const unsigned char* p, uint64_t i) {
-        dst[i] = static_cast<float>(Load<double>(p));
+        // Converting an out-of-range double to float is undefined behaviour in C++, so
+        // overflow to ±inf is spelled out.
+        constexpr float kInf = std::numeric_limits<float>::infinity();
+        const double d = Load<double>(p);
+        if (std::fabs(d) <= std::numeric_limits<float>::max() || std::isnan(d)) {
+          dst[i] = static_cast<float>(d);
+        } else {
+          dst[i] = d > 0 ? kInf : -kInf;
+        }
         return Status::OK();
       });
   }

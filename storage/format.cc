@@ -1,0 +1,776 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "storage/format.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+#include <roaring/roaring.hh>
+
+namespace sieve::format {
+
+namespace {
+
+constexpr bool kLittleEndian = std::endian::native == std::endian::little;
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+bool IsNameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Reads past a cursor with bounds checks, so decoders can be written straight-line.
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : data_(data) {}
+  size_t remaining() const { return data_.size() - pos_; }
+  size_t pos() const { return pos_; }
+  bool Skip(size_t n) {
+    if (remaining() < n) return false;
+    pos_ += n;
+    return true;
+  }
+  bool U8(uint8_t* v) {
+    if (remaining() < 1) return false;
+    *v = static_cast<uint8_t>(data_[pos_++]);
+    return true;
+  }
+  bool U32(uint32_t* v) {
+    if (remaining() < 4) return false;
+    *v = GetFixed32(data_.data() + pos_);
+    pos_ += 4;
+    return true;
+  }
+  bool Bytes(size_t n, std::string_view* out) {
+    if (remaining() < n) return false;
+    *out = data_.substr(pos_, n);
+    pos_ += n;
+    return true;
+  }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+Status Truncated(std::string_view what, size_t need, size_t have) {
+  return Status::Corruption(std::string(what) + " is truncated: needs " + Num(need) +
+                            " bytes, has " + Num(have));
+}
+
+Status CheckVersion(std::string_view what, uint8_t version) {
+  if (version == kFormatVersion) return Status::OK();
+  return Status::Corruption(std::string(what) + " has format version " + Num(version) +
+                            ", this build reads version " + Num(kFormatVersion));
+}
+
+}  // namespace
+
+void PutFixed32BE(std::string* dst, uint32_t v) {
+  char buf[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                 static_cast<char>(v >> 8), static_cast<char>(v)};
+  dst->append(buf, 4);
+}
+
+uint32_t GetFixed32BE(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
+}
+
+void PutFixed32(std::string* dst, uint32_t v) {
+  char buf[4];
+  for (int i = 0; i < 4; ++i) buf[i] = static_cast<char>(v >> (8 * i));
+  dst->append(buf, 4);
+}
+
+void PutFixed64(std::string* dst, uint64_t v) {
+  char buf[8];
+  for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(v >> (8 * i));
+  dst->append(buf, 8);
+}
+
+uint32_t GetFixed32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | u[i];
+  return v;
+}
+
+uint64_t GetFixed64(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | u[i];
+  return v;
+}
+
+uint16_t FloatToHalf(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  const uint32_t abs = x & 0x7fffffff;
+  if (abs >= 0x7f800000) {  // infinity or NaN; NaN keeps a quiet bit so it stays NaN
+    return sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 | ((abs >> 13) & 0x3ff) : 0);
+  }
+  // 65520 is halfway between 65504 (the largest half) and 65536; ties-to-even gives infinity.
+  if (abs >= 0x477ff000) return sign | 0x7c00;
+  if (abs >= 0x38800000) {  // normal half: rebias the exponent (127 → 15) and round 13 bits
+    uint32_t h = (abs - 0x38000000) >> 13;
+    const uint32_t rem = abs & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;  // a carry into the exponent is right
+    return sign | static_cast<uint16_t>(h);
+  }
+  // Subnormal half (units of 2^-24) or zero.
+  const uint32_t exp = abs >> 23;
+  if (exp < 102) return sign;  // below 2^-25: rounds to zero
+  const uint32_t mant = (abs & 0x7fffff) | 0x800000;
+  const uint32_t shift = 126 - exp;  // 14 .. 24
+  uint32_t h = mant >> shift;
+  const uint32_t rem = mant & ((1u << shift) - 1);
+  const uint32_t halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (h & 1))) ++h;
+  return sign | static_cast<uint16_t>(h);
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  const uint32_t mant = h & 0x3ff;
+  if (exp == 0) {
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000 | (mant << 13));
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+// --- Keys -----------------------------------------------------------------------------------
+
+std::string CollectionKey(std::string_view name) {
+  return std::string(kCollectionKeyPrefix) + std::string(name);
+}
+
+std::string ShardStateKey(uint32_t collection_id, uint32_t shard) {
+  std::string key = kShardKeyPrefix;
+  PutFixed32BE(&key, collection_id);
+  PutFixed32BE(&key, shard);
+  return key;
+}
+
+bool ParseShardStateKey(std::string_view key, uint32_t* collection_id, uint32_t* shard) {
+  const std::string_view prefix = kShardKeyPrefix;
+  if (key.size() != prefix.size() + 8 || key.substr(0, prefix.size()) != prefix) return false;
+  *collection_id = GetFixed32BE(key.data() + prefix.size());
+  *shard = GetFixed32BE(key.data() + prefix.size() + 4);
+  return true;
+}
+
+std::string ChunkKey(char tag, uint32_t collection_id, uint32_t shard, uint32_t first_ordinal) {
+  std::string key = ChunkPrefix(tag, collection_id, shard);
+  PutFixed32BE(&key, first_ordinal);
+  return key;
+}
+
+std::string ChunkPrefix(char tag, uint32_t collection_id, uint32_t shard) {
+  std::string key(1, tag);
+  PutFixed32BE(&key, collection_id);
+  PutFixed32BE(&key, shard);
+  return key;
+}
+
+std::string PrefixSuccessor(std::string_view prefix) {
+  std::string s(prefix);
+  while (!s.empty()) {
+    auto& c = reinterpret_cast<unsigned char&>(s.back());
+    if (c != 0xff) {
+      ++c;
+      return s;
+    }
+    s.pop_back();
+  }
+  return s;
+}
+
+bool ParseChunkKey(std::string_view key, char* tag, uint32_t* collection_id, uint32_t* shard,
+                   uint32_t* first_ordinal) {
+  if (key.size() != kChunkKeySize) return false;
+  *tag = key[0];
+  *collection_id = GetFixed32BE(key.data() + 1);
+  *shard = GetFixed32BE(key.data() + 5);
+  *first_ordinal = GetFixed32BE(key.data() + 9);
+  return true;
+}
+
+// --- Collection metadata --------------------------------------------------------------------
+
+std::string EncodeMeta(const CollectionMeta& meta) {
+  nlohmann::ordered_json attrs = nlohmann::ordered_json::array();
+  for (const AttributeSpec& a : meta.spec.attributes) {
+    attrs.push_back({{"name", a.name}, {"type", AttrTypeName(a.type)}});
+  }
+  nlohmann::ordered_json j;
+  j["format_version"] = kFormatVersion;
+  j["id"] = meta.id;
+  j["spec"] = {{"name", meta.spec.name},
+               {"dim", meta.spec.dim},
+               {"metric", MetricName(meta.spec.metric)},
+               {"dtype", DTypeName(meta.spec.dtype)},
+               {"shards", meta.spec.shards},
+               {"attributes", std::move(attrs)}};
+  j["next_auto_id"] = meta.next_auto_id;
+  // Names are validated ASCII, so dump cannot meet invalid UTF-8; replace keeps it total.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+Status DecodeMeta(std::string_view value, CollectionMeta* meta) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      return Status::Corruption("collection metadata is not a JSON object");
+    }
+    auto field = [](const nlohmann::json& obj, const char* name) -> const nlohmann::json* {
+      auto it = obj.find(name);
+      return it == obj.end() ? nullptr : &*it;
+    };
+    const nlohmann::json* version = field(j, "format_version");
+    if (!version || !version->is_number_unsigned()) {
+      return Status::Corruption("collection metadata lacks an unsigned 'format_version'");
+    }
+    if (version->get<uint64_t>() != kFormatVersion) {
+      return Status::Corruption("collection metadata has format version " +
+                                Num(version->get<uint64_t>()) + ", this build reads version " +
+                                Num(kFormatVersion));
+    }
+    const nlohmann::json* id = field(j, "id");
+    const nlohmann::json* spec = field(j, "spec");
+    const nlohmann::json* next_auto_id = field(j, "next_auto_id");
+    if (!id || !id->is_number_unsigned() || id->get<uint64_t>() > UINT32_MAX) {
+      return Status::Corruption("collection metadata has a missing or bad 'id'");
+    }
+    if (!next_auto_id || !next_auto_id->is_number_integer() || next_auto_id->get<int64_t>() < 0) {
+      return Status::Corruption("collection metadata has a missing or bad 'next_auto_id'");
+    }
+    if (!spec || !spec->is_object()) {
+      return Status::Corruption("collection metadata lacks a 'spec' object");
+    }
+    CollectionMeta m;
+    m.id = id->get<uint32_t>();
+    m.next_auto_id = next_auto_id->get<int64_t>();
+    const nlohmann::json* name = field(*spec, "name");
+    const nlohmann::json* dim = field(*spec, "dim");
+    const nlohmann::json* metric = field(*spec, "metric");
+    const nlohmann::json* dtype = field(*spec, "dtype");
+    const nlohmann::json* shards = field(*spec, "shards");
+    const nlohmann::json* attrs = field(*spec, "attributes");
+    if (!name || !name->is_string()) return Status::Corruption("spec lacks a string 'name'");
+    m.spec.name = name->get<std::string>();
+    if (!dim || !dim->is_number_unsigned() || dim->get<uint64_t>() > UINT32_MAX) {
+      return Status::Corruption("spec has a missing or bad 'dim'");
+    }
+    m.spec.dim = dim->get<uint32_t>();
+    if (!shards || !shards->is_number_unsigned() || shards->get<uint64_t>() > UINT32_MAX) {
+      return Status::Corruption("spec has a missing or bad 'shards'");
+    }
+    m.spec.shards = shards->get<uint32_t>();
+    if (!metric || !metric->is_string()) return Status::Corruption("spec lacks 'metric'");
+    Status s = ParseMetric(metric->get<std::string>(), &m.spec.metric);
+    if (!s.ok()) return Status::Corruption("spec: " + s.message());
+    if (!dtype || !dtype->is_string()) return Status::Corruption("spec lacks 'dtype'");
+    s = ParseDType(dtype->get<std::string>(), &m.spec.dtype);
+    if (!s.ok()) return Status::Corruption("spec: " + s.message());
+    if (!attrs || !attrs->is_array()) return Status::Corruption("spec lacks 'attributes'");
+    for (const nlohmann::json& a : *attrs) {
+      const nlohmann::json* aname = a.is_object() ? field(a, "name") : nullptr;
+      const nlohmann::json* atype = a.is_object() ? field(a, "type") : nullptr;
+      if (!aname || !aname->is_string() || !atype || !atype->is_string()) {
+        return Status::Corruption("spec has a malformed attribute entry");
+      }
+      AttributeSpec as;
+      as.name = aname->get<std::string>();
+      s = ParseAttrType(atype->get<std::string>(), &as.type);
+      if (!s.ok()) return Status::Corruption("spec attribute '" + as.name + "': " + s.message());
+      m.spec.attributes.push_back(std::move(as));
+    }
+    s = ValidateSpec(m.spec);
+    if (!s.ok()) return Status::Corruption("spec is invalid: " + s.message());
+    *meta = std::move(m);
+    return Status::OK();
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string("collection metadata cannot be decoded: ") + e.what());
+  }
+}
+
+Status ValidateSpec(const CollectionSpec& spec) {
+  const std::string& name = spec.name;
+  if (name.empty() || name.size() > 128) {
+    return Status::InvalidArgument("collection name must be 1 to 128 characters, got " +
+                                   Num(name.size()));
+  }
+  for (char c : name) {
+    if (!IsNameChar(c) && c != '.' && c != '-') {
+      return Status::InvalidArgument("collection name '" + name +
+                                     "' may only contain A-Z, a-z, 0-9, '_', '.' and '-'");
+    }
+  }
+  const std::string where = "collection '" + name + "': ";
+  if (spec.dim < 1 || spec.dim > 65536) {
+    return Status::InvalidArgument(where + "dim must be 1 to 65536, got " + Num(spec.dim));
+  }
+  if (spec.shards < 1 || spec.shards > 1024) {
+    return Status::InvalidArgument(where + "shards must be 1 to 1024, got " + Num(spec.shards));
+  }
+  if (static_cast<uint8_t>(spec.metric) > static_cast<uint8_t>(Metric::kCosine)) {
+    return Status::InvalidArgument(where + "unknown metric " +
+                                   Num(static_cast<uint8_t>(spec.metric)));
+  }
+  if (static_cast<uint8_t>(spec.dtype) > static_cast<uint8_t>(DType::kFloat16)) {
+    return Status::InvalidArgument(where + "unknown dtype " +
+                                   Num(static_cast<uint8_t>(spec.dtype)));
+  }
+  std::set<std::string_view> seen;
+  for (size_t i = 0; i < spec.attributes.size(); ++i) {
+    const AttributeSpec& a = spec.attributes[i];
+    const std::string at = where + "attribute " + Num(i) + " '" + a.name + "': ";
+    if (a.name.empty() || a.name.size() > 128) {
+      return Status::InvalidArgument(at + "name must be 1 to 128 characters");
+    }
+    if (a.name[0] >= '0' && a.name[0] <= '9') {
+      return Status::InvalidArgument(at + "name must not start with a digit");
+    }
+    for (char c : a.name) {
+      if (!IsNameChar(c)) {
+        return Status::InvalidArgument(at + "name may only contain A-Z, a-z, 0-9 and '_'");
+      }
+    }
+    if (static_cast<uint8_t>(a.type) > static_cast<uint8_t>(AttrType::kTags)) {
+      return Status::InvalidArgument(at + "unknown type " + Num(static_cast<uint8_t>(a.type)));
+    }
+    if (!seen.insert(a.name).second) {
+      return Status::InvalidArgument(at + "name appears more than once");
+    }
+  }
+  return Status::OK();
+}
+
+// --- Shard state ----------------------------------------------------------------------------
+
+void EncodeShardState(const ShardState& state, std::string* out) {
+  out->clear();
+  out->push_back(static_cast<char>(kFormatVersion));
+  out->append(3, '\0');
+  PutFixed32(out, state.next_ordinal);
+  PutFixed64(out, state.live_rows);
+  const size_t n = state.deleted ? state.deleted->getSizeInBytes(/*portable=*/true) : 0;
+  PutFixed32(out, static_cast<uint32_t>(n));
+  if (state.deleted) {
+    const size_t at = out->size();
+    out->resize(at + n);
+    state.deleted->write(out->data() + at, /*portable=*/true);
+  }
+}
+
+Status DecodeShardState(std::string_view value, ShardState* state) {
+  if (value.size() < kShardStateHeaderSize) {
+    return Truncated("shard state", kShardStateHeaderSize, value.size());
+  }
+  SIEVE_RETURN_IF_ERROR(CheckVersion("shard state", static_cast<uint8_t>(value[0])));
+  ShardState s;
+  s.next_ordinal = GetFixed32(value.data() + 4);
+  s.live_rows = GetFixed64(value.data() + 8);
+  const uint32_t n = GetFixed32(value.data() + 16);
+  if (value.size() != kShardStateHeaderSize + n) {
+    return Status::Corruption("shard state is " + Num(value.size()) + " bytes, its header says " +
+                              Num(kShardStateHeaderSize + n));
+  }
+  if (n == 0) {
+    s.deleted = std::make_shared<roaring::Roaring>();
+  } else {
+    const char* buf = value.data() + kShardStateHeaderSize;
+    if (roaring_bitmap_portable_deserialize_size(buf, n) != n) {
+      return Status::Corruption("shard state's deleted bitmap (" + Num(n) +
+                                " bytes) is not a valid portable Roaring bitmap");
+    }
+    roaring_bitmap_t* r = roaring_bitmap_portable_deserialize_safe(buf, n);
+    if (r == nullptr) {
+      return Status::Corruption("shard state's deleted bitmap cannot be deserialized");
+    }
+    s.deleted = std::make_shared<roaring::Roaring>(r);
+  }
+  *state = std::move(s);
+  return Status::OK();
+}
+
+Status CheckShardState(const ShardState& state) {
+  const uint64_t deleted = state.deleted ? state.deleted->cardinality() : 0;
+  if (deleted > 0 && state.deleted->maximum() >= state.next_ordinal) {
+    return Status::InvalidArgument("deleted ordinal " + Num(state.deleted->maximum()) +
+                                   " is not below next_ordinal " + Num(state.next_ordinal));
+  }
+  if (state.live_rows + deleted != state.next_ordinal) {
+    return Status::InvalidArgument("live_rows " + Num(state.live_rows) + " + deleted " +
+                                   Num(deleted) + " != next_ordinal " + Num(state.next_ordinal));
+  }
+  return Status::OK();
+}
+
+// --- Vectors --------------------------------------------------------------------------------
+
+void EncodeVectorsHeader(uint32_t num_rows, uint32_t dim, DType dtype, std::string* out) {
+  out->push_back(static_cast<char>(kFormatVersion));
+  out->push_back(static_cast<char>(dtype));
+  out->append(2, '\0');
+  PutFixed32(out, num_rows);
+  PutFixed32(out, dim);
+}
+
+Status EncodeVectorsPayload(const float* data, uint32_t num_rows, uint32_t dim, DType dtype,
+                            std::string* out) {
+  const size_t n = size_t{num_rows} * dim;
+  for (size_t i = 0; i < n; ++i) {
+    const bool finite = dtype == DType::kFloat16 ? (FloatToHalf(data[i]) & 0x7c00) != 0x7c00
+                                                 : std::isfinite(data[i]);
+    if (!finite) {
+      return Status::InvalidArgument("vector row " + Num(i / dim) + " component " +
+                                     Num(i % dim) + " is not finite as " + DTypeName(dtype));
+    }
+  }
+  if (out == nullptr) return Status::OK();
+  const size_t at = out->size();
+  if (dtype == DType::kFloat16) {
+    out->resize(at + n * 2);
+    char* p = out->data() + at;
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t h = FloatToHalf(data[i]);
+      p[2 * i] = static_cast<char>(h);
+      p[2 * i + 1] = static_cast<char>(h >> 8);
+    }
+  } else if constexpr (kLittleEndian) {
+    out->append(reinterpret_cast<const char*>(data), n * 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) PutFixed32(out, std::bit_cast<uint32_t>(data[i]));
+  }
+  return Status::OK();
+}
+
+Status DecodeVectors(std::string_view value, uint32_t dim, DType dtype, uint32_t* num_rows,
+                     std::vector<float>* out) {
+  if (value.size() < kVectorsHeaderSize) {
+    return Truncated("vector chunk", kVectorsHeaderSize, value.size());
+  }
+  SIEVE_RETURN_IF_ERROR(CheckVersion("vector chunk", static_cast<uint8_t>(value[0])));
+  const auto stored_dtype = static_cast<uint8_t>(value[1]);
+  if (stored_dtype != static_cast<uint8_t>(dtype)) {
+    return Status::Corruption("vector chunk has dtype code " + Num(stored_dtype) +
+                              ", the collection's is " + DTypeName(dtype));
+  }
+  const uint32_t rows = GetFixed32(value.data() + 4);
+  const uint32_t stored_dim = GetFixed32(value.data() + 8);
+  if (stored_dim != dim) {
+    return Status::Corruption("vector chunk has dim " + Num(stored_dim) +
+                              ", the collection's is " + Num(dim));
+  }
+  const size_t n = size_t{rows} * dim;
+  const size_t width = dtype == DType::kFloat16 ? 2 : 4;
+  if (value.size() != kVectorsHeaderSize + n * width) {
+    return Status::Corruption("vector chunk of " + Num(rows) + " rows × " + Num(dim) + " is " +
+                              Num(value.size()) + " bytes, expected " +
+                              Num(kVectorsHeaderSize + n * width));
+  }
+  *num_rows = rows;
+  if (out == nullptr) return Status::OK();
+  out->resize(n);
+  const char* p = value.data() + kVectorsHeaderSize;
+  if (dtype == DType::kFloat16) {
+    for (size_t i = 0; i < n; ++i) {
+      const auto* u = reinterpret_cast<const unsigned char*>(p + 2 * i);
+      (*out)[i] = HalfToFloat(static_cast<uint16_t>(u[0] | (u[1] << 8)));
+    }
+  } else if constexpr (kLittleEndian) {
+    std::memcpy(out->data(), p, n * 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) (*out)[i] = std::bit_cast<float>(GetFixed32(p + 4 * i));
+  }
+  return Status::OK();
+}
+
+Status CheckFinite(const std::vector<float>& vectors, uint32_t dim) {
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    if (!std::isfinite(vectors[i])) {
+      return Status::Corruption("vector row " + Num(i / dim) + " component " + Num(i % dim) +
+                                " is not finite");
+    }
+  }
+  return Status::OK();
+}
+
+// --- Ids ------------------------------------------------------------------------------------
+
+void EncodeIdsHeader(uint32_t num_rows, std::string* out) {
+  out->push_back(static_cast<char>(kFormatVersion));
+  out->append(3, '\0');
+  PutFixed32(out, num_rows);
+}
+
+Status DecodeIds(std::string_view value, uint32_t* num_rows, std::vector<int64_t>* out) {
+  if (value.size() < kIdsHeaderSize) return Truncated("id chunk", kIdsHeaderSize, value.size());
+  SIEVE_RETURN_IF_ERROR(CheckVersion("id chunk", static_cast<uint8_t>(value[0])));
+  const uint32_t rows = GetFixed32(value.data() + 4);
+  if (value.size() != kIdsHeaderSize + size_t{rows} * 8) {
+    return Status::Corruption("id chunk of " + Num(rows) + " rows is " + Num(value.size()) +
+                              " bytes, expected " + Num(kIdsHeaderSize + size_t{rows} * 8));
+  }
+  *num_rows = rows;
+  if (out == nullptr) return Status::OK();
+  out->resize(rows);
+  const char* p = value.data() + kIdsHeaderSize;
+  if constexpr (kLittleEndian) {
+    std::memcpy(out->data(), p, size_t{rows} * 8);
+  } else {
+    for (size_t i = 0; i < rows; ++i) (*out)[i] = static_cast<int64_t>(GetFixed64(p + 8 * i));
+  }
+  return Status::OK();
+}
+
+// --- Attribute columns ----------------------------------------------------------------------
+
+Status CheckColumns(const std::vector<Column>& columns, const std::vector<AttributeSpec>& schema,
+                    uint32_t num_rows) {
+  if (columns.size() != schema.size()) {
+    return Status::InvalidArgument("chunk has " + Num(columns.size()) +
+                                   " attribute columns, the schema has " + Num(schema.size()));
+  }
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const Column& col = columns[c];
+    const std::string at = "attribute '" + schema[c].name + "': ";
+    if (col.type != schema[c].type) {
+      return Status::InvalidArgument(at + "column type " + AttrTypeName(col.type) +
+                                     " differs from the schema's " +
+                                     AttrTypeName(schema[c].type));
+    }
+    size_t values = 0;
+    switch (col.type) {
+      case AttrType::kInt:
+      case AttrType::kBool:
+        values = col.ints.size();
+        break;
+      case AttrType::kFloat:
+        values = col.floats.size();
+        break;
+      case AttrType::kString:
+        values = col.strings.size();
+        break;
+      case AttrType::kTags:
+        values = col.tags.size();
+        break;
+    }
+    if (col.valid.size() != num_rows || values != num_rows) {
+      return Status::InvalidArgument(at + "column holds " + Num(col.valid.size()) +
+                                     " validity flags and " + Num(values) +
+                                     " values, the chunk has " + Num(num_rows) + " rows");
+    }
+    for (size_t r = 0; r < num_rows; ++r) {
+      if (col.type == AttrType::kString && col.valid[r] && col.strings[r].size() > UINT32_MAX) {
+        return Status::InvalidArgument(at + "row " + Num(r) + ": string longer than 4 GiB");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+
+void PutBitmap(const std::vector<uint8_t>& flags, std::string* out) {
+  const size_t at = out->size();
+  out->append((flags.size() + 7) / 8, '\0');
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i]) (*out)[at + i / 8] |= static_cast<char>(1u << (i % 8));
+  }
+}
+
+void PutString(std::string_view s, std::string* out) {
+  PutFixed32(out, static_cast<uint32_t>(s.size()));
+  out->append(s);
+}
+
+void EncodeColumnBody(const Column& col, uint32_t num_rows, std::string* out) {
+  PutBitmap(col.valid, out);
+  switch (col.type) {
+    case AttrType::kInt:
+      for (uint32_t r = 0; r < num_rows; ++r) {
+        PutFixed64(out, col.valid[r] ? static_cast<uint64_t>(col.ints[r]) : 0);
+      }
+      break;
+    case AttrType::kFloat:
+      for (uint32_t r = 0; r < num_rows; ++r) {
+        PutFixed64(out, col.valid[r] ? std::bit_cast<uint64_t>(col.floats[r]) : 0);
+      }
+      break;
+    case AttrType::kBool: {
+      std::vector<uint8_t> bits(num_rows);
+      for (uint32_t r = 0; r < num_rows; ++r) bits[r] = col.valid[r] && col.ints[r] != 0;
+      PutBitmap(bits, out);
+      break;
+    }
+    case AttrType::kString:
+      for (uint32_t r = 0; r < num_rows; ++r) {
+        if (col.valid[r]) PutString(col.strings[r], out);
+      }
+      break;
+    case AttrType::kTags:
+      for (uint32_t r = 0; r < num_rows; ++r) {
+        if (!col.valid[r]) continue;
+        PutFixed32(out, static_cast<uint32_t>(col.tags[r].size()));
+        for (const std::string& t : col.tags[r]) PutString(t, out);
+      }
+      break;
+  }
+}
+
+bool BitAt(std::string_view bitmap, size_t i) {
+  return (static_cast<unsigned char>(bitmap[i / 8]) >> (i % 8)) & 1;
+}
+
+Status DecodeColumnBody(std::string_view body, AttrType type, uint32_t num_rows,
+                        Column* col) {
+  Reader in(body);
+  std::string_view validity;
+  const size_t bitmap_bytes = (size_t{num_rows} + 7) / 8;
+  if (!in.Bytes(bitmap_bytes, &validity)) {
+    return Truncated("validity bitmap", bitmap_bytes, body.size());
+  }
+  if (col != nullptr) {
+    col->type = type;
+    col->valid.resize(num_rows);
+    for (uint32_t r = 0; r < num_rows; ++r) col->valid[r] = BitAt(validity, r);
+  }
+  auto truncated = [&](uint32_t row) {
+    return Status::Corruption("column body is truncated at row " + Num(row));
+  };
+  switch (type) {
+    case AttrType::kInt:
+    case AttrType::kFloat: {
+      std::string_view values;
+      if (!in.Bytes(size_t{num_rows} * 8, &values)) return truncated(0);
+      if (col == nullptr) break;
+      if (type == AttrType::kInt) {
+        col->ints.resize(num_rows);
+        for (uint32_t r = 0; r < num_rows; ++r) {
+          col->ints[r] = static_cast<int64_t>(GetFixed64(values.data() + 8 * r));
+        }
+      } else {
+        col->floats.resize(num_rows);
+        for (uint32_t r = 0; r < num_rows; ++r) {
+          col->floats[r] = std::bit_cast<double>(GetFixed64(values.data() + 8 * r));
+        }
+      }
+      break;
+    }
+    case AttrType::kBool: {
+      std::string_view bits;
+      if (!in.Bytes(bitmap_bytes, &bits)) return truncated(0);
+      if (col == nullptr) break;
+      col->ints.resize(num_rows);
+      for (uint32_t r = 0; r < num_rows; ++r) col->ints[r] = BitAt(bits, r);
+      break;
+    }
+    case AttrType::kString:
+    case AttrType::kTags: {
+      if (col != nullptr) {
+        if (type == AttrType::kString) {
+          col->strings.assign(num_rows, std::string());
+        } else {
+          col->tags.assign(num_rows, std::vector<std::string>());
+        }
+      }
+      for (uint32_t r = 0; r < num_rows; ++r) {
+        if (!BitAt(validity, r)) continue;
+        uint32_t count = 1;
+        if (type == AttrType::kTags && !in.U32(&count)) return truncated(r);
+        // A corrupt count must not drive a huge allocation: each tag needs ≥ 4 bytes.
+        if (type == AttrType::kTags && count > in.remaining() / 4) return truncated(r);
+        if (col != nullptr && type == AttrType::kTags) col->tags[r].reserve(count);
+        for (uint32_t t = 0; t < count; ++t) {
+          uint32_t len = 0;
+          std::string_view bytes;
+          if (!in.U32(&len) || !in.Bytes(len, &bytes)) return truncated(r);
+          if (col == nullptr) continue;
+          if (type == AttrType::kString) {
+            col->strings[r].assign(bytes);
+          } else {
+            col->tags[r].emplace_back(bytes);
+          }
+        }
+      }
+      break;
+    }
+  }
+  if (in.remaining() != 0) {
+    return Status::Corruption("column body has " + Num(in.remaining()) + " trailing bytes");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void EncodeColumns(const std::vector<Column>& columns, uint32_t num_rows, std::string* out) {
+  out->push_back(static_cast<char>(kFormatVersion));
+  out->append(3, '\0');
+  PutFixed32(out, num_rows);
+  PutFixed32(out, static_cast<uint32_t>(columns.size()));
+  for (const Column& col : columns) {
+    out->push_back(static_cast<char>(col.type));
+    out->append(3, '\0');
+    const size_t len_at = out->size();
+    PutFixed32(out, 0);
+    EncodeColumnBody(col, num_rows, out);
+    const size_t body = out->size() - len_at - 4;
+    std::string len;
+    PutFixed32(&len, static_cast<uint32_t>(body));
+    out->replace(len_at, 4, len);
+  }
+}
+
+Status DecodeColumns(std::string_view value, const std::vector<AttributeSpec>& schema,
+                     uint32_t* num_rows, std::vector<Column>* out) {
+  Reader in(value);
+  uint8_t version = 0;
+  uint32_t rows = 0, count = 0;
+  if (!in.U8(&version) || !in.Skip(3) || !in.U32(&rows) || !in.U32(&count)) {
+    return Truncated("attribute chunk", kColumnsHeaderSize, value.size());
+  }
+  SIEVE_RETURN_IF_ERROR(CheckVersion("attribute chunk", version));
+  if (count != schema.size()) {
+    return Status::Corruption("attribute chunk has " + Num(count) + " columns, the schema has " +
+                              Num(schema.size()));
+  }
+  if (out != nullptr) {
+    out->clear();
+    out->resize(count);
+  }
+  for (uint32_t c = 0; c < count; ++c) {
+    const std::string at = "attribute chunk column " + Num(c) + " '" + schema[c].name + "'";
+    uint8_t type = 0;
+    uint32_t len = 0;
+    std::string_view body;
+    if (!in.U8(&type) || !in.Skip(3) || !in.U32(&len) || !in.Bytes(len, &body)) {
+      return Status::Corruption(at + " is truncated");
+    }
+    if (type != static_cast<uint8_t>(schema[c].type)) {
+      return Status::Corruption(at + " has type code " + Num(type) + ", the schema says " +
+                                AttrTypeName(schema[c].type));
+    }
+    Status s = DecodeColumnBody(body, schema[c].type, rows, out ? &(*out)[c] : nullptr);
+    if (!s.ok()) return s.WithContext(at);
+  }
+  if (in.remaining() != 0) {
+    return Status::Corruption("attribute chunk has " + Num(in.remaining()) + " trailing bytes");
+  }
+  *num_rows = rows;
+  return Status::OK();
+}
+
+}  // namespace sieve::format
