@@ -30,22 +30,22 @@ enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 
 struct FilterNode {
   enum class Kind : uint8_t {
-    kAll,        // the empty filter
-    kAnd,        // children, at least two
-    kOr,         // children, at least two
-    kNot,        // children[0]
-    kCompare,    // attr op literals[0]
-    kIn,         // attr IN literals (negated: NOT IN)
-    kBetween,    // attr BETWEEN literals[0] AND literals[1] (both inclusive)
-    kContains,   // tags attr CONTAINS literals[0]
-    kIsNull,     // attr IS NULL (negated: IS NOT NULL)
+    kAll,       // the empty filter
+    kAnd,       // children, at least two
+    kOr,        // children, at least two
+    kNot,       // children[0]
+    kCompare,   // attr op literals[0]
+    kIn,        // attr IN literals (negated: NOT IN)
+    kBetween,   // attr BETWEEN literals[0] AND literals[1] (both inclusive)
+    kContains,  // tags attr CONTAINS literals[0]
+    kIsNull,    // attr IS NULL (negated: IS NOT NULL)
   };
 
   Kind kind = Kind::kAll;
   size_t pos = 0;  // 1-based character position of the node's first token
   std::vector<std::unique_ptr<FilterNode>> children;
 
-  // Tests only.
+  // Attribute tests (the leaves) only.
   size_t attr = 0;  // index into the collection's attributes
   std::string attr_name;
   AttrType attr_type = AttrType::kInt;

@@ -51,164 +51,142 @@ size_t Utf8Length(unsigned char lead) {
   return 1;
 }
 
-class Lexer {
- public:
-  explicit Lexer(std::string_view text) : text_(text) {}
-
-  std::vector<Token> Run() {
-    std::vector<Token> out;
-    while (true) {
-      while (pos_ < text_.size() && IsSpace(text_[pos_])) ++pos_;
-      Token t = Next();
-      bool stop = t.kind == TokenKind::kEnd || t.kind == TokenKind::kError;
-      out.push_back(std::move(t));
-      if (stop) break;
-    }
-    if (out.back().kind == TokenKind::kError) {
-      Token end;
-      end.offset = text_.size();
-      out.push_back(std::move(end));
-    }
-    return out;
-  }
-
- private:
-  Token Make(TokenKind kind, size_t begin, size_t end) {
-    Token t;
-    t.kind = kind;
-    t.offset = begin;
-    t.text = text_.substr(begin, end - begin);
-    pos_ = end;
-    return t;
-  }
-
-  Token Error(size_t begin, size_t end, std::string what) {
-    Token t = Make(TokenKind::kError, begin, end);
-    t.error = std::move(what);
-    return t;
-  }
-
-  char At(size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
-
-  Token Next() {
-    const size_t b = pos_;
-    if (b >= text_.size()) return Make(TokenKind::kEnd, b, b);
-    const char c = text_[b];
-    if (IsIdentStart(c)) {
-      size_t e = b + 1;
-      while (IsIdentChar(At(e))) ++e;
-      return Make(KeywordOrIdent(text_.substr(b, e - b)), b, e);
-    }
-    if (IsDigit(c) || (c == '-' && IsDigit(At(b + 1)))) return Number(b);
-    if (c == '\'') return String(b);
-    switch (c) {
-      case '=':
-        return Make(TokenKind::kEq, b, b + 1);
-      case '!':
-        if (At(b + 1) == '=') return Make(TokenKind::kNe, b, b + 2);
-        break;
-      case '<':
-        if (At(b + 1) == '=') return Make(TokenKind::kLe, b, b + 2);
-        if (At(b + 1) == '>') return Make(TokenKind::kNe, b, b + 2);
-        return Make(TokenKind::kLt, b, b + 1);
-      case '>':
-        if (At(b + 1) == '=') return Make(TokenKind::kGe, b, b + 2);
-        return Make(TokenKind::kGt, b, b + 1);
-      case '(':
-        return Make(TokenKind::kLParen, b, b + 1);
-      case ')':
-        return Make(TokenKind::kRParen, b, b + 1);
-      case ',':
-        return Make(TokenKind::kComma, b, b + 1);
-      default:
-        break;
-    }
-    size_t len = std::min(Utf8Length(static_cast<unsigned char>(c)), text_.size() - b);
-    return Error(b, b + len, "unexpected character");
-  }
-
-  // -?digits ( '.' digits )? ( [eE] [+-]? digits )?, not followed by an identifier character
-  // or '.', which would make "12abc" or "1.2.3" silently two tokens.
-  Token Number(size_t b) {
-    size_t e = b;
-    if (At(e) == '-') ++e;
-    while (IsDigit(At(e))) ++e;
-    bool decimal = false, bad = false;
-    if (At(e) == '.') {
-      decimal = true;
-      ++e;
-      if (!IsDigit(At(e))) bad = true;
-      while (IsDigit(At(e))) ++e;
-    }
-    if (!bad && (At(e) == 'e' || At(e) == 'E')) {
-      decimal = true;
-      ++e;
-      if (At(e) == '+' || At(e) == '-') ++e;
-      if (!IsDigit(At(e))) bad = true;
-      while (IsDigit(At(e))) ++e;
-    }
-    if (IsIdentChar(At(e)) || At(e) == '.') bad = true;
-    if (bad) {
-      while (IsIdentChar(At(e)) || At(e) == '.' || At(e) == '+' || At(e) == '-') ++e;
-      return Error(b, e, "malformed number");
-    }
-    Token t = Make(decimal ? TokenKind::kDecimal : TokenKind::kInt, b, e);
-    const char* first = text_.data() + b;
-    const char* last = text_.data() + e;
-    if (decimal) {
-      auto [ptr, ec] = std::from_chars(first, last, t.decimal_value);
-      if (ec != std::errc() || ptr != last || !std::isfinite(t.decimal_value)) {
-        return Error(b, e, "number out of the range of a float64");
-      }
-    } else {
-      auto [ptr, ec] = std::from_chars(first, last, t.int_value);
-      if (ec != std::errc() || ptr != last) {
-        return Error(b, e, "integer out of the range of an int64");
-      }
-    }
-    return t;
-  }
-
-  Token String(size_t b) {
-    std::string value;
-    size_t e = b + 1;
-    while (true) {
-      if (e >= text_.size()) return Error(b, text_.size(), "unterminated string");
-      if (text_[e] == '\'') {
-        if (At(e + 1) == '\'') {
-          value.push_back('\'');
-          e += 2;
-          continue;
-        }
-        ++e;
-        break;
-      }
-      value.push_back(text_[e++]);
-    }
-    Token t = Make(TokenKind::kString, b, e);
-    t.string_value = std::move(value);
-    return t;
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
-
 }  // namespace
 
-std::vector<Token> Tokenize(std::string_view text) { return Lexer(text).Run(); }
-
-size_t CharPosition(std::string_view text, size_t offset) {
-  size_t pos = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++pos;
+Token Lexer::Make(TokenKind kind, size_t begin, size_t end) {
+  Token t;
+  t.kind = kind;
+  t.offset = begin;
+  t.text = text_.substr(begin, end - begin);
+  for (; counted_ < begin; ++counted_) {
+    if ((static_cast<unsigned char>(text_[counted_]) & 0xC0) != 0x80) ++counted_pos_;
   }
-  // An offset at or past the end names the position just after the last character.
-  return pos;
+  t.pos = counted_pos_;
+  pos_ = end;
+  return t;
 }
 
-Status FilterError(std::string_view text, size_t offset, std::string_view what,
-                   std::string_view got) {
+Token Lexer::Error(size_t begin, size_t end, std::string what) {
+  Token t = Make(TokenKind::kError, begin, end);
+  t.error = std::move(what);
+  done_ = true;
+  return t;
+}
+
+Token Lexer::Next() {
+  while (pos_ < text_.size() && IsSpace(text_[pos_])) ++pos_;
+  const size_t b = pos_;
+  if (done_ || b >= text_.size()) {
+    done_ = true;
+    return Make(TokenKind::kEnd, text_.size(), text_.size());
+  }
+  const char c = text_[b];
+  if (IsIdentStart(c)) {
+    size_t e = b + 1;
+    while (IsIdentChar(At(e))) ++e;
+    return Make(KeywordOrIdent(text_.substr(b, e - b)), b, e);
+  }
+  if (IsDigit(c) || (c == '-' && IsDigit(At(b + 1)))) return Number(b);
+  if (c == '\'') return String(b);
+  switch (c) {
+    case '=':
+      return Make(TokenKind::kEq, b, b + 1);
+    case '!':
+      if (At(b + 1) == '=') return Make(TokenKind::kNe, b, b + 2);
+      break;
+    case '<':
+      if (At(b + 1) == '=') return Make(TokenKind::kLe, b, b + 2);
+      if (At(b + 1) == '>') return Make(TokenKind::kNe, b, b + 2);
+      return Make(TokenKind::kLt, b, b + 1);
+    case '>':
+      if (At(b + 1) == '=') return Make(TokenKind::kGe, b, b + 2);
+      return Make(TokenKind::kGt, b, b + 1);
+    case '(':
+      return Make(TokenKind::kLParen, b, b + 1);
+    case ')':
+      return Make(TokenKind::kRParen, b, b + 1);
+    case ',':
+      return Make(TokenKind::kComma, b, b + 1);
+    default:
+      break;
+  }
+  size_t len = std::min(Utf8Length(static_cast<unsigned char>(c)), text_.size() - b);
+  return Error(b, b + len, "unexpected character");
+}
+
+// -?digits ( '.' digits )? ( [eE] [+-]? digits )?, not followed by an identifier character
+// or '.', which would make "12abc" or "1.2.3" silently two tokens.
+Token Lexer::Number(size_t b) {
+  size_t e = b;
+  if (At(e) == '-') ++e;
+  while (IsDigit(At(e))) ++e;
+  bool decimal = false, bad = false;
+  if (At(e) == '.') {
+    decimal = true;
+    ++e;
+    if (!IsDigit(At(e))) bad = true;
+    while (IsDigit(At(e))) ++e;
+  }
+  if (!bad && (At(e) == 'e' || At(e) == 'E')) {
+    decimal = true;
+    ++e;
+    if (At(e) == '+' || At(e) == '-') ++e;
+    if (!IsDigit(At(e))) bad = true;
+    while (IsDigit(At(e))) ++e;
+  }
+  if (IsIdentChar(At(e)) || At(e) == '.') bad = true;
+  if (bad) {
+    while (IsIdentChar(At(e)) || At(e) == '.' || At(e) == '+' || At(e) == '-') ++e;
+    return Error(b, e, "malformed number");
+  }
+  Token t = Make(decimal ? TokenKind::kDecimal : TokenKind::kInt, b, e);
+  const char* first = text_.data() + b;
+  const char* last = text_.data() + e;
+  if (decimal) {
+    auto [ptr, ec] = std::from_chars(first, last, t.decimal_value);
+    if (ec != std::errc() || ptr != last || !std::isfinite(t.decimal_value)) {
+      return Error(b, e, "number out of the range of a float64");
+    }
+  } else {
+    auto [ptr, ec] = std::from_chars(first, last, t.int_value);
+    if (ec != std::errc() || ptr != last) {
+      return Error(b, e, "integer out of the range of an int64");
+    }
+  }
+  return t;
+}
+
+Token Lexer::String(size_t b) {
+  std::string value;
+  size_t e = b + 1;
+  while (true) {
+    if (e >= text_.size()) return Error(b, text_.size(), "unterminated string");
+    if (text_[e] == '\'') {
+      if (At(e + 1) == '\'') {
+        value.push_back('\'');
+        e += 2;
+        continue;
+      }
+      ++e;
+      break;
+    }
+    value.push_back(text_[e++]);
+  }
+  Token t = Make(TokenKind::kString, b, e);
+  t.string_value = std::move(value);
+  return t;
+}
+
+std::vector<Token> Tokenize(std::string_view text) {
+  Lexer lexer(text);
+  std::vector<Token> out;
+  do {
+    out.push_back(lexer.Next());
+  } while (out.back().kind != TokenKind::kEnd && out.back().kind != TokenKind::kError);
+  return out;
+}
+
+Status FilterError(size_t pos, std::string_view what, std::string_view got) {
   constexpr size_t kMaxGot = 40;
   std::string shown(got.substr(0, kMaxGot));
   if (got.size() > kMaxGot) {
@@ -219,8 +197,7 @@ Status FilterError(std::string_view text, size_t offset, std::string_view what,
     if (!shown.empty() && static_cast<unsigned char>(shown.back()) >= 0xC0) shown.pop_back();
     shown += "...";
   }
-  return Status::InvalidArgument("filter: at position " +
-                                 std::to_string(CharPosition(text, offset)) + ": " +
+  return Status::InvalidArgument("filter: at position " + std::to_string(pos) + ": " +
                                  std::string(what) + " (got '" + shown + "')");
 }
 

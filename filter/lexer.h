@@ -47,26 +47,46 @@ enum class TokenKind : uint8_t {
 
 struct Token {
   TokenKind kind = TokenKind::kEnd;
-  size_t offset = 0;      // byte offset of the token's first character in the text
-  std::string_view text;  // the lexeme as written (a view into the filter text)
+  size_t offset = 0;         // byte offset of the token's first character in the text
+  size_t pos = 1;            // its 1-based character (UTF-8 code point) position
+  std::string_view text;     // the lexeme as written (a view into the filter text)
   int64_t int_value = 0;     // kInt
   double decimal_value = 0;  // kDecimal
   std::string string_value;  // kString (unescaped)
   std::string error;         // kError
 };
 
-// Splits `text` into tokens, always ending with one kEnd token (at offset text.size()). A
-// lexical error becomes a kError token and ends the list there (followed by kEnd), so that
-// errors are reported in text order. The tokens view `text`, which must outlive them.
+// Produces tokens on demand, so memory stays constant whatever the length of the filter. A
+// lexical error is a kError token (the parser reports it when it reaches it, so errors come
+// in text order); after the end or an error, Next() keeps returning kEnd. Tokens view `text`,
+// which must outlive them.
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
+  Token Next();
+
+ private:
+  Token Make(TokenKind kind, size_t begin, size_t end);
+  Token Error(size_t begin, size_t end, std::string what);
+  char At(size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
+  Token Number(size_t begin);
+  Token String(size_t begin);
+
+  std::string_view text_;
+  size_t pos_ = 0;  // byte offset of the next token
+  bool done_ = false;
+  // Character position of byte `counted_`, advanced as tokens are made, so positions cost
+  // O(length) in total.
+  size_t counted_ = 0;
+  size_t counted_pos_ = 1;
+};
+
+// Every token of `text` up to and including the first kEnd or kError (for tests).
 std::vector<Token> Tokenize(std::string_view text);
 
-// The 1-based character (UTF-8 code point) position of byte `offset` of `text`.
-size_t CharPosition(std::string_view text, size_t offset);
-
-// InvalidArgument "filter: at position P: <what> (got '<token>')", P per CharPosition; long
-// lexemes are shortened.
-Status FilterError(std::string_view text, size_t offset, std::string_view what,
-                   std::string_view got);
+// InvalidArgument "filter: at position P: <what> (got '<token>')"; long lexemes are
+// shortened.
+Status FilterError(size_t pos, std::string_view what, std::string_view got);
 
 }  // namespace sieve
 

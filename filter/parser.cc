@@ -34,8 +34,9 @@ const char* OpText(CompareOp op) {
 
 class Parser {
  public:
-  Parser(std::string_view text, const CollectionSpec& spec)
-      : text_(text), spec_(spec), tokens_(Tokenize(text)) {}
+  Parser(std::string_view text, const CollectionSpec& spec) : spec_(spec), lexer_(text) {
+    cur_ = lexer_.Next();
+  }
 
   Status Parse(std::unique_ptr<FilterNode>* out) {
     if (Peek().kind == TokenKind::kEnd) {
@@ -51,16 +52,16 @@ class Parser {
   }
 
  private:
-  const Token& Peek() const { return tokens_[next_]; }
-  const Token& Take() {
-    const Token& t = tokens_[next_];
-    if (t.kind != TokenKind::kEnd) ++next_;
+  // One token of lookahead; the lexer runs only as far as the parser reads.
+  const Token& Peek() const { return cur_; }
+  Token Take() {
+    Token t = cur_;
+    if (t.kind != TokenKind::kEnd) cur_ = lexer_.Next();
     return t;
   }
-  size_t Pos(const Token& t) const { return CharPosition(text_, t.offset); }
 
   Status ErrorAt(const Token& t, std::string_view what) const {
-    return FilterError(text_, t.offset, what, t.text);
+    return FilterError(t.pos, what, t.text);
   }
 
   // The error for the next token when it is not what the grammar needs here. A lexical error
@@ -132,17 +133,16 @@ class Parser {
   }
 
   Status ParseUnary(size_t depth, std::unique_ptr<FilterNode>* out) {
-    const Token& t = Peek();
-    if (t.kind == TokenKind::kNot || t.kind == TokenKind::kLParen) {
+    if (Peek().kind == TokenKind::kNot || Peek().kind == TokenKind::kLParen) {
       if (depth >= kMaxFilterDepth) {
-        return ErrorAt(t, "filter nested deeper than " + std::to_string(kMaxFilterDepth) +
-                              " levels of NOT and parentheses");
+        return ErrorAt(Peek(), "filter nested deeper than " + std::to_string(kMaxFilterDepth) +
+                                   " levels of NOT and parentheses");
       }
-      Take();
+      Token t = Take();
       if (t.kind == TokenKind::kNot) {
         auto node = std::make_unique<FilterNode>();
         node->kind = FilterNode::Kind::kNot;
-        node->pos = Pos(t);
+        node->pos = t.pos;
         std::unique_ptr<FilterNode> child;
         SIEVE_RETURN_IF_ERROR(ParseUnary(depth + 1, &child));
         node->children.push_back(std::move(child));
@@ -157,7 +157,7 @@ class Parser {
 
   Status ParseLiteral(FilterLiteral* lit) {
     const Token& t = Peek();
-    lit->pos = Pos(t);
+    lit->pos = t.pos;
     switch (t.kind) {
       case TokenKind::kInt:
         lit->kind = FilterLiteral::Kind::kInt;
@@ -213,7 +213,7 @@ class Parser {
   }
 
   Status ParseTest(std::unique_ptr<FilterNode>* out) {
-    const Token& name = Peek();
+    const Token name = Peek();
     if (name.kind != TokenKind::kIdent) {
       if (name.kind == TokenKind::kError || name.kind == TokenKind::kEnd) {
         return Unexpected("expected an attribute name, NOT or '('");
@@ -230,16 +230,16 @@ class Parser {
     Take();
     const AttributeSpec& a = spec_.attributes[attr];
     auto node = std::make_unique<FilterNode>();
-    node->pos = Pos(name);
+    node->pos = name.pos;
     node->attr = attr;
     node->attr_name = a.name;
     node->attr_type = a.type;
 
-    const Token& op = Peek();
+    const Token op = Peek();
     const std::string type_name = AttrTypeName(a.type);
     auto only_tags_ops = [&] {
-      return ErrorAt(op, "attribute '" + a.name +
-                             "' is tags and supports only CONTAINS and IS [NOT] NULL");
+      return ErrorAt(
+          op, "attribute '" + a.name + "' is tags and supports only CONTAINS and IS [NOT] NULL");
     };
     switch (op.kind) {
       case TokenKind::kEq:
@@ -261,7 +261,7 @@ class Parser {
         }
         Take();
         FilterLiteral lit;
-        const Token& lt = Peek();
+        const Token lt = Peek();
         SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
         SIEVE_RETURN_IF_ERROR(CheckComparable(a, lit, lt));
         node->literals.push_back(std::move(lit));
@@ -281,7 +281,7 @@ class Parser {
         if (Peek().kind == TokenKind::kRParen) return ErrorAt(Peek(), "empty IN list");
         while (true) {
           FilterLiteral lit;
-          const Token& lt = Peek();
+          const Token lt = Peek();
           SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
           SIEVE_RETURN_IF_ERROR(CheckComparable(a, lit, lt));
           node->literals.push_back(std::move(lit));
@@ -305,7 +305,7 @@ class Parser {
         for (int i = 0; i < 2; ++i) {
           if (i == 1) SIEVE_RETURN_IF_ERROR(Expect(TokenKind::kAnd, "expected AND in BETWEEN"));
           FilterLiteral lit;
-          const Token& lt = Peek();
+          const Token lt = Peek();
           SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
           SIEVE_RETURN_IF_ERROR(CheckComparable(a, lit, lt));
           node->literals.push_back(std::move(lit));
@@ -315,12 +315,12 @@ class Parser {
       case TokenKind::kContains: {
         node->kind = FilterNode::Kind::kContains;
         if (a.type != AttrType::kTags) {
-          return ErrorAt(op, "CONTAINS applies only to tags attributes; '" + a.name + "' is " +
-                                 type_name);
+          return ErrorAt(
+              op, "CONTAINS applies only to tags attributes; '" + a.name + "' is " + type_name);
         }
         Take();
         FilterLiteral lit;
-        const Token& lt = Peek();
+        const Token lt = Peek();
         SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
         if (lit.kind != FilterLiteral::Kind::kString) {
           return ErrorAt(lt, "CONTAINS needs a 'string' literal");
@@ -341,17 +341,18 @@ class Parser {
         break;
       }
       default:
-        return Unexpected("expected an operator (=, !=, <, <=, >, >=, IN, NOT IN, BETWEEN, "
-                          "CONTAINS or IS) after '" + a.name + "'");
+        return Unexpected(
+            "expected an operator (=, !=, <, <=, >, >=, IN, NOT IN, BETWEEN, "
+            "CONTAINS or IS) after '" +
+            a.name + "'");
     }
     *out = std::move(node);
     return Status::OK();
   }
 
-  std::string_view text_;
   const CollectionSpec& spec_;
-  std::vector<Token> tokens_;
-  size_t next_ = 0;
+  Lexer lexer_;
+  Token cur_;
 };
 
 void AppendLiteral(const FilterLiteral& lit, std::string* out) {

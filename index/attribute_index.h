@@ -49,6 +49,11 @@ class AttributeIndex {
   RowSet IntRange(int64_t lo, int64_t hi) const;
   RowSet FloatRange(double lo, bool lo_inclusive, double hi, bool hi_inclusive) const;
 
+  // Merges the values appended since the last range query into the range index now, so that
+  // the next query does not pay for it (ShardIndex::Load calls it after a bulk load). Safe to
+  // call concurrently with queries.
+  void BuildRangeIndex() const;
+
   // The value of one row (for checks and tests).
   Value ValueAt(uint32_t ordinal) const;
 

@@ -4,7 +4,7 @@
 
 #include <roaring/roaring.h>
 
-#include <roaring/roaring.hh>
+#include "storage/roaring.h"
 
 namespace sieve {
 

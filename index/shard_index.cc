@@ -94,8 +94,7 @@ Status ShardIndex::Load(Store* store, const CollectionMeta& meta) {
                                 std::to_string(chunk.first_ordinal) + " ends past next_ordinal " +
                                 std::to_string(state.next_ordinal));
     }
-    SIEVE_RETURN_IF_ERROR(
-        CheckChunk(chunk, vectors_.dim(), attributes_).WithContext(shard_name));
+    SIEVE_RETURN_IF_ERROR(CheckChunk(chunk, vectors_.dim(), attributes_).WithContext(shard_name));
     ApplyChunk(chunk);
     return Status::OK();
   }));
@@ -114,6 +113,8 @@ Status ShardIndex::Load(Store* store, const CollectionMeta& meta) {
                               std::to_string(deleted.Cardinality()) + " deleted");
   }
   SetDeleted(deleted);
+  // Sort the range indexes now: the first query after opening should not pay for the load.
+  for (const AttributeIndex& a : attributes_) a.BuildRangeIndex();
   return Status::OK();
 }
 

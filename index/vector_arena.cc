@@ -23,7 +23,8 @@ void VectorArena::Append(const float* rows, uint32_t n) {
   }
   const size_t old = static_cast<size_t>(rows_) * dim_;
   data_.resize(need_rows * dim_);
-  if (dim_ > 0) std::memcpy(data_.data() + old, rows, static_cast<size_t>(n) * dim_ * sizeof(float));
+  if (dim_ > 0)
+    std::memcpy(data_.data() + old, rows, static_cast<size_t>(n) * dim_ * sizeof(float));
   for (uint32_t r = 0; r < n; ++r) {
     // Accumulated in double so the stored norm is the correctly rounded float of the exact
     // value, whatever the dimension; L2 via |q|^2 + |x|^2 - 2 q.x relies on it.

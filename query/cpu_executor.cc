@@ -32,9 +32,10 @@ double MsSince(Clock::time_point t0) {
 constexpr uint32_t kLanes = 16;
 // Rows per work item in the SDDMM path.
 constexpr uint32_t kSddmmChunk = 256;
-// Below about this many multiply-adds per worker, a thread costs more than it saves
-// (std::thread start ~50 µs on the 2-core dev VM; ~2 GFLOP/s per core for scattered rows).
-constexpr double kMinWorkPerThread = 1 << 20;
+// Below about this many multiply-adds per worker (~1-2 ms of one core), a thread costs more
+// than it saves: on a shared 2-core machine a second worker may wait a scheduler slice (ms)
+// for a core, which the cpu_paths_bench sweeps of 2026-11-29 showed as 4 ms spikes at 2k rows.
+constexpr double kMinWorkPerThread = 1 << 23;
 // The score tile is kept near this many floats (256 KiB: well inside L2).
 constexpr uint32_t kTileFloats = 1 << 16;
 
@@ -61,7 +62,7 @@ struct Worker {
   std::vector<TopK> topk;     // one per query
   std::vector<float> worst;   // ldc: topk[q].worst_key(); -inf in padded lanes (never hit)
   std::vector<float> tile;    // tile_rows × ldc scores; padded lanes stay 0
-  std::vector<float> keys;    // ldc: keys of the row being selected
+  std::vector<uint8_t> hits;  // tile_rows: rows that may enter some query's top-k
   std::vector<float> block;   // gather: tile_rows × dim
   std::vector<float> norms;   // gather: tile_rows
   double gather_ms = 0, compute_ms = 0, select_ms = 0;
@@ -69,7 +70,7 @@ struct Worker {
   Worker(const Context& c, size_t tile_rows, size_t block_rows)
       : worst(c.ldc, -std::numeric_limits<float>::infinity()),
         tile(tile_rows * c.ldc, 0.0f),
-        keys(c.ldc, 0.0f),
+        hits(std::max(tile_rows, block_rows)),
         block(block_rows * c.dim),
         norms(block_rows) {
     topk.reserve(c.nq);
@@ -121,35 +122,46 @@ inline float KeyOf(float dot, float q_sq, float q_inv, float x_sq, float x_inv) 
 
 inline float InvNorm(float sq) { return sq > 0.0f ? 1.0f / std::sqrt(sq) : 0.0f; }
 
-// Turns the dot products of `n` rows (row j at tile + j * ldc) into keys and offers them to
-// the worker's selectors. ordinal(j) maps a tile row to its shard ordinal and x_sq[j] is its
-// squared norm. row_bits, when set, is a filter every query shares; query_bits[q], when set,
-// is query q's own filter.
-template <Metric M, typename OrdinalFn>
-void SelectRows(const Context& c, Worker* w, const float* tile, size_t n, const float* x_sq,
-                OrdinalFn ordinal, const uint32_t* row_bits,
-                const uint32_t* const* query_bits) {
-  float* keys = w->keys.data();
-  float* worst = w->worst.data();
-  const float* q_sq = c.q_sq.data();
-  const float* q_inv = c.q_inv.data();
+// Turns the dot products of `n` rows (row j at tile + j * ldc) into keys in place and sets
+// hits[j] when some query's key is within its current k-th (a superset of the rows to offer:
+// thresholds only tighten). Padded lanes stay finite (their query terms are 0) and never hit.
+template <Metric M>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void KeysAndHits(float* tile, size_t n, uint32_t ldc, const float* x_sq, const float* q_sq,
+                 const float* q_inv, const float* worst, uint8_t* hits) {
   for (size_t j = 0; j < n; ++j) {
-    const uint32_t o = ordinal(j);
-    if (row_bits != nullptr && !TestBit(row_bits, o)) continue;
-    const float* dots = tile + j * c.ldc;
+    float* kr = tile + j * ldc;
     const float xs = x_sq[j];
     const float xi = M == Metric::kCosine ? InvNorm(xs) : 0.0f;
     int any = 0;
-    for (uint32_t b = 0; b < c.ldc; b += kLanes) {
+    for (uint32_t b = 0; b < ldc; b += kLanes) {
       int hit = 0;
       for (uint32_t l = 0; l < kLanes; ++l) {
-        const float key = KeyOf<M>(dots[b + l], q_sq[b + l], q_inv[b + l], xs, xi);
-        keys[b + l] = key;
+        const float key = KeyOf<M>(kr[b + l], q_sq[b + l], q_inv[b + l], xs, xi);
+        kr[b + l] = key;
         hit |= key <= worst[b + l];
       }
       any |= hit;
     }
-    if (!any) continue;
+    hits[j] = static_cast<uint8_t>(any);
+  }
+}
+
+// Converts a tile of dot products to keys and offers them to the worker's selectors.
+// ordinal(j) maps a tile row to its shard ordinal and x_sq[j] is its squared norm. row_bits,
+// when set, is a filter every query shares; query_bits[q], when set, is query q's own filter.
+template <Metric M, typename OrdinalFn>
+void SelectRows(const Context& c, Worker* w, float* tile, size_t n, const float* x_sq,
+                OrdinalFn ordinal, const uint32_t* row_bits,
+                const uint32_t* const* query_bits) {
+  float* worst = w->worst.data();
+  uint8_t* hits = w->hits.data();
+  KeysAndHits<M>(tile, n, c.ldc, x_sq, c.q_sq.data(), c.q_inv.data(), worst, hits);
+  for (size_t j = 0; j < n; ++j) {
+    if (!hits[j]) continue;
+    const uint32_t o = ordinal(j);
+    if (row_bits != nullptr && !TestBit(row_bits, o)) continue;
+    const float* keys = tile + j * c.ldc;
     for (uint32_t q = 0; q < c.nq; ++q) {
       if (keys[q] <= worst[q] && (query_bits == nullptr || TestBit(query_bits[q], o))) {
         w->topk[q].PushKey(keys[q], o);
@@ -165,8 +177,27 @@ void SelectRows(const Context& c, Worker* w, const float* tile, size_t n, const 
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void DotRows4xLanes(const float* x0, const float* x1, const float* x2, const float* x3,
                     const float* qt, uint32_t dim, float* out, uint32_t ldc) {
+  // Even and odd dimensions go to separate accumulators: eight independent add chains.
   float a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, a3[kLanes] = {};
-  for (uint32_t d = 0; d < dim; ++d) {
+  float b0[kLanes] = {}, b1[kLanes] = {}, b2[kLanes] = {}, b3[kLanes] = {};
+  uint32_t d = 0;
+  for (; d + 2 <= dim; d += 2) {
+    const float* qd = qt + static_cast<size_t>(d) * kLanes;
+    const float* qe = qd + kLanes;
+    const float v0 = x0[d], v1 = x1[d], v2 = x2[d], v3 = x3[d];
+    const float w0 = x0[d + 1], w1 = x1[d + 1], w2 = x2[d + 1], w3 = x3[d + 1];
+    for (uint32_t l = 0; l < kLanes; ++l) {
+      a0[l] += v0 * qd[l];
+      a1[l] += v1 * qd[l];
+      a2[l] += v2 * qd[l];
+      a3[l] += v3 * qd[l];
+      b0[l] += w0 * qe[l];
+      b1[l] += w1 * qe[l];
+      b2[l] += w2 * qe[l];
+      b3[l] += w3 * qe[l];
+    }
+  }
+  if (d < dim) {
     const float* qd = qt + static_cast<size_t>(d) * kLanes;
     const float v0 = x0[d], v1 = x1[d], v2 = x2[d], v3 = x3[d];
     for (uint32_t l = 0; l < kLanes; ++l) {
@@ -177,10 +208,10 @@ void DotRows4xLanes(const float* x0, const float* x1, const float* x2, const flo
     }
   }
   for (uint32_t l = 0; l < kLanes; ++l) {
-    out[l] = a0[l];
-    out[ldc + l] = a1[l];
-    out[2 * ldc + l] = a2[l];
-    out[3 * ldc + l] = a3[l];
+    out[l] = a0[l] + b0[l];
+    out[ldc + l] = a1[l] + b1[l];
+    out[2 * ldc + l] = a2[l] + b2[l];
+    out[3 * ldc + l] = a3[l] + b3[l];
   }
 }
 
@@ -218,7 +249,9 @@ void DotQuery1x4(const float* q, const float* x0, const float* x1, const float* 
   out[3] = s3;
 }
 
-// Dot products of n ≤ tile rows (given by ordinals) with every query into w->tile.
+// Dot products of n ≤ kSddmmChunk rows (given by ordinals) with every query into w->tile.
+// Every row goes through the same kernel (a tail group repeats its last row and writes past
+// n, inside the tile), so equal rows get bit-identical scores and ties stay exact.
 void SddmmRows(const Context& c, Worker* w, const uint32_t* ords, size_t n) {
   float* tile = w->tile.data();
   const size_t dim = c.dim;
@@ -227,25 +260,16 @@ void SddmmRows(const Context& c, Worker* w, const uint32_t* ords, size_t n) {
   for (size_t j = 0; j < n; j += 4) {
     const float* x[4];
     for (size_t r = 0; r < 4; ++r) x[r] = c.vectors + ords[std::min(j + r, n - 1)] * dim;
-    if (j + 4 <= n) {
-      if (broadcast) {
-        for (uint32_t b = 0; b < c.ldc; b += kLanes) {
-          DotRows4xLanes(x[0], x[1], x[2], x[3], c.qt.data() + static_cast<size_t>(b) * dim,
-                         c.dim, tile + j * c.ldc + b, c.ldc);
-        }
-      } else {
-        float out[4];
-        for (uint32_t q = 0; q < c.nq; ++q) {
-          DotQuery1x4(c.queries + q * dim, x[0], x[1], x[2], x[3], c.dim, out);
-          for (size_t r = 0; r < 4; ++r) tile[(j + r) * c.ldc + q] = out[r];
-        }
+    if (broadcast) {
+      for (uint32_t b = 0; b < c.ldc; b += kLanes) {
+        DotRows4xLanes(x[0], x[1], x[2], x[3], c.qt.data() + static_cast<size_t>(b) * dim,
+                       c.dim, tile + j * c.ldc + b, c.ldc);
       }
     } else {
-      // Tail: compute four (repeating the last row) and keep the ones that exist.
       float out[4];
       for (uint32_t q = 0; q < c.nq; ++q) {
         DotQuery1x4(c.queries + q * dim, x[0], x[1], x[2], x[3], c.dim, out);
-        for (size_t r = 0; j + r < n; ++r) tile[(j + r) * c.ldc + q] = out[r];
+        for (size_t r = 0; r < 4; ++r) tile[(j + r) * c.ldc + q] = out[r];
       }
     }
   }
@@ -327,6 +351,7 @@ void RunSddmm(const CpuExecutorOptions& opt, const Context& c, const BatchFilter
     const size_t items = (ords.size() + kSddmmChunk - 1) / kSddmmChunk;
     const size_t threads =
         ChooseThreads(opt.threads, static_cast<double>(ords.size()) * c.nq * c.dim, items);
+    static_assert(kSddmmChunk % 4 == 0, "SddmmRows writes whole groups of 4 rows");
     std::vector<Worker> workers = MakeWorkers(c, threads, kSddmmChunk, 0);
     std::vector<float> x_sq(kSddmmChunk * threads);
     ParallelFor(threads, items, [&](size_t wi, size_t item) {

@@ -6,12 +6,28 @@ namespace sieve {
 
 PlannerThresholds PlannerThresholds::CpuDefaults() {
   PlannerThresholds t;
-  // MEASURED_CPU_THRESHOLDS
-  t.sddmm_max_rows = 2000;
-  t.gather_max_fraction = 0.03;
+  // Measured 2026-11-29 on the 2-core dev VM (Xeon, AVX-512, OpenBLAS 0.3.21 SkylakeX kernels,
+  // two workers) with tools/bench/cpu_paths_bench, l2, 16 queries, k=10, median of 5-7 reps:
+  //   cpu_paths_bench --rows 1000000 --dim 128 [--mode bitmap]
+  //   cpu_paths_bench --rows 200000 --dim 128 [--mode bitmap]
+  //   cpu_paths_bench --rows 200000 --dim 256
+  // The VM was shared with compiles (load 2-4), so single cells are noisy; the choices below
+  // follow what held across the sweeps. A wrong pick near a crossover costs little: the two
+  // paths are within ~20% of each other there.
+  //
+  // Bitset: SDDMM wins or ties gather up to 10k-20k passing rows (1M×128: 5.5 vs 11.6 ms at
+  // 20k, gather wins at 50k; 200k×128: tied at 10k-20k; dim 256: SDDMM never lost below 100k).
+  t.sddmm_max_rows = 20000;
+  // Unlike the GPU, dense GEMM straight from host memory is no faster than compacting first:
+  // gather won or tied up to 50% passing at 200k and 1M rows, dense only from ~70-100%.
+  t.gather_max_fraction = 0.5;
+  // Bitmap: per-query SDDMM wins while the mean per-query count is ≤ ~2k (200k×128: 3.97 vs
+  // 5.79 ms at 2k; 1M×128: tied at 2k; gather wins from 4-5k).
   t.bitmap_sddmm_max_rows = 2000;
-  t.bitmap_gather_max_fraction = 0.03;
-  t.source = "cpu";
+  // The union gather wins up to a union of ~56% of the rows (1M: 136 vs 207 ms); at a union
+  // of ~81% the two tie (1M) or dense wins (200k).
+  t.bitmap_gather_max_fraction = 0.6;
+  t.source = "cpu_paths_bench on the 2-core dev VM, 2026-11-29";
   return t;
 }
 

@@ -7,11 +7,11 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-#include <roaring/roaring.hh>
+#include "storage/roaring.h"
 
 namespace sieve::format {
 
@@ -73,8 +73,8 @@ Status CheckVersion(std::string_view what, uint8_t version) {
 }  // namespace
 
 void PutFixed32BE(std::string* dst, uint32_t v) {
-  char buf[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
-                 static_cast<char>(v >> 8), static_cast<char>(v)};
+  char buf[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                 static_cast<char>(v)};
   dst->append(buf, 4);
 }
 
@@ -434,8 +434,8 @@ Status EncodeVectorsPayload(const float* data, uint32_t num_rows, uint32_t dim, 
     const bool finite = dtype == DType::kFloat16 ? (FloatToHalf(data[i]) & 0x7c00) != 0x7c00
                                                  : std::isfinite(data[i]);
     if (!finite) {
-      return Status::InvalidArgument("vector row " + Num(i / dim) + " component " +
-                                     Num(i % dim) + " is not finite as " + DTypeName(dtype));
+      return Status::InvalidArgument("vector row " + Num(i / dim) + " component " + Num(i % dim) +
+                                     " is not finite as " + DTypeName(dtype));
     }
   }
   if (out == nullptr) return Status::OK();
@@ -470,8 +470,8 @@ Status DecodeVectors(std::string_view value, uint32_t dim, DType dtype, uint32_t
   const uint32_t rows = GetFixed32(value.data() + 4);
   const uint32_t stored_dim = GetFixed32(value.data() + 8);
   if (stored_dim != dim) {
-    return Status::Corruption("vector chunk has dim " + Num(stored_dim) +
-                              ", the collection's is " + Num(dim));
+    return Status::Corruption("vector chunk has dim " + Num(stored_dim) + ", the collection's is " +
+                              Num(dim));
   }
   const size_t n = size_t{rows} * dim;
   const size_t width = dtype == DType::kFloat16 ? 2 : 4;
@@ -548,8 +548,7 @@ Status CheckColumns(const std::vector<Column>& columns, const std::vector<Attrib
     const std::string at = "attribute '" + schema[c].name + "': ";
     if (col.type != schema[c].type) {
       return Status::InvalidArgument(at + "column type " + AttrTypeName(col.type) +
-                                     " differs from the schema's " +
-                                     AttrTypeName(schema[c].type));
+                                     " differs from the schema's " + AttrTypeName(schema[c].type));
     }
     size_t values = 0;
     switch (col.type) {
@@ -596,35 +595,36 @@ void PutString(std::string_view s, std::string* out) {
   out->append(s);
 }
 
-void EncodeColumnBody(const Column& col, uint32_t num_rows, std::string* out) {
-  PutBitmap(col.valid, out);
+void EncodeColumnBody(const Column& col, uint32_t begin, uint32_t num_rows, std::string* out) {
+  const std::vector<uint8_t> valid(col.valid.begin() + begin, col.valid.begin() + begin + num_rows);
+  PutBitmap(valid, out);
   switch (col.type) {
     case AttrType::kInt:
       for (uint32_t r = 0; r < num_rows; ++r) {
-        PutFixed64(out, col.valid[r] ? static_cast<uint64_t>(col.ints[r]) : 0);
+        PutFixed64(out, valid[r] ? static_cast<uint64_t>(col.ints[begin + r]) : 0);
       }
       break;
     case AttrType::kFloat:
       for (uint32_t r = 0; r < num_rows; ++r) {
-        PutFixed64(out, col.valid[r] ? std::bit_cast<uint64_t>(col.floats[r]) : 0);
+        PutFixed64(out, valid[r] ? std::bit_cast<uint64_t>(col.floats[begin + r]) : 0);
       }
       break;
     case AttrType::kBool: {
       std::vector<uint8_t> bits(num_rows);
-      for (uint32_t r = 0; r < num_rows; ++r) bits[r] = col.valid[r] && col.ints[r] != 0;
+      for (uint32_t r = 0; r < num_rows; ++r) bits[r] = valid[r] && col.ints[begin + r] != 0;
       PutBitmap(bits, out);
       break;
     }
     case AttrType::kString:
       for (uint32_t r = 0; r < num_rows; ++r) {
-        if (col.valid[r]) PutString(col.strings[r], out);
+        if (valid[r]) PutString(col.strings[begin + r], out);
       }
       break;
     case AttrType::kTags:
       for (uint32_t r = 0; r < num_rows; ++r) {
-        if (!col.valid[r]) continue;
-        PutFixed32(out, static_cast<uint32_t>(col.tags[r].size()));
-        for (const std::string& t : col.tags[r]) PutString(t, out);
+        if (!valid[r]) continue;
+        PutFixed32(out, static_cast<uint32_t>(col.tags[begin + r].size()));
+        for (const std::string& t : col.tags[begin + r]) PutString(t, out);
       }
       break;
   }
@@ -634,8 +634,7 @@ bool BitAt(std::string_view bitmap, size_t i) {
   return (static_cast<unsigned char>(bitmap[i / 8]) >> (i % 8)) & 1;
 }
 
-Status DecodeColumnBody(std::string_view body, AttrType type, uint32_t num_rows,
-                        Column* col) {
+Status DecodeColumnBody(std::string_view body, AttrType type, uint32_t num_rows, Column* col) {
   Reader in(body);
   std::string_view validity;
   const size_t bitmap_bytes = (size_t{num_rows} + 7) / 8;
@@ -716,7 +715,8 @@ Status DecodeColumnBody(std::string_view body, AttrType type, uint32_t num_rows,
 
 }  // namespace
 
-void EncodeColumns(const std::vector<Column>& columns, uint32_t num_rows, std::string* out) {
+void EncodeColumns(const std::vector<Column>& columns, uint32_t begin, uint32_t num_rows,
+                   std::string* out) {
   out->push_back(static_cast<char>(kFormatVersion));
   out->append(3, '\0');
   PutFixed32(out, num_rows);
@@ -726,7 +726,7 @@ void EncodeColumns(const std::vector<Column>& columns, uint32_t num_rows, std::s
     out->append(3, '\0');
     const size_t len_at = out->size();
     PutFixed32(out, 0);
-    EncodeColumnBody(col, num_rows, out);
+    EncodeColumnBody(col, begin, num_rows, out);
     const size_t body = out->size() - len_at - 4;
     std::string len;
     PutFixed32(&len, static_cast<uint32_t>(body));

@@ -114,7 +114,9 @@ Status DecodeIds(std::string_view value, uint32_t* num_rows, std::vector<int64_t
 // num_rows rows in the vector its type uses.
 Status CheckColumns(const std::vector<Column>& columns, const std::vector<AttributeSpec>& schema,
                     uint32_t num_rows);
-void EncodeColumns(const std::vector<Column>& columns, uint32_t num_rows, std::string* out);
+// Encodes rows [begin, begin + num_rows) of columns that passed CheckColumns.
+void EncodeColumns(const std::vector<Column>& columns, uint32_t begin, uint32_t num_rows,
+                   std::string* out);
 // Checks the value against `schema`; decodes into *out when it is non-null.
 Status DecodeColumns(std::string_view value, const std::vector<AttributeSpec>& schema,
                      uint32_t* num_rows, std::vector<Column>* out);

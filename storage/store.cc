@@ -5,6 +5,14 @@
 
 #include "storage/store.h"
 
+#include <rocksdb/convenience.h>
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/options.h>
+#include <rocksdb/slice.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
 #include <algorithm>
 #include <bit>
 #include <exception>
@@ -18,16 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include <rocksdb/convenience.h>
-#include <rocksdb/db.h>
-#include <rocksdb/env.h>
-#include <rocksdb/options.h>
-#include <rocksdb/slice.h>
-#include <rocksdb/table.h>
-#include <rocksdb/write_batch.h>
-#include <roaring/roaring.hh>
-
 #include "storage/format.h"
+#include "storage/roaring.h"
 
 namespace sieve {
 
@@ -36,6 +36,11 @@ namespace {
 namespace fmt = ::sieve::format;
 
 constexpr size_t kScanReadahead = 8 << 20;
+// Stored chunks hold at most this much vector payload; a caller's larger chunk is split.
+// Every value read allocates a buffer of its size, and glibc serves allocations above 32 MiB
+// with fresh mmap()s whose page faults made loading 1M × 128 floats in 32 MiB chunks 4–5×
+// slower than in 8 MiB chunks (measured with StoreBenchTest.LoadMillionVectors).
+constexpr size_t kMaxStoredVectorBytes = 8 << 20;
 // Vector chunks are tens of MB; a large memtable keeps bulk ingest from flushing per batch.
 constexpr size_t kVectorsWriteBuffer = 256 << 20;
 constexpr size_t kRowsWriteBuffer = 64 << 20;
@@ -122,6 +127,8 @@ class SnapshotGuard {
 
 // An iterator over the keys of one part of one shard, in ordinal order.
 struct PartCursor {
+  PartCursor(char t, rocksdb::ColumnFamilyHandle* f) : tag(t), family(f) {}
+
   char tag = 0;
   rocksdb::ColumnFamilyHandle* family = nullptr;
   std::string lower;
@@ -129,16 +136,23 @@ struct PartCursor {
   rocksdb::Slice upper_slice;
   std::unique_ptr<rocksdb::Iterator> it;
 
-  void Open(rocksdb::DB* db, const rocksdb::Snapshot* snapshot, bool fill_cache,
-            uint32_t collection_id, uint32_t shard) {
+  void Open(rocksdb::DB* db, const rocksdb::Snapshot* snapshot, bool bulk, uint32_t collection_id,
+            uint32_t shard) {
     lower = fmt::ChunkPrefix(tag, collection_id, shard);
     upper = fmt::PrefixSuccessor(lower);
     upper_slice = rocksdb::Slice(upper);
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
     ro.readahead_size = kScanReadahead;
-    ro.fill_cache = fill_cache;
     ro.iterate_upper_bound = &upper_slice;
+    if (bulk) {
+      // Vectors are read once into the index; caching them would only evict useful blocks.
+      ro.fill_cache = false;
+      // The packaged RocksDB computes CRC32C in software (~0.5 GB/s), which alone would make
+      // loading 1M × 128 floats take over a second. CheckFormat reads them with checksums
+      // verified.
+      ro.verify_checksums = false;
+    }
     it.reset(db->NewIterator(ro, family));
     it->Seek(lower);
   }
@@ -326,8 +340,8 @@ Status RocksStore::DoListCollections(std::vector<CollectionMeta>* metas) {
     Status s = fmt::DecodeMeta(View(it->value()), &m);
     if (!s.ok()) return s.WithContext("metadata key '" + key + "' in " + path_);
     if (fmt::CollectionKey(m.spec.name) != key) {
-      return Status::Corruption("metadata key '" + key + "' in " + path_ +
-                                " holds collection '" + m.spec.name + "'");
+      return Status::Corruption("metadata key '" + key + "' in " + path_ + " holds collection '" +
+                                m.spec.name + "'");
     }
     metas->push_back(std::move(m));
   }
@@ -346,8 +360,7 @@ Status RocksStore::DoGetCollection(const std::string& name, const rocksdb::Snaps
   Status s = fmt::DecodeMeta(value, &m);
   if (!s.ok()) return s.WithContext("collection '" + name + "' in " + path_);
   if (m.spec.name != name) {
-    return Status::Corruption("metadata of collection '" + name + "' names '" + m.spec.name +
-                              "'");
+    return Status::Corruption("metadata of collection '" + name + "' names '" + m.spec.name + "'");
   }
   *meta = std::move(m);
   return Status::OK();
@@ -362,8 +375,7 @@ Status RocksStore::ReadCurrentMeta(const CollectionMeta& meta, CollectionMeta* c
   return Status::OK();
 }
 
-Status RocksStore::DoReadShardState(const CollectionMeta& meta, uint32_t shard,
-                                    ShardState* state) {
+Status RocksStore::DoReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state) {
   if (shard >= meta.spec.shards) {
     return Status::InvalidArgument(Where(meta) + " has " + Num(meta.spec.shards) +
                                    " shards, no shard " + Num(shard));
@@ -391,12 +403,11 @@ Status RocksStore::DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint
   const bool want_ids = (parts & kChunkIds) || !(parts & (kChunkVectors | kChunkColumns));
   std::vector<PartCursor> cursors;
   cursors.reserve(3);
-  if (parts & kChunkVectors) cursors.push_back(PartCursor{fmt::kVectorsTag, vectors_});
-  if (want_ids) cursors.push_back(PartCursor{fmt::kIdsTag, rows_});
-  if (parts & kChunkColumns) cursors.push_back(PartCursor{fmt::kColumnsTag, rows_});
+  if (parts & kChunkVectors) cursors.emplace_back(fmt::kVectorsTag, vectors_);
+  if (want_ids) cursors.emplace_back(fmt::kIdsTag, rows_);
+  if (parts & kChunkColumns) cursors.emplace_back(fmt::kColumnsTag, rows_);
   for (PartCursor& c : cursors) {
-    // Vectors are read once into the index; caching them would only evict useful blocks.
-    c.Open(db_.get(), snapshot.get(), /*fill_cache=*/c.tag != fmt::kVectorsTag, meta.id, shard);
+    c.Open(db_.get(), snapshot.get(), /*bulk=*/c.tag == fmt::kVectorsTag, meta.id, shard);
   }
   PartCursor& driver = cursors.front();
   uint32_t expected = 0;
@@ -439,9 +450,9 @@ Status RocksStore::DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint
       }
       if (!s.ok()) return s.WithContext(where + " " + PartName(c.tag));
       if (have_rows && rows != chunk.num_rows) {
-        return Status::Corruption(where + ": the " + PartName(c.tag) + " chunk has " +
-                                  Num(rows) + " rows, the " + PartName(driver.tag) +
-                                  " chunk has " + Num(chunk.num_rows));
+        return Status::Corruption(where + ": the " + PartName(c.tag) + " chunk has " + Num(rows) +
+                                  " rows, the " + PartName(driver.tag) + " chunk has " +
+                                  Num(chunk.num_rows));
       }
       if (rows == 0) return Status::Corruption(where + ": empty " + PartName(c.tag) + " chunk");
       chunk.num_rows = rows;
@@ -470,6 +481,10 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
     return Status::InvalidArgument(Where(current) + ": next_auto_id " + Num(next_auto_id) +
                                    " would go below the stored " + Num(current.next_auto_id));
   }
+  // Large chunks are stored as several smaller ones (see kMaxStoredVectorBytes).
+  const size_t row_bytes = size_t{spec.dim} * (spec.dtype == DType::kFloat16 ? 2 : 4);
+  const uint32_t piece_rows =
+      static_cast<uint32_t>(std::max<size_t>(1, kMaxStoredVectorBytes / row_bytes));
   rocksdb::WriteBatch batch;
   std::set<uint32_t> seen;
   std::string header, payload, state_value;
@@ -511,49 +526,53 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
       Status s = fmt::CheckColumns(chunk->columns, spec.attributes, n);
       if (!s.ok()) return s.WithContext(where);
 
-      header.clear();
-      fmt::EncodeVectorsHeader(n, spec.dim, spec.dtype, &header);
-      rocksdb::Slice key_part;
-      const std::string vkey = fmt::ChunkKey(fmt::kVectorsTag, current.id, a.shard, next);
-      if (spec.dtype == DType::kFloat32 && std::endian::native == std::endian::little) {
-        // Float32 payload bytes are the floats themselves: hand them to the batch uncopied.
+      s = fmt::EncodeVectorsPayload(chunk->vectors.data(), n, spec.dim, spec.dtype, nullptr);
+      if (!s.ok()) return s.WithContext(where);
+      for (uint32_t off = 0; off < n; off += piece_rows) {
+        const uint32_t m = std::min(piece_rows, n - off);
+        const uint32_t ordinal = static_cast<uint32_t>(next) + off;
+        const float* vectors = chunk->vectors.data() + size_t{off} * spec.dim;
+        header.clear();
+        fmt::EncodeVectorsHeader(m, spec.dim, spec.dtype, &header);
+        const std::string vkey = fmt::ChunkKey(fmt::kVectorsTag, current.id, a.shard, ordinal);
+        if (spec.dtype == DType::kFloat32 && std::endian::native == std::endian::little) {
+          // Float32 payload bytes are the floats themselves: hand them to the batch uncopied.
+          rocksdb::Slice key(vkey);
+          rocksdb::Slice value[2] = {rocksdb::Slice(header),
+                                     rocksdb::Slice(reinterpret_cast<const char*>(vectors),
+                                                    size_t{m} * spec.dim * sizeof(float))};
+          SIEVE_RETURN_IF_ERROR(FromRocks(
+              batch.Put(vectors_, rocksdb::SliceParts(&key, 1), rocksdb::SliceParts(value, 2)),
+              where));
+        } else {
+          payload = header;
+          s = fmt::EncodeVectorsPayload(vectors, m, spec.dim, spec.dtype, &payload);
+          if (!s.ok()) return s.WithContext(where);
+          SIEVE_RETURN_IF_ERROR(FromRocks(batch.Put(vectors_, vkey, payload), where));
+        }
+
         payload.clear();
-        s = fmt::EncodeVectorsPayload(chunk->vectors.data(), n, spec.dim, spec.dtype, nullptr);
-        if (!s.ok()) return s.WithContext(where);
-        rocksdb::Slice parts[2] = {
-            rocksdb::Slice(header),
-            rocksdb::Slice(reinterpret_cast<const char*>(chunk->vectors.data()),
-                           chunk->vectors.size() * sizeof(float))};
-        rocksdb::Slice key(vkey);
+        fmt::EncodeIdsHeader(m, &payload);
+        for (uint32_t r = off; r < off + m; ++r) {
+          fmt::PutFixed64(&payload, static_cast<uint64_t>(chunk->ids[r]));
+        }
         SIEVE_RETURN_IF_ERROR(FromRocks(
-            batch.Put(vectors_, rocksdb::SliceParts(&key, 1), rocksdb::SliceParts(parts, 2)),
+            batch.Put(rows_, fmt::ChunkKey(fmt::kIdsTag, current.id, a.shard, ordinal), payload),
             where));
-      } else {
-        payload = header;
-        s = fmt::EncodeVectorsPayload(chunk->vectors.data(), n, spec.dim, spec.dtype, &payload);
-        if (!s.ok()) return s.WithContext(where);
-        SIEVE_RETURN_IF_ERROR(FromRocks(batch.Put(vectors_, vkey, payload), where));
+
+        payload.clear();
+        fmt::EncodeColumns(chunk->columns, off, m, &payload);
+        SIEVE_RETURN_IF_ERROR(FromRocks(
+            batch.Put(rows_, fmt::ChunkKey(fmt::kColumnsTag, current.id, a.shard, ordinal),
+                      payload),
+            where));
       }
-
-      payload.clear();
-      fmt::EncodeIdsHeader(n, &payload);
-      for (int64_t id : chunk->ids) fmt::PutFixed64(&payload, static_cast<uint64_t>(id));
-      SIEVE_RETURN_IF_ERROR(FromRocks(
-          batch.Put(rows_, fmt::ChunkKey(fmt::kIdsTag, current.id, a.shard, next), payload),
-          where));
-
-      payload.clear();
-      fmt::EncodeColumns(chunk->columns, n, &payload);
-      SIEVE_RETURN_IF_ERROR(FromRocks(
-          batch.Put(rows_, fmt::ChunkKey(fmt::kColumnsTag, current.id, a.shard, next), payload),
-          where));
       next += n;
     }
     if (a.new_state.next_ordinal != next) {
       return Status::InvalidArgument(Where(current, a.shard) + ": new next_ordinal " +
                                      Num(a.new_state.next_ordinal) +
-                                     " differs from the end of the appended chunks, " +
-                                     Num(next));
+                                     " differs from the end of the appended chunks, " + Num(next));
     }
     Status s = fmt::CheckShardState(a.new_state);
     if (!s.ok()) return s.WithContext(Where(current, a.shard) + ": new state");
@@ -568,8 +587,8 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
   return Write(&batch, "appending to " + Where(current));
 }
 
-Status RocksStore::DoCommitShardStates(
-    const CollectionMeta& meta, const std::vector<std::pair<uint32_t, ShardState>>& states) {
+Status RocksStore::DoCommitShardStates(const CollectionMeta& meta,
+                                       const std::vector<std::pair<uint32_t, ShardState>>& states) {
   CollectionMeta current;
   SIEVE_RETURN_IF_ERROR(ReadCurrentMeta(meta, &current));
   rocksdb::WriteBatch batch;
@@ -593,8 +612,8 @@ Status RocksStore::DoCommitShardStates(
     Status s = fmt::CheckShardState(state);
     if (!s.ok()) return s.WithContext(Where(current, shard));
     fmt::EncodeShardState(state, &value);
-    SIEVE_RETURN_IF_ERROR(FromRocks(
-        batch.Put(meta_, fmt::ShardStateKey(current.id, shard), value), Where(current, shard)));
+    SIEVE_RETURN_IF_ERROR(FromRocks(batch.Put(meta_, fmt::ShardStateKey(current.id, shard), value),
+                                    Where(current, shard)));
   }
   return Write(&batch, "updating shard states of " + Where(current));
 }
@@ -664,8 +683,7 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
         }
       } else if (key == fmt::kNextCollectionIdKey) {
         if (value.size() != 4) {
-          report.Add("metadata: next_collection_id is " + Num(value.size()) +
-                     " bytes, expected 4");
+          report.Add("metadata: next_collection_id is " + Num(value.size()) + " bytes, expected 4");
         } else {
           next_id = fmt::GetFixed32(value.data());
         }
@@ -712,8 +730,8 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
     }
     const CollectionMeta& m = c->second.meta;
     if (shard >= m.spec.shards) {
-      report.Add(Where(m, shard) + ": shard state beyond the collection's " +
-                 Num(m.spec.shards) + " shards");
+      report.Add(Where(m, shard) + ": shard state beyond the collection's " + Num(m.spec.shards) +
+                 " shards");
       continue;
     }
     c->second.shards[shard].state_present = true;
@@ -742,14 +760,12 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       char tag = 0;
       uint32_t cid = 0, shard = 0, first = 0;
-      const bool tag_ok = family == vectors_ ? it->key().size() > 0 &&
-                                                   it->key()[0] == fmt::kVectorsTag
-                                             : it->key().size() > 0 &&
-                                                   (it->key()[0] == fmt::kIdsTag ||
-                                                    it->key()[0] == fmt::kColumnsTag);
+      const bool tag_ok = family == vectors_
+                              ? it->key().size() > 0 && it->key()[0] == fmt::kVectorsTag
+                              : it->key().size() > 0 && (it->key()[0] == fmt::kIdsTag ||
+                                                         it->key()[0] == fmt::kColumnsTag);
       if (!tag_ok || !fmt::ParseChunkKey(View(it->key()), &tag, &cid, &shard, &first)) {
-        report.Add(std::string(family_name) + ": stray key of " + Num(it->key().size()) +
-                   " bytes");
+        report.Add(std::string(family_name) + ": stray key of " + Num(it->key().size()) + " bytes");
         continue;
       }
       auto c = collections.find(cid);
@@ -863,8 +879,16 @@ Status Store::Open(const StoreOptions& options, const std::string& path,
     vector_options.bottommost_compression = rocksdb::kNoCompression;
     vector_options.write_buffer_size = kVectorsWriteBuffer;
     vector_options.max_write_buffer_number = 3;
-    vector_options.target_file_size_base = 256 << 20;
-    vector_options.max_bytes_for_level_base = uint64_t{2} << 30;
+    vector_options.target_file_size_base = 64 << 20;
+    vector_options.max_bytes_for_level_base = 256 << 20;
+    // Chunks are written once and never overwritten or deleted, so compaction has nothing to
+    // reclaim: keep the values in blob files, written once at flush, and let compaction move
+    // only the small key/blob-reference entries.
+    vector_options.enable_blob_files = true;
+    vector_options.min_blob_size = 4096;
+    vector_options.blob_file_size = 256 << 20;
+    vector_options.blob_compression_type = rocksdb::kNoCompression;
+    vector_options.enable_blob_garbage_collection = false;
     {
       rocksdb::BlockBasedTableOptions table;
       // Each value is one block anyway; a large block keeps the index small for the rest.
@@ -889,15 +913,15 @@ Status Store::Open(const StoreOptions& options, const std::string& path,
     rocksdb::Status rs = rocksdb::DB::Open(db_options, path, families, &handles, &raw);
     if (!rs.ok()) {
       const std::string text = rs.ToString();
-      if (rs.IsIOError() && (text.find("lock") != std::string::npos ||
-                             text.find("LOCK") != std::string::npos)) {
-        return Status::IOError("database at " + path +
-                               " is in use by another process (" + text + ")");
+      if (rs.IsIOError() &&
+          (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
+        return Status::IOError("database at " + path + " is in use by another process (" + text +
+                               ")");
       }
       return FromRocks(rs, "opening database at " + path);
     }
-    auto result = std::make_unique<RocksStore>(path, std::unique_ptr<rocksdb::DB>(raw),
-                                               std::move(handles));
+    auto result =
+        std::make_unique<RocksStore>(path, std::unique_ptr<rocksdb::DB>(raw), std::move(handles));
     SIEVE_RETURN_IF_ERROR(result->Init());
     *store = std::move(result);
     return Status::OK();

@@ -3,15 +3,15 @@
 // Pure-data parts of the public API: Status text, enum names and parsers, and the JSON forms
 // of Explain and CollectionStats.
 
+#include "sieve/types.h"
+
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "sieve/db.h"
 #include "sieve/status.h"
-#include "sieve/types.h"
 
 namespace sieve {
 

@@ -105,7 +105,9 @@ void ExpectMatchesOracle(const std::vector<std::pair<uint32_t, float>>& got, Met
     const double next = i + 1 < want.size() ? want[i + 1].second : INFINITY;
     const bool isolated = std::abs(want[i].second - prev) > 2 * tol &&
                           std::abs(want[i].second - next) > 2 * tol;
-    if (isolated) EXPECT_EQ(id, want[i].first) << "rank " << i;
+    if (isolated) {
+      EXPECT_EQ(id, want[i].first) << "rank " << i;
+    }
   }
 }
 
@@ -186,7 +188,11 @@ INSTANTIATE_TEST_SUITE_P(Configs, CpuExecutorPathsTest,
                          ::testing::Values(CpuExecutorOptions{},
                                            // many small tiles over three workers: merges
                                            CpuExecutorOptions{3, 64, true},
-                                           CpuExecutorOptions{1, 0, true}));
+                                           CpuExecutorOptions{1, 0, true}),
+                         [](const ::testing::TestParamInfo<CpuExecutorOptions>& info) {
+                           return "threads" + std::to_string(info.param.threads) + "_tile" +
+                                  std::to_string(info.param.tile_rows);
+                         });
 
 bool HasStage(const ExecResult& r, const std::string& name) {
   for (const auto& [stage, ms] : r.stage_ms) {
@@ -251,22 +257,23 @@ TEST(CpuExecutorTest, NonPassingRowsNeverAppear) {
 // All rows identical: every distance ties, so each path must return the smallest passing
 // ordinals in ascending order, across tiles and workers.
 TEST(CpuExecutorTest, TiesGoToTheSmallerOrdinal) {
-  const uint32_t rows = 3000, dim = 5;
+  // Enough work (rows × queries × dim) that two workers split it.
+  const uint32_t rows = 20000, dim = 64, nq = 16;
   std::vector<float> one = test::RandomVectors(1, dim, 9);
   VectorArena arena(dim);
   for (uint32_t r = 0; r < rows; ++r) arena.Append(one.data(), 1);
   ShardView view{1, arena.generation(), arena.data(), arena.sq_norms(), rows, dim};
-  std::vector<float> queries = test::RandomVectors(3, dim, 10);
+  std::vector<float> queries = test::RandomVectors(nq, dim, 10);
   RowSet set = RandomSet(rows, 0.5, 11);
   std::vector<uint32_t> ords(set.Cardinality());
   set.ToArray(ords.data());
   CpuExecutor exec(CpuExecutorOptions{2, 64, true});
   for (bool per_query : {false, true}) {
     BatchFilters filters;
-    for (int q = 0; q < (per_query ? 3 : 1); ++q) filters.sets.push_back(&set);
+    for (uint32_t q = 0; q < (per_query ? nq : 1); ++q) filters.sets.push_back(&set);
     for (Metric metric : kMetrics) {
       for (SearchPath path : kPaths) {
-        ExecRequest req{queries.data(), 3, 20, metric, path};
+        ExecRequest req{queries.data(), nq, 20, metric, path};
         ExecResult result;
         ASSERT_TRUE(exec.Search(view, filters, req, &result).ok());
         for (const auto& list : result.neighbors) {

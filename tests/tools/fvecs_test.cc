@@ -84,9 +84,11 @@ TEST_F(FvecsTest, RejectsBadFiles) {
       {"inconsistent dimension",
        Record(2, {1, 2}) + Record(2, {3, 4}) + Record(3, {5, 6, 7}) + Record(2, {8, 9}),
        {"record 2", "dimension 3", "record 0 declares 2"}},
-      {"inconsistent last record", Record(3, {1, 2, 3}) + Record(2, {4, 5}),
+      {"inconsistent last record",
+       Record(3, {1, 2, 3}) + Record(2, {4, 5}),
        {"record 1", "dimension 2"}},
-      {"truncated last record", Record(3, {1, 2, 3}) + Record(3, {4, 5, 6}) + Record(3, {7}),
+      {"truncated last record",
+       Record(3, {1, 2, 3}) + Record(3, {4, 5, 6}) + Record(3, {7}),
        {"truncated", "record 2", "8 bytes", "expected 16"}},
       {"trailing garbage", Record(1, {1}) + "xy", {"truncated", "record 1"}},
   };

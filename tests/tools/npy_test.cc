@@ -95,10 +95,11 @@ TEST_F(NpyTest, WriterPadsHeaderTo64Bytes) {
   ASSERT_TRUE(WriteNpyMatrix(Path("a.npy"), v.data(), 1, 3).ok());
   std::ifstream f(Path("a.npy"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(bytes.size(), 64u + 12u);
-  EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-  EXPECT_EQ(bytes[63], '\n');
-  EXPECT_EQ(bytes.substr(64), Raw(v));
+  // 10 bytes of preamble and a 60-byte dict do not fit in 64 bytes, so the data starts at 128.
+  ASSERT_EQ(bytes.size(), 128u + 12u);
+  EXPECT_EQ(bytes.substr(0, 10), std::string("\x93NUMPY\x01\x00\x76\x00", 10));
+  EXPECT_EQ(bytes[127], '\n');
+  EXPECT_EQ(bytes.substr(128), Raw(v));
 }
 
 TEST_F(NpyTest, ZeroRowsIsAnEmptyMatrix) {
@@ -213,25 +214,35 @@ TEST_F(NpyTest, RejectsBadFiles) {
       {"bad magic", "\x93NUMPX\x01\x00" + std::string(100, ' '), {"bad magic"}},
       {"text file", "1,2,3\n4,5,6\n", {"bad magic"}},
       {"short preamble", std::string("\x93NUMPY\x01", 7), {"truncated .npy preamble"}},
-      {"v2 short preamble", std::string("\x93NUMPY\x02\x00\x10\x00", 10),
+      {"v2 short preamble",
+       std::string("\x93NUMPY\x02\x00\x10\x00", 10),
        {"truncated .npy preamble"}},
-      {"version 4", std::string("\x93NUMPY\x04\x00\x10\x00", 10) + std::string(16, ' '),
+      {"version 4",
+       std::string("\x93NUMPY\x04\x00\x10\x00", 10) + std::string(16, ' '),
        {"unsupported .npy format version 4.0"}},
-      {"minor 1", std::string("\x93NUMPY\x01\x01\x10\x00", 10) + std::string(16, ' '),
+      {"minor 1",
+       std::string("\x93NUMPY\x01\x01\x10\x00", 10) + std::string(16, ' '),
        {"version 1.1"}},
-      {"header longer than file", std::string("\x93NUMPY\x01\x00\xff\xff{}", 12),
+      {"header longer than file",
+       std::string("\x93NUMPY\x01\x00\xff\xff{}", 12),
        {"truncated header", "65535"}},
-      {"v2 huge header length", std::string("\x93NUMPY\x02\x00\xff\xff\xff\xff{}", 14),
+      {"v2 huge header length",
+       std::string("\x93NUMPY\x02\x00\xff\xff\xff\xff{}", 14),
        {"truncated header", "4294967295"}},
-      {"truncated data", NpyBytes(1, Dict("<f4", "(2, 3)"), data24.substr(0, 20)),
+      {"truncated data",
+       NpyBytes(1, Dict("<f4", "(2, 3)"), data24.substr(0, 20)),
        {"truncated: expected 24 bytes of data", "found 20"}},
-      {"trailing data", NpyBytes(1, Dict("<f4", "(2, 3)"), data24 + "xx"),
+      {"trailing data",
+       NpyBytes(1, Dict("<f4", "(2, 3)"), data24 + "xx"),
        {"expected 24 bytes", "found 26", "trailing"}},
-      {"header lies about rows", NpyBytes(1, Dict("<f4", "(1000000, 128)"), data24),
+      {"header lies about rows",
+       NpyBytes(1, Dict("<f4", "(1000000, 128)"), data24),
        {"truncated: expected 512000000 bytes of data", "found 24"}},
-      {"shape overflows", NpyBytes(1, Dict("<f4", "(4611686018427387904, 8)"), data24),
+      {"shape overflows",
+       NpyBytes(1, Dict("<f4", "(4611686018427387904, 8)"), data24),
        {"too large"}},
-      {"shape beyond uint64", NpyBytes(1, Dict("<f4", "(99999999999999999999999, 8)"), data24),
+      {"shape beyond uint64",
+       NpyBytes(1, Dict("<f4", "(99999999999999999999999, 8)"), data24),
        {"too large"}},
       {"big-endian", NpyBytes(1, Dict(">f4", "(2, 3)"), data24), {"big-endian", ">f4"}},
       {"fortran order", NpyBytes(1, Dict("<f4", "(2, 3)", true), data24), {"Fortran"}},
@@ -240,7 +251,8 @@ TEST_F(NpyTest, RejectsBadFiles) {
       {"0-D", NpyBytes(1, Dict("<f4", "()"), data24.substr(0, 4)), {"2-D", "()"}},
       {"zero columns", NpyBytes(1, Dict("<f4", "(5, 0)"), ""), {"0 columns"}},
       {"int dtype", NpyBytes(1, Dict("<i4", "(2, 3)"), data24), {"unsupported dtype '<i4'"}},
-      {"complex dtype", NpyBytes(1, Dict("<c8", "(2, 3)"), data24 + data24),
+      {"complex dtype",
+       NpyBytes(1, Dict("<c8", "(2, 3)"), data24 + data24),
        {"unsupported dtype '<c8'"}},
       {"string dtype", NpyBytes(1, Dict("<U10", "(2, 3)"), data24), {"unsupported dtype '<U10'"}},
       {"object dtype", NpyBytes(1, Dict("|O", "(2, 3)"), data24), {"unsupported dtype '|O'"}},
@@ -249,7 +261,8 @@ TEST_F(NpyTest, RejectsBadFiles) {
        NpyBytes(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3), }", data24),
        {"structured"}},
       {"not a dict", NpyBytes(1, "['<f4', False, (2, 3)]", data24), {"not a dict"}},
-      {"missing shape", NpyBytes(1, "{'descr': '<f4', 'fortran_order': False}", data24),
+      {"missing shape",
+       NpyBytes(1, "{'descr': '<f4', 'fortran_order': False}", data24),
        {"lacks 'shape'"}},
       {"unknown key",
        NpyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", data24),
@@ -260,10 +273,11 @@ TEST_F(NpyTest, RejectsBadFiles) {
        {"twice"}},
       {"negative dim", NpyBytes(1, Dict("<f4", "(-2, 3)"), data24), {"shape"}},
       {"float dim", NpyBytes(1, Dict("<f4", "(2.0, 3)"), data24), {"shape"}},
-      {"unclosed shape", NpyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3",
-                                  data24),
+      {"unclosed shape",
+       NpyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3", data24),
        {"shape"}},
-      {"fortran_order not bool", NpyBytes(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3)}", data24),
+      {"fortran_order not bool",
+       NpyBytes(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3)}", data24),
        {"fortran_order"}},
       {"junk after dict", NpyBytes(1, Dict("<f4", "(2, 3)") + " x", data24), {"after the header"}},
       {"binary header", NpyBytes(1, std::string("\x01\xff\n\0", 4), data24), {"not a dict"}},
@@ -327,8 +341,8 @@ TEST_F(NpyTest, IntegerDtypesAndColumnShape) {
   ASSERT_TRUE(ReadNpyInt64Vector(Path("a.npy"), &got).ok());
   EXPECT_EQ(got, (std::vector<int64_t>{4000000000, 1}));
 
-  WriteBytes(Path("a.npy"), NpyBytes(2, Dict("<u8", "(2,)"),
-                                     Raw(std::vector<uint64_t>{uint64_t{1} << 62, 3})));
+  WriteBytes(Path("a.npy"),
+             NpyBytes(2, Dict("<u8", "(2,)"), Raw(std::vector<uint64_t>{uint64_t{1} << 62, 3})));
   ASSERT_TRUE(ReadNpyInt64Vector(Path("a.npy"), &got).ok());
   EXPECT_EQ(got, (std::vector<int64_t>{int64_t{1} << 62, 3}));
 
@@ -344,8 +358,8 @@ TEST_F(NpyTest, IntegerDtypesAndColumnShape) {
 TEST_F(NpyTest, Int64RejectsBadFiles) {
   const std::string p = Path("ids.npy");
   std::vector<int64_t> got;
-  WriteBytes(p, NpyBytes(1, Dict("<u8", "(3,)"),
-                         Raw(std::vector<uint64_t>{1, 2, uint64_t{1} << 63})));
+  WriteBytes(p,
+             NpyBytes(1, Dict("<u8", "(3,)"), Raw(std::vector<uint64_t>{1, 2, uint64_t{1} << 63})));
   ExpectInvalid(ReadNpyInt64Vector(p, &got), {"row 2", "9223372036854775808", "int64"});
 
   WriteBytes(p, NpyBytes(1, Dict("<f8", "(3,)"), Raw(std::vector<double>{1, 2, 3})));

@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   }
   faiss::IndexFlatL2 faiss_index(static_cast<int>(dim));
   t0 = Clock::now();
-  faiss_index.add(static_cast<faiss::idx_t>(rows), x.data());
+  faiss_index.add(static_cast<faiss::Index::idx_t>(rows), x.data());
   const double faiss_add_ms = Ms(t0, Clock::now());
   std::printf("| stage | Sieve | FAISS | read once |\n|---|---|---|---|\n");
   std::printf("| ingest (CLI, .npy + .jsonl, durable) | %.0f ms = %.0f k rows/s | add: %.0f ms (in memory only) | %.1f ms |\n",
@@ -203,11 +203,11 @@ int main(int argc, char** argv) {
     faiss::SearchParameters params;
     params.sel = &sel;
     std::vector<float> dist(nq * k);
-    std::vector<faiss::idx_t> ids(nq * k);
+    std::vector<faiss::Index::idx_t> ids(nq * k);
     std::vector<double> ft;
     for (int r = 0; r < std::max(2, reps / 2) + 1; ++r) {
       auto a = Clock::now();
-      faiss_index.search(static_cast<faiss::idx_t>(nq), q.data(), static_cast<faiss::idx_t>(k),
+      faiss_index.search(static_cast<faiss::Index::idx_t>(nq), q.data(), static_cast<faiss::Index::idx_t>(k),
                          dist.data(), ids.data(), c == 1000 ? nullptr : &params);
       if (r > 0) ft.push_back(Ms(a, Clock::now()));
     }

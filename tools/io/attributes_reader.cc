@@ -7,13 +7,12 @@
 #include <cstdint>
 #include <exception>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "tools/io/file_util.h"
 
@@ -22,9 +21,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Integral values beyond 2^53 may already have been rounded when written as a decimal with a
-// fraction or exponent, so only smaller ones are taken as exact integers.
-constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+// An integral value of 2^53 or more written with a fraction or exponent may already have been
+// rounded by the parse (9007199254740993.0 reads as 2^53), so only smaller ones are exact.
+constexpr double kTwoTo53 = 9007199254740992.0;
 constexpr double kTwoTo63 = 9223372036854775808.0;
 
 using SchemaIndex = std::unordered_map<std::string, size_t>;
@@ -60,9 +59,7 @@ Status CheckRowCount(const std::string& path, size_t rows, size_t expected) {
 }
 
 // Skips a UTF-8 byte-order mark, which Excel and some Windows editors put first.
-size_t BomLength(const std::string& text) {
-  return text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-}
+size_t BomLength(const std::string& text) { return text.starts_with("\xEF\xBB\xBF") ? 3 : 0; }
 
 // ---------------------------------------------------------------------------------------------
 // JSON Lines
@@ -98,7 +95,7 @@ std::string ConvertJson(const Json& v, AttrType type, Value* out) {
           return "value " + DescribeJson(v) + " is out of int64 range";
         }
         if (d != std::trunc(d)) return "expected int, found non-integral " + DescribeJson(v);
-        if (std::fabs(d) > kMaxExactInteger) {
+        if (std::fabs(d) >= kTwoTo53) {
           return "value " + DescribeJson(v) +
                  " is not an exact integer; write it without a fraction or exponent";
         }
@@ -125,8 +122,7 @@ std::string ConvertJson(const Json& v, AttrType type, Value* out) {
       tags.reserve(v.size());
       for (size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_string()) {
-          return "tags must be strings, element " + std::to_string(i) + " is " +
-                 DescribeJson(v[i]);
+          return "tags must be strings, element " + std::to_string(i) + " is " + DescribeJson(v[i]);
         }
         tags.push_back(v[i].get<std::string>());
       }
@@ -163,7 +159,8 @@ std::string FindDuplicateKey(std::string_view line) {
     }
     return true;
   };
-  Json::parse(line.begin(), line.end(), cb, /*allow_exceptions=*/false);
+  Json parsed = Json::parse(line.begin(), line.end(), cb, /*allow_exceptions=*/false);
+  (void)parsed;
   return dup;
 }
 
@@ -200,9 +197,9 @@ Status ReadJsonlText(const std::string& path, const std::string& text,
     top_level_keys = 0;
     try {
       obj = Json::parse(line.begin(), line.end(), count_keys);
-    } catch (const Json::parse_error& e) {
-      return Status::InvalidArgument(Where(path, line_no, row) + ": malformed JSON: " +
-                                     ParseErrorText(e.what()));
+    } catch (const Json::exception& e) {  // parse_error, or out_of_range for 1e999
+      return Status::InvalidArgument(Where(path, line_no, row) +
+                                     ": invalid JSON: " + ParseErrorText(e.what()));
     }
     if (!obj.is_object()) {
       return Status::InvalidArgument(Where(path, line_no, row) + ": expected a JSON object, " +
@@ -361,8 +358,10 @@ std::string ConvertCsvInt(std::string_view s, Value* out) {
       *out = v;
       return "";
     }
-    if (ec == std::errc::result_out_of_range) return "value " + Printable(s) + " is out of int64 "
-                                                     "range";
+    if (ec == std::errc::result_out_of_range)
+      return "value " + Printable(s) +
+             " is out of int64 "
+             "range";
   }
   double d;
   bool out_of_range;
@@ -372,7 +371,7 @@ std::string ConvertCsvInt(std::string_view s, Value* out) {
   }
   if (d != std::trunc(d)) return "expected int, found non-integral number " + Printable(s);
   if (std::fabs(d) >= kTwoTo63) return "value " + Printable(s) + " is out of int64 range";
-  if (std::fabs(d) > kMaxExactInteger) {
+  if (std::fabs(d) >= kTwoTo53) {
     return "value " + Printable(s) +
            " is not an exact integer; write it without a fraction or exponent";
   }
@@ -492,11 +491,10 @@ Status ReadCsvText(const std::string& path, const std::string& text,
     const size_t row = rows->size();
     if (fields.size() != column_attr.size()) {
       const bool blank = fields.size() == 1 && fields[0].text.empty() && !fields[0].quoted;
-      return Status::InvalidArgument(Where(path, line, row) + ": expected " +
-                                     std::to_string(column_attr.size()) +
-                                     " fields as in the header, found " +
-                                     (blank ? std::string("a blank line")
-                                            : std::to_string(fields.size())));
+      return Status::InvalidArgument(
+          Where(path, line, row) + ": expected " + std::to_string(column_attr.size()) +
+          " fields as in the header, found " +
+          (blank ? std::string("a blank line") : std::to_string(fields.size())));
     }
     std::vector<Value>& values = rows->emplace_back(schema.size());
     for (size_t c = 0; c < fields.size(); ++c) {

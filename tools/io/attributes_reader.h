@@ -7,8 +7,8 @@
 // vector row i. An absent key and JSON null are both null. Keys must be schema attributes and
 // appear once. Blank lines are errors; only the file's last line may end without '\n'.
 //   int     a JSON integer within int64, or an integral number such as 3.0 whose magnitude is
-//           at most 2^53 (so that it was read exactly)
-//   float   any JSON number within float64's range
+//           below 2^53 (so that it was read exactly)
+//   float   any JSON number (a literal beyond float64's range, like 1e999, is a JSON error)
 //   string  a JSON string
 //   bool    true or false
 //   tags    an array of strings (may be empty)
@@ -19,7 +19,7 @@
 // fields may hold commas and line breaks. Records end with LF or CRLF. An empty unquoted field
 // is null.
 //   int     an optionally signed decimal integer within int64 (3.0 and 1e3 are accepted when
-//           integral and at most 2^53 in magnitude, as pandas writes nullable int columns)
+//           integral and below 2^53 in magnitude, as pandas writes nullable int columns)
 //   float   a finite decimal number; nan and inf are errors
 //   bool    true, false, 1 or 0, in any letter case
 //           (for int, float and bool, surrounding spaces are ignored and an empty or all-space

@@ -118,9 +118,8 @@ class HeaderParser {
     return true;
   }
   void SkipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-            text_[pos_] == '\r')) {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -210,8 +209,8 @@ Status ReadHeader(const InputFile& file, const std::string& path, NpyHeader* h) 
       return Status::InvalidArgument(Prefix(path) + "truncated .npy preamble (" +
                                      std::to_string(size) + " bytes)");
     }
-    header_len = pre[8] | (uint64_t{pre[9]} << 8) | (uint64_t{pre[10]} << 16) |
-                 (uint64_t{pre[11]} << 24);
+    header_len =
+        pre[8] | (uint64_t{pre[9]} << 8) | (uint64_t{pre[10]} << 16) | (uint64_t{pre[11]} << 24);
     preamble = 12;
   } else {
     return Status::InvalidArgument(Prefix(path) + "unsupported .npy format version " +
@@ -248,8 +247,8 @@ Status ReadHeader(const InputFile& file, const std::string& path, NpyHeader* h) 
   h->itemsize = static_cast<size_t>(std::stoul(d.substr(2)));
   if (h->byte_order == '>' && h->itemsize > 1) {
     return Status::InvalidArgument(Prefix(path) + "big-endian dtype '" + Printable(d) +
-                                   "' is not supported; convert it with a.astype('<" +
-                                   h->kind + std::to_string(h->itemsize) + "')");
+                                   "' is not supported; convert it with a.astype('<" + h->kind +
+                                   std::to_string(h->itemsize) + "')");
   }
   if (h->fortran_order) {
     return Status::InvalidArgument(
@@ -271,8 +270,7 @@ Status CheckDataSize(const std::string& path, const NpyHeader& h, uint64_t count
   if (h.data_bytes < expected) {
     return Status::InvalidArgument(Prefix(path) + "truncated: expected " +
                                    std::to_string(expected) + " bytes of data for shape " +
-                                   ShapeText(h.shape) + ", found " +
-                                   std::to_string(h.data_bytes));
+                                   ShapeText(h.shape) + ", found " + std::to_string(h.data_bytes));
   }
   if (h.data_bytes > expected) {
     return Status::InvalidArgument(Prefix(path) + "expected " + std::to_string(expected) +
@@ -349,8 +347,7 @@ Status ReadMatrix(const std::string& path, NpyMatrix* out) {
                                    "or float64 ('<f8')");
   }
   if (h.shape[1] == 0) {
-    return Status::InvalidArgument(Prefix(path) + "shape " + ShapeText(h.shape) +
-                                   " has 0 columns");
+    return Status::InvalidArgument(Prefix(path) + "shape " + ShapeText(h.shape) + " has 0 columns");
   }
   uint64_t count;
   if (__builtin_mul_overflow(h.shape[0], h.shape[1], &count)) {
@@ -394,8 +391,10 @@ Status ReadInt64Vector(const std::string& path, std::vector<int64_t>* out) {
   NpyHeader h;
   SIEVE_RETURN_IF_ERROR(ReadHeader(file, path, &h));
   if (!(h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1))) {
-    return Status::InvalidArgument(Prefix(path) + "expected a 1-D array (n,) or (n, 1), found "
-                                   "shape " + ShapeText(h.shape));
+    return Status::InvalidArgument(Prefix(path) +
+                                   "expected a 1-D array (n,) or (n, 1), found "
+                                   "shape " +
+                                   ShapeText(h.shape));
   }
   if ((h.kind != 'i' && h.kind != 'u') ||
       (h.itemsize != 1 && h.itemsize != 2 && h.itemsize != 4 && h.itemsize != 8)) {
@@ -413,8 +412,7 @@ Status ReadInt64Vector(const std::string& path, std::vector<int64_t>* out) {
   const bool is_signed = h.kind == 'i';
   const size_t itemsize = h.itemsize;
   return ReadItems(
-      file, h.data_offset, count, itemsize,
-      [&](const unsigned char* p, uint64_t i) -> Status {
+      file, h.data_offset, count, itemsize, [&](const unsigned char* p, uint64_t i) -> Status {
         switch (itemsize) {
           case 1:
             dst[i] = is_signed ? Load<int8_t>(p) : Load<uint8_t>(p);
@@ -441,8 +439,8 @@ Status ReadInt64Vector(const std::string& path, std::vector<int64_t>* out) {
 
 Status WriteArray(const std::string& path, const std::string& descr, const std::string& shape,
                   const void* data, size_t bytes) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape +
-                       ", }";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // NumPy pads so that the data starts on a 64-byte boundary; readers that mmap rely on it.
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');

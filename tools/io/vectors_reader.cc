@@ -3,9 +3,9 @@
 #include "tools/io/vectors_reader.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "tools/io/file_util.h"
 #include "tools/io/fvecs.h"
@@ -25,20 +25,31 @@ Status ReadVectorsFile(const std::string& path, NpyMatrix* out) {
   return CheckFiniteVectors(path, *out);
 }
 
+namespace {
+
+// True when any of data[0, n) is NaN or infinite (all exponent bits set). Branch-free so that
+// the compiler vectorizes it; a constant `n` lets GCC's -O2 cost model do so too.
+template <size_t n>
+bool AnyNonFinite(const float* data) {
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, data + i, sizeof(bits));
+    bad |= static_cast<uint32_t>((bits & 0x7F800000u) == 0x7F800000u);
+  }
+  return bad != 0;
+}
+
+}  // namespace
+
 Status CheckFiniteVectors(const std::string& path, const NpyMatrix& m) {
-  // A branch-free test per block lets the compiler vectorize the scan of the usual all-finite
-  // input; only a block that holds a bad value is searched element by element.
-  constexpr size_t kBlock = 4096;
+  constexpr size_t kBlock = 1024;
   const float* data = m.data.data();
   const size_t n = m.data.size();
   for (size_t begin = 0; begin < n; begin += kBlock) {
-    const size_t end = std::min(n, begin + kBlock);
-    uint32_t bad = 0;
-    for (size_t i = begin; i < end; ++i) {
-      bad |= (std::bit_cast<uint32_t>(data[i]) & 0x7F800000u) == 0x7F800000u;
-    }
-    if (bad == 0) continue;
-    for (size_t i = begin; i < end; ++i) {
+    // Only a block that holds a bad value is searched element by element.
+    if (n - begin >= kBlock && !AnyNonFinite<kBlock>(data + begin)) continue;
+    for (size_t i = begin; i < std::min(n, begin + kBlock); ++i) {
       if (std::isfinite(data[i])) continue;
       return Status::InvalidArgument("file " + Printable(path) + ": row " +
                                      std::to_string(i / m.cols) + ", column " +

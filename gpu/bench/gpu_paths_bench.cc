@@ -1,0 +1,282 @@
+// Copyright 2026 The Sieve Authors.
+//
+// gpu_paths_bench: times each GPU path (SDDMM, gather, dense) on one shard and one bitset
+// filter per selectivity, with CUDA events after warm-up, and prints medians.
+//
+// Default shape (issue 3): 10M × 128 float16 rows, 100 queries, k = 64, l2, bitsets passing
+// 0.01 %, 0.1 %, 1 %, 10 %, 100 % of rows, plus exactly 1,000 rows (the SDDMM goal).
+// What is timed: GpuExecutor::TimeDevicePart — filter and query upload from pinned memory,
+// compaction, distances, top-k and the download of the results. Roaring → bitset on the host
+// and result assembly are not timed (they are reported once per case as host_ms).
+//
+// Usage: gpu_paths_bench [--rows N] [--dim D] [--queries Q] [--k K] [--dtype f16|f32]
+//                        [--metric l2|ip|cosine] [--warmup W] [--reps R]
+//                        [--fractions 0.0001,0.001,...] [--extra-rows 1000,...]
+//                        [--paths sddmm,gather,dense]
+// Output: a table on stderr and one JSON line per (case, path) on stdout.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/gpu_executor.h"
+#include "index/row_set.h"
+
+namespace {
+
+using sieve::DType;
+using sieve::Metric;
+using sieve::SearchPath;
+
+struct Options {
+  uint32_t rows = 10'000'000;
+  uint32_t dim = 128;
+  uint32_t queries = 100;
+  uint32_t k = 64;
+  DType dtype = DType::kFloat16;
+  Metric metric = Metric::kL2;
+  int warmup = 3;
+  int reps = 20;
+  std::vector<double> fractions = {0.0001, 0.001, 0.01, 0.1, 1.0};
+  std::vector<uint64_t> extra_rows = {1000};
+  std::vector<SearchPath> paths = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
+};
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+[[noreturn]] void Usage(const char* msg) {
+  std::fprintf(stderr, "gpu_paths_bench: %s\n", msg);
+  std::exit(1);
+}
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Usage(("missing value after " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--rows") o.rows = std::stoul(value());
+    else if (a == "--dim") o.dim = std::stoul(value());
+    else if (a == "--queries") o.queries = std::stoul(value());
+    else if (a == "--k") o.k = std::stoul(value());
+    else if (a == "--warmup") o.warmup = std::stoi(value());
+    else if (a == "--reps") o.reps = std::stoi(value());
+    else if (a == "--dtype") {
+      std::string v = value();
+      if (v == "f16") o.dtype = DType::kFloat16;
+      else if (v == "f32") o.dtype = DType::kFloat32;
+      else Usage("--dtype is f16 or f32");
+    } else if (a == "--metric") {
+      std::string v = value();
+      if (v == "l2") o.metric = Metric::kL2;
+      else if (v == "ip") o.metric = Metric::kInnerProduct;
+      else if (v == "cosine") o.metric = Metric::kCosine;
+      else Usage("--metric is l2, ip or cosine");
+    } else if (a == "--fractions") {
+      o.fractions.clear();
+      for (auto& f : Split(value())) o.fractions.push_back(std::stod(f));
+    } else if (a == "--extra-rows") {
+      o.extra_rows.clear();
+      for (auto& f : Split(value())) o.extra_rows.push_back(std::stoull(f));
+    } else if (a == "--paths") {
+      o.paths.clear();
+      for (auto& p : Split(value())) {
+        if (p == "sddmm") o.paths.push_back(SearchPath::kSddmm);
+        else if (p == "gather") o.paths.push_back(SearchPath::kGather);
+        else if (p == "dense") o.paths.push_back(SearchPath::kDense);
+        else Usage("--paths takes sddmm,gather,dense");
+      }
+    } else {
+      Usage(("unknown option " + a).c_str());
+    }
+  }
+  return o;
+}
+
+uint64_t Mix(uint64_t x) {  // splitmix64
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Uniform [-1, 1) values, float16-rounded when asked, filled on every core.
+std::vector<float> MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed) {
+  std::vector<float> v(n * dim);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      const size_t total = v.size();
+      const size_t begin = total * t / threads, end = total * (t + 1) / threads;
+      for (size_t i = begin; i < end; ++i) {
+        float x = static_cast<float>(Mix(seed ^ (i * 0x9e37ull)) >> 40) / 8388608.0f - 1.0f;
+        if (round_half) x = static_cast<float>(static_cast<_Float16>(x));
+        v[i] = x;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  return v;
+}
+
+// Exactly `n_pass` distinct rows, spread uniformly (a random permutation prefix would cost
+// 10M shuffles; a strided hash pick is enough for timing).
+sieve::RowSet MakeBitset(uint32_t rows, uint64_t n_pass, uint64_t seed) {
+  if (n_pass >= rows) return sieve::RowSet::Range(0, rows);
+  std::vector<uint32_t> ords;
+  ords.reserve(n_pass);
+  // Bernoulli with p = n_pass / rows, then trim or top up to the exact count.
+  const double p = static_cast<double>(n_pass) / rows;
+  for (uint32_t r = 0; r < rows && ords.size() < n_pass; ++r) {
+    if (static_cast<double>(Mix(seed ^ r) >> 11) * (1.0 / 9007199254740992.0) < p) ords.push_back(r);
+  }
+  for (uint32_t r = 0; ords.size() < n_pass && r < rows; r += 7) ords.push_back(r);
+  return sieve::RowSet::Of(ords.data(), ords.size());
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const char* PathName(SearchPath p) {
+  switch (p) {
+    case SearchPath::kSddmm: return "sddmm";
+    case SearchPath::kGather: return "gather";
+    case SearchPath::kDense: return "dense";
+    default: return "auto";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = Parse(argc, argv);
+  std::unique_ptr<sieve::gpu::GpuExecutor> exec;
+  sieve::Status st = sieve::gpu::GpuExecutor::Create(0, &exec);
+  if (!st.ok()) {
+    std::fprintf(stderr, "gpu_paths_bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  const bool half = o.dtype == DType::kFloat16;
+  std::fprintf(stderr, "device %s; %u rows x %u %s, %u queries, k=%u, warmup %d, reps %d\n",
+               exec->name().c_str(), o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
+               o.warmup, o.reps);
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<float> data = MakeVectors(size_t{o.rows}, o.dim, half, 1);
+  const std::vector<float> queries = MakeVectors(o.queries, o.dim, false, 2);
+  sieve::ShardView view;
+  view.key = 1;
+  view.generation = 1;
+  view.vectors = data.data();
+  view.rows = o.rows;
+  view.dim = o.dim;
+  view.dtype = o.dtype;
+  std::fprintf(stderr, "data generated in %.1f s\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+
+  std::vector<uint64_t> counts;
+  for (double f : o.fractions) counts.push_back(static_cast<uint64_t>(std::llround(f * o.rows)));
+  for (uint64_t n : o.extra_rows) counts.push_back(n);
+
+  // Bytes and flops each path cannot avoid: reading the rows it scores, and 2·dim flops per
+  // (query, scored row). H200: ~4.8 TB/s HBM3e; the floor below uses bandwidth only.
+  const double elem = half ? 2.0 : 4.0;
+  const double hbm_bytes_per_ms = 4.8e9;
+  std::fprintf(stderr, "%-10s %-10s %-7s %10s %10s %10s %12s %12s %10s\n", "fraction", "passing",
+               "path", "median_ms", "min_ms", "host_ms", "bytes", "flops", "floor_ms");
+  for (uint64_t n_pass : counts) {
+    n_pass = std::min<uint64_t>(n_pass, o.rows);
+    sieve::RowSet set = MakeBitset(o.rows, n_pass, 3 + n_pass);
+    sieve::BatchFilters filters;
+    filters.sets = {&set};
+    filters.passing_rows = {set.Cardinality()};
+    std::vector<std::vector<std::pair<uint32_t, float>>> first;
+    for (SearchPath path : o.paths) {
+      sieve::ExecRequest req;
+      req.queries = queries.data();
+      req.num_queries = o.queries;
+      req.k = o.k;
+      req.metric = o.metric;
+      req.path = path;
+      std::vector<double> ms;
+      sieve::ExecResult result;
+      auto h0 = std::chrono::steady_clock::now();
+      st = exec->TimeDevicePart(view, filters, req, o.warmup, o.reps, &ms, &result);
+      const double wall = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - h0).count();
+      if (!st.ok()) {
+        std::fprintf(stderr, "%-10g %-10llu %-7s failed: %s\n",
+                     static_cast<double>(n_pass) / o.rows,
+                     static_cast<unsigned long long>(n_pass), PathName(path),
+                     st.ToString().c_str());
+        std::printf("{\"passing\": %llu, \"path\": \"%s\", \"error\": \"%s\"}\n",
+                    static_cast<unsigned long long>(n_pass), PathName(path),
+                    st.message().c_str());
+        continue;
+      }
+      // Host time of one search beyond its device part (prepare + assemble), from the stages.
+      double host_ms = 0;
+      for (const auto& [name, v] : result.stage_ms) {
+        if (name == "gpu.prepare" || name == "gpu.assemble") host_ms += v;
+      }
+      // The paths must agree: same number of results and the same best distance per query.
+      if (first.empty()) {
+        first = result.neighbors;
+      } else {
+        for (size_t q = 0; q < first.size(); ++q) {
+          const auto& a = first[q];
+          const auto& b = result.neighbors[q];
+          if (a.size() != b.size() ||
+              (!a.empty() && std::fabs(a[0].second - b[0].second) >
+                                 1e-3 * (1 + std::fabs(a[0].second)))) {
+            std::fprintf(stderr, "MISMATCH between paths at query %zu (%zu vs %zu results)\n", q,
+                         a.size(), b.size());
+            return 2;
+          }
+        }
+      }
+      const double scored = path == SearchPath::kDense ? o.rows : static_cast<double>(n_pass);
+      const double bytes = scored * o.dim * elem;
+      const double flops = 2.0 * o.queries * scored * o.dim;
+      const double floor_ms = bytes / hbm_bytes_per_ms;
+      const double med = Median(ms);
+      const double mn = *std::min_element(ms.begin(), ms.end());
+      std::fprintf(stderr, "%-10g %-10llu %-7s %10.4f %10.4f %10.2f %12.4g %12.4g %10.4f\n",
+                   static_cast<double>(n_pass) / o.rows, static_cast<unsigned long long>(n_pass),
+                   PathName(path), med, mn, host_ms, bytes, flops, floor_ms);
+      std::printf(
+          "{\"rows\": %u, \"dim\": %u, \"dtype\": \"%s\", \"queries\": %u, \"k\": %u, "
+          "\"passing\": %llu, \"fraction\": %g, \"path\": \"%s\", \"median_ms\": %.5f, "
+          "\"min_ms\": %.5f, \"reps\": %d, \"host_ms\": %.3f, \"wall_ms\": %.1f, "
+          "\"floor_bytes\": %.6g, \"floor_flops\": %.6g, \"floor_ms\": %.5f}\n",
+          o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
+          static_cast<unsigned long long>(n_pass), static_cast<double>(n_pass) / o.rows,
+          PathName(path), med, mn, o.reps, host_ms, wall, bytes, flops, floor_ms);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

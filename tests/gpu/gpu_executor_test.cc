@@ -1,0 +1,522 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The GPU executor against the float64 oracle (and the CPU executor): every path forced ×
+// every metric × float32 and float16 × bitset and bitmap, on the shapes of cuVS's prefiltered
+// suite and on edge cases (nothing passing, everything passing, k above the passing count,
+// k = 1024, appends, several dense tiles). Each search proves which path ran through the
+// executor's path counters and its stage names. Skipped without a CUDA device.
+
+#include "gpu/gpu_executor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/gpu_backend.h"
+#include "index/row_set.h"
+#include "query/cpu_executor.h"
+#include "tests/testutil.h"
+
+namespace sieve {
+namespace {
+
+using gpu::GpuExecutor;
+using gpu::GpuPathCounts;
+
+constexpr SearchPath kPaths[] = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
+constexpr Metric kMetrics[] = {Metric::kL2, Metric::kInnerProduct, Metric::kCosine};
+
+const char* PathStr(SearchPath p) {
+  switch (p) {
+    case SearchPath::kSddmm: return "sddmm";
+    case SearchPath::kGather: return "gather";
+    case SearchPath::kDense: return "dense";
+    default: return "auto";
+  }
+}
+const char* MetricStr(Metric m) {
+  switch (m) {
+    case Metric::kL2: return "l2";
+    case Metric::kInnerProduct: return "ip";
+    default: return "cosine";
+  }
+}
+
+float RoundToHalf(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
+
+// Host rows as the engine would hold them (float16 collections keep exact halves in float32).
+struct HostShard {
+  std::vector<float> data;
+  std::vector<float> sq_norms;
+  ShardView view;
+
+  HostShard(uint32_t rows, uint32_t dim, DType dtype, uint64_t key, uint64_t seed,
+            bool special_rows = true) {
+    data = test::RandomVectors(rows, dim, seed);
+    // A zero row (cosine's "zero norm → 1") and a duplicate row (exact ties).
+    if (special_rows && rows > 3) std::fill_n(data.begin() + dim, dim, 0.0f);
+    if (special_rows && rows > 5) std::copy_n(data.begin() + 2 * dim, dim, data.begin() + 5 * dim);
+    if (dtype == DType::kFloat16) {
+      for (float& v : data) v = RoundToHalf(v);
+    }
+    sq_norms.resize(rows);
+    for (uint32_t r = 0; r < rows; ++r) {
+      double acc = 0;
+      for (uint32_t d = 0; d < dim; ++d) acc += double{data[size_t{r} * dim + d]} * data[size_t{r} * dim + d];
+      sq_norms[r] = static_cast<float>(acc);
+    }
+    view.key = key;
+    view.generation = 1;
+    view.vectors = data.data();
+    view.sq_norms = sq_norms.data();
+    view.rows = rows;
+    view.dim = dim;
+    view.dtype = dtype;
+  }
+};
+
+RowSet RandomSet(uint32_t rows, double fraction, uint64_t seed) {
+  if (fraction >= 1.0) return RowSet::Range(0, rows);
+  std::vector<uint32_t> ords;
+  if (fraction > 0) {
+    std::mt19937_64 rng(seed);
+    std::bernoulli_distribution pass(fraction);
+    for (uint32_t r = 0; r < rows; ++r) {
+      if (pass(rng)) ords.push_back(r);
+    }
+  }
+  return RowSet::Of(ords.data(), ords.size());
+}
+
+// The filters of one batch: a bitset, or a bitmap whose per-query densities spread from 0.25×
+// to 1.75× the nominal one (uneven, like cuVS's RMAT filters).
+struct Filters {
+  std::vector<RowSet> sets;
+  BatchFilters batch;
+  Filters(uint32_t rows, uint32_t nq, bool per_query, double density, uint64_t seed) {
+    const uint32_t n = per_query ? nq : 1;
+    sets.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      double d = density;
+      if (per_query && density < 1.0) d = std::min(1.0, density * (0.25 + 1.5 * i / std::max(1u, n - 1)));
+      sets.push_back(RandomSet(rows, d, seed * 1000003 + i));
+    }
+    Rebuild();
+  }
+  void Rebuild() {
+    batch.sets.clear();
+    batch.passing_rows.clear();
+    for (const RowSet& s : sets) {
+      batch.sets.push_back(&s);
+      batch.passing_rows.push_back(s.Cardinality());
+    }
+  }
+  const RowSet& For(uint32_t q) const { return sets[batch.per_query() ? q : 0]; }
+};
+
+using Oracle = std::vector<std::vector<std::pair<uint32_t, double>>>;
+
+// The float64 oracle for the queries listed in `check`, computed on several threads.
+Oracle ComputeOracle(Metric metric, const std::vector<float>& queries, const HostShard& s,
+                     const Filters& f, uint32_t k, const std::vector<uint32_t>& check) {
+  Oracle out(check.size());
+  const unsigned n_threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 32));
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < n_threads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < check.size(); i += n_threads) {
+        const uint32_t q = check[i];
+        const RowSet& set = f.For(q);
+        out[i] = test::OracleTopK(metric, queries.data() + size_t{q} * s.view.dim, s.data.data(),
+                                  s.view.rows, s.view.dim, k,
+                                  [&](uint32_t r) { return set.Contains(r); });
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  return out;
+}
+
+// The tolerance of a float32 distance against float64: relative to the size of the terms the
+// expansion adds (|q|² + |x|² for l2, |q||x| for ip), absolute for cosine.
+double Tolerance(Metric metric, const float* q, const HostShard& s) {
+  double qn = 0;
+  for (uint32_t d = 0; d < s.view.dim; ++d) qn += double{q[d]} * q[d];
+  double xmax = 0;
+  for (float n : s.sq_norms) xmax = std::max(xmax, double{n});
+  switch (metric) {
+    case Metric::kL2: return 5e-5 * (qn + xmax) + 1e-6;
+    case Metric::kInnerProduct: return 5e-5 * std::sqrt(qn * xmax) + 1e-6;
+    default: return 5e-5;
+  }
+}
+
+// Checks one executor's answer for query q: min(k, passing) results, each passing the filter,
+// no duplicates, sorted best first, each with its own true distance, and rank by rank equal to
+// the oracle's distances (so the set is an exact top-k; ties at the k-th place may swap).
+void CheckQuery(const std::string& what, Metric metric, const float* query, const HostShard& s,
+                const RowSet& set, uint32_t k, const std::vector<std::pair<uint32_t, double>>& want,
+                const std::vector<std::pair<uint32_t, float>>& got, double tol) {
+  SCOPED_TRACE(what);
+  const size_t expect_n = std::min<uint64_t>(k, set.Cardinality());
+  ASSERT_EQ(want.size(), expect_n);
+  ASSERT_EQ(got.size(), expect_n);
+  std::set<uint32_t> seen;
+  const bool larger_better = metric == Metric::kInnerProduct;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const uint32_t id = got[i].first;
+    ASSERT_LT(id, s.view.rows) << "rank " << i;
+    ASSERT_TRUE(set.Contains(id)) << "row " << id << " fails the filter (rank " << i << ")";
+    ASSERT_TRUE(seen.insert(id).second) << "row " << id << " returned twice";
+    if (i > 0) {
+      if (larger_better) {
+        ASSERT_GE(got[i - 1].second, got[i].second) << "not sorted at rank " << i;
+      } else {
+        ASSERT_LE(got[i - 1].second, got[i].second) << "not sorted at rank " << i;
+      }
+    }
+    const double truth = test::OracleDistance(metric, query, s.data.data() + size_t{id} * s.view.dim,
+                                              s.view.dim);
+    ASSERT_NEAR(got[i].second, truth, tol) << "row " << id << " at rank " << i;
+    ASSERT_NEAR(got[i].second, want[i].second, tol)
+        << "rank " << i << ": got row " << id << ", oracle row " << want[i].first;
+  }
+}
+
+std::vector<uint32_t> QueriesToCheck(uint32_t nq, double work) {
+  // Every query unless the oracle would be slow; then a stride that still covers both ends.
+  std::vector<uint32_t> out;
+  const uint32_t stride = work > 4e9 ? std::max<uint32_t>(1, static_cast<uint32_t>(work / 4e9 + 1)) : 1;
+  for (uint32_t q = 0; q < nq; q += stride) out.push_back(q);
+  if (out.back() != nq - 1) out.push_back(nq - 1);
+  return out;
+}
+
+class GpuExecutorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::unique_ptr<GpuExecutor> e;
+    create_status_ = new Status(GpuExecutor::Create(0, &e));
+    exec_ = e.release();
+  }
+  static void TearDownTestSuite() {
+    delete exec_;
+    exec_ = nullptr;
+    delete create_status_;
+    create_status_ = nullptr;
+  }
+  void SetUp() override {
+    if (!create_status_->ok()) {
+      ASSERT_TRUE(create_status_->IsUnavailable()) << create_status_->ToString();
+      GTEST_SKIP() << "no CUDA device: " << create_status_->message();
+    }
+  }
+
+  // Runs `path` on the GPU, proves it ran, and checks the queries in `check` against `oracle`.
+  void RunAndCheck(const std::string& what, SearchPath path, Metric metric, const HostShard& s,
+                   const Filters& f, const std::vector<float>& queries, uint32_t nq, uint32_t k,
+                   const std::vector<uint32_t>& check, const Oracle& oracle,
+                   ExecResult* result_out = nullptr) {
+    SCOPED_TRACE(what + " path=" + PathStr(path));
+    ExecRequest req;
+    req.queries = queries.data();
+    req.num_queries = nq;
+    req.k = k;
+    req.metric = metric;
+    req.path = path;
+    const GpuPathCounts before = exec_->path_counts();
+    ExecResult result;
+    Status st = exec_->Search(s.view, f.batch, req, &result);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    const GpuPathCounts after = exec_->path_counts();
+    EXPECT_EQ(after.sddmm - before.sddmm, path == SearchPath::kSddmm ? 1u : 0u);
+    EXPECT_EQ(after.gather - before.gather, path == SearchPath::kGather ? 1u : 0u);
+    EXPECT_EQ(after.dense - before.dense, path == SearchPath::kDense ? 1u : 0u);
+    bool stage_named = false;
+    for (const auto& [name, ms] : result.stage_ms) stage_named |= name == std::string("gpu.") + PathStr(path);
+    EXPECT_TRUE(stage_named) << "no stage gpu." << PathStr(path);
+    ASSERT_EQ(result.neighbors.size(), nq);
+    for (size_t i = 0; i < check.size(); ++i) {
+      const uint32_t q = check[i];
+      const float* qv = queries.data() + size_t{q} * s.view.dim;
+      CheckQuery("query " + std::to_string(q), metric, qv, s, f.For(q), k, oracle[i],
+                 result.neighbors[q], Tolerance(metric, qv, s));
+      if (HasFatalFailure()) return;
+    }
+    if (result_out != nullptr) *result_out = std::move(result);
+  }
+
+  static GpuExecutor* exec_;
+  static Status* create_status_;
+};
+
+GpuExecutor* GpuExecutorTest::exec_ = nullptr;
+Status* GpuExecutorTest::create_status_ = nullptr;
+
+TEST_F(GpuExecutorTest, NameAndFactory) {
+  EXPECT_EQ(exec_->name().rfind("gpu:", 0), 0u) << exec_->name();
+  std::unique_ptr<Executor> e;
+  Status st = gpu::CreateGpuExecutor(&e);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(e->name(), exec_->name());
+}
+
+// Every path × metric × dtype × filter mode, with k from 1 to 1024, against the oracle and the
+// CPU executor.
+TEST_F(GpuExecutorTest, EveryPathMetricDtypeAndFilterMode) {
+  CpuExecutor cpu;
+  const uint32_t rows = 5000, dim = 37, nq = 7;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    HostShard s(rows, dim, dtype, 100 + static_cast<int>(dtype), 11);
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 12);
+    for (bool per_query : {false, true}) {
+      Filters f(rows, nq, per_query, 0.05, 13);
+      for (uint32_t k : {1u, 10u, 300u, 1024u}) {
+        std::vector<uint32_t> check(nq);
+        for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+        for (Metric metric : kMetrics) {
+          const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+          for (SearchPath path : kPaths) {
+            const std::string what = std::string("dtype=") + (dtype == DType::kFloat16 ? "f16" : "f32") +
+                                     (per_query ? " bitmap" : " bitset") + " k=" + std::to_string(k) +
+                                     " metric=" + MetricStr(metric);
+            RunAndCheck(what, path, metric, s, f, queries, nq, k, check, oracle);
+            if (HasFatalFailure()) return;
+            // The CPU executor on the same request gives the same answer (up to float ties).
+            ExecRequest req{queries.data(), nq, k, metric, path};
+            ExecResult cpu_result;
+            Status st = cpu.Search(s.view, f.batch, req, &cpu_result);
+            ASSERT_TRUE(st.ok()) << st.ToString();
+            for (uint32_t q = 0; q < nq; ++q) {
+              const float* qv = queries.data() + size_t{q} * dim;
+              CheckQuery(what + " cpu query " + std::to_string(q), metric, qv, s, f.For(q), k,
+                         oracle[q], cpu_result.neighbors[q], Tolerance(metric, qv, s));
+              if (HasFatalFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The shapes of cuVS's prefiltered brute-force suite (NVIDIA/cuvs 26.10,
+// brute_force_prefiltered.cu; rows with k = 0 are vacuous there and left out; L2Sqrt maps to
+// l2). Density is the nominal fraction of passing rows.
+struct CuvsShape {
+  uint32_t nq, rows, dim, k;
+  double density;
+  Metric metric;
+};
+
+const CuvsShape kCuvsShapes[] = {
+    {4, 300000, 128, 16, 0.001, Metric::kL2},
+    {4, 300000, 128, 16, 0.08, Metric::kL2},
+    {4, 300000, 128, 16, 0.08, Metric::kInnerProduct},
+    {4, 300000, 128, 16, 0.08, Metric::kCosine},
+    {4, 300000, 128, 16, 0.30, Metric::kL2},
+    {8, 131072, 255, 255, 0.01, Metric::kL2},
+    {8, 131072, 255, 255, 0.01, Metric::kInnerProduct},
+    {8, 131072, 255, 255, 0.01, Metric::kCosine},
+    {2, 131072, 255, 255, 0.4, Metric::kL2},
+    {8, 131072, 512, 16, 0.5, Metric::kL2},
+    {16, 131072, 2052, 16, 0.2, Metric::kL2},
+    {2, 8192, 255, 16, 0.01, Metric::kInnerProduct},
+    {2, 8192, 255, 16, 0.4, Metric::kInnerProduct},
+    {16, 8192, 512, 16, 0.5, Metric::kInnerProduct},
+    {128, 8192, 2052, 16, 0.2, Metric::kInnerProduct},
+    {1024, 8192, 1, 1, 0.1, Metric::kL2},
+    {1024, 8192, 3, 1, 0.1, Metric::kInnerProduct},
+    {1024, 8192, 5, 1, 0.1, Metric::kL2},
+    {1024, 8192, 8, 1, 0.1, Metric::kCosine},
+    {1024, 8192, 2050, 16, 0.4, Metric::kL2},
+    {1024, 8192, 2051, 16, 0.5, Metric::kL2},
+    {1024, 8192, 2052, 16, 0.2, Metric::kL2},
+    {1024, 8192, 2050, 16, 0.4, Metric::kInnerProduct},
+    {1024, 8192, 2051, 16, 0.5, Metric::kInnerProduct},
+    {1024, 8192, 2052, 16, 0.2, Metric::kInnerProduct},
+    {1024, 8192, 2050, 16, 0.4, Metric::kCosine},
+    {1024, 8192, 2051, 16, 0.5, Metric::kCosine},
+    {1024, 8192, 2052, 16, 0.2, Metric::kCosine},
+    {1024, 8192, 1, 16, 0.5, Metric::kL2},
+    {1024, 8192, 2, 16, 0.2, Metric::kL2},
+    {1024, 8192, 3, 16, 0.4, Metric::kInnerProduct},
+    {1024, 8192, 4, 16, 0.5, Metric::kInnerProduct},
+    {1024, 8192, 5, 16, 0.2, Metric::kL2},
+    {1024, 8192, 8, 16, 0.4, Metric::kL2},
+    {1024, 8192, 5, 16, 0.5, Metric::kCosine},
+    {1024, 8192, 8, 16, 0.2, Metric::kCosine},
+};
+
+class GpuCuvsShapeTest : public GpuExecutorTest,
+                         public ::testing::WithParamInterface<std::tuple<int, DType, bool>> {};
+
+TEST_P(GpuCuvsShapeTest, EveryPathMatchesOracle) {
+  const auto [index, dtype, per_query] = GetParam();
+  const CuvsShape& c = kCuvsShapes[index];
+  // One key per (rows, dim, dtype): shapes that share data reuse the resident copy.
+  const uint64_t key = (uint64_t{c.rows} << 24) ^ (uint64_t{c.dim} << 2) ^ static_cast<uint64_t>(dtype);
+  HostShard s(c.rows, c.dim, dtype, key, 2024 + c.rows + c.dim);
+  const std::vector<float> queries = test::RandomVectors(c.nq, c.dim, 7 + index);
+  Filters f(c.rows, c.nq, per_query, c.density, 31 + index);
+  double mean_pass = 0;
+  for (uint64_t n : f.batch.passing_rows) mean_pass += static_cast<double>(n);
+  mean_pass /= f.batch.passing_rows.size();
+  const std::vector<uint32_t> check = QueriesToCheck(c.nq, static_cast<double>(c.nq) * mean_pass * c.dim);
+  const Oracle oracle = ComputeOracle(c.metric, queries, s, f, c.k, check);
+  char what[160];
+  std::snprintf(what, sizeof(what), "(%u, %u, %u, %u, %.3f) %s %s %s", c.nq, c.rows, c.dim, c.k,
+                c.density, MetricStr(c.metric), dtype == DType::kFloat16 ? "f16" : "f32",
+                per_query ? "bitmap" : "bitset");
+  for (SearchPath path : kPaths) {
+    RunAndCheck(what, path, c.metric, s, f, queries, c.nq, c.k, check, oracle);
+    if (HasFatalFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CuvsPrefilteredShapes, GpuCuvsShapeTest,
+    ::testing::Combine(::testing::Range(0, static_cast<int>(std::size(kCuvsShapes))),
+                       ::testing::Values(DType::kFloat32, DType::kFloat16),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return "shape" + std::to_string(std::get<0>(info.param)) +
+             (std::get<1>(info.param) == DType::kFloat16 ? "_f16" : "_f32") +
+             (std::get<2>(info.param) ? "_bitmap" : "_bitset");
+    });
+
+// Nothing passing, everything passing, k above the passing count, a bitmap where some queries
+// pass nothing: every path, every metric, both dtypes.
+TEST_F(GpuExecutorTest, EdgeFilters) {
+  const uint32_t rows = 3000, dim = 20, nq = 5;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    HostShard s(rows, dim, dtype, 200 + static_cast<int>(dtype), 21);
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 22);
+    std::vector<std::pair<std::string, Filters>> cases;
+    cases.emplace_back("none pass (bitset)", Filters(rows, nq, false, 0.0, 1));
+    cases.emplace_back("none pass (bitmap)", Filters(rows, nq, true, 0.0, 2));
+    cases.emplace_back("all pass (bitset)", Filters(rows, nq, false, 1.0, 3));
+    cases.emplace_back("all pass (bitmap)", Filters(rows, nq, true, 1.0, 4));
+    cases.emplace_back("7 pass, k above (bitset)", Filters(rows, nq, false, 7.0 / rows, 5));
+    {
+      Filters mixed(rows, nq, true, 0.01, 6);
+      mixed.sets[1] = RowSet();
+      mixed.sets[3] = RowSet::Range(rows - 3, rows);  // 3 rows, at the very end
+      mixed.sets[4] = RowSet::Range(0, 1);
+      mixed.Rebuild();
+      cases.emplace_back("bitmap with empty and tiny queries", std::move(mixed));
+    }
+    for (auto& [name, f] : cases) {
+      f.Rebuild();  // the vector of cases moved the sets
+      for (uint32_t k : {1u, 16u, 1024u}) {
+        std::vector<uint32_t> check(nq);
+        for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+        for (Metric metric : kMetrics) {
+          const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+          for (SearchPath path : kPaths) {
+            RunAndCheck(name + " k=" + std::to_string(k) + " " + MetricStr(metric) +
+                            (dtype == DType::kFloat16 ? " f16" : " f32"),
+                        path, metric, s, f, queries, nq, k, check, oracle);
+            if (HasFatalFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Enough queries and rows that the dense and gather paths run several tiles and merge them.
+TEST_F(GpuExecutorTest, SeveralDenseTilesMerge) {
+  const uint32_t rows = 600000, dim = 8, nq = 1024, k = 64;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    HostShard s(rows, dim, dtype, 300 + static_cast<int>(dtype), 41);
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 42);
+    for (bool per_query : {false, true}) {
+      Filters f(rows, nq, per_query, 0.6, 43);
+      const std::vector<uint32_t> check = QueriesToCheck(nq, 1e10);
+      const Oracle oracle = ComputeOracle(Metric::kL2, queries, s, f, k, check);
+      for (SearchPath path : {SearchPath::kGather, SearchPath::kDense}) {
+        RunAndCheck(std::string(dtype == DType::kFloat16 ? "f16" : "f32") +
+                        (per_query ? " bitmap" : " bitset"),
+                    path, Metric::kL2, s, f, queries, nq, k, check, oracle);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Appending rows uploads only the new rows; the next search sees them.
+TEST_F(GpuExecutorTest, AppendUploadsOnlyNewRows) {
+  const uint32_t dim = 24, nq = 3, k = 20;
+  HostShard all(4000, dim, DType::kFloat16, 400, 51, false);
+  HostShard s(2500, dim, DType::kFloat16, 400, 51, false);  // the same rows, fewer of them
+  ASSERT_TRUE(std::equal(s.data.begin(), s.data.end(), all.data.begin()));
+  const std::vector<float> queries = test::RandomVectors(nq, dim, 52);
+  std::vector<uint32_t> check = {0, 1, 2};
+
+  Filters f1(2500, nq, false, 0.5, 53);
+  const uint64_t up0 = exec_->uploaded_rows();
+  RunAndCheck("before append", SearchPath::kDense, Metric::kL2, s, f1, queries, nq, k, check,
+              ComputeOracle(Metric::kL2, queries, s, f1, k, check));
+  EXPECT_EQ(exec_->uploaded_rows() - up0, 2500u);
+
+  // Same generation, same rows: nothing uploaded.
+  RunAndCheck("again", SearchPath::kSddmm, Metric::kL2, s, f1, queries, nq, k, check,
+              ComputeOracle(Metric::kL2, queries, s, f1, k, check));
+  EXPECT_EQ(exec_->uploaded_rows() - up0, 2500u);
+
+  all.view.generation = 2;
+  Filters f2(4000, nq, false, 0.5, 54);
+  RunAndCheck("after append", SearchPath::kGather, Metric::kL2, all, f2, queries, nq, k, check,
+              ComputeOracle(Metric::kL2, queries, all, f2, k, check));
+  EXPECT_EQ(exec_->uploaded_rows() - up0, 4000u) << "an append re-uploaded old rows";
+
+  // Rows only in the appended part must be findable: a filter of the new rows only.
+  Filters f3(4000, nq, false, 1.0, 55);
+  f3.sets[0] = RowSet::Range(2500, 4000);
+  f3.Rebuild();
+  RunAndCheck("new rows only", SearchPath::kDense, Metric::kInnerProduct, all, f3, queries, nq, k,
+              check, ComputeOracle(Metric::kInnerProduct, queries, all, f3, k, check));
+  EXPECT_EQ(exec_->uploaded_rows() - up0, 4000u);
+  EXPECT_GT(exec_->resident_bytes(), 0u);
+
+  // An older snapshot (same generation, fewer rows) reads a prefix of the resident rows: the
+  // dense path must not scan the rows after it.
+  HostShard prefix(2500, dim, DType::kFloat16, 400, 51, false);
+  prefix.view.generation = 2;
+  Filters f4(2500, nq, false, 1.0, 56);
+  for (SearchPath path : kPaths) {
+    RunAndCheck("older snapshot", path, Metric::kL2, prefix, f4, queries, nq, k, check,
+                ComputeOracle(Metric::kL2, queries, prefix, f4, k, check));
+  }
+  EXPECT_EQ(exec_->uploaded_rows() - up0, 4000u);
+}
+
+TEST_F(GpuExecutorTest, RejectsBadRequests) {
+  HostShard s(100, 4, DType::kFloat32, 500, 61);
+  const std::vector<float> queries = test::RandomVectors(2, 4, 62);
+  Filters f(100, 2, false, 0.5, 63);
+  ExecRequest req{queries.data(), 2, 0, Metric::kL2, SearchPath::kDense};
+  ExecResult r;
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).IsInvalidArgument());  // k == 0
+  req.k = 5;
+  req.path = SearchPath::kAuto;
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).IsInvalidArgument());
+  req.path = SearchPath::kDense;
+  Filters wrong(200, 2, false, 1.0, 64);  // reaches rows the shard does not have
+  EXPECT_TRUE(exec_->Search(s.view, wrong.batch, req, &r).IsInvalidArgument());
+  Filters three(100, 3, true, 0.5, 65);  // three filters for two queries
+  EXPECT_TRUE(exec_->Search(s.view, three.batch, req, &r).IsInvalidArgument());
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).ok());
+}
+
+}  // namespace
+}  // namespace sieve

@@ -1,0 +1,172 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The pure-data parts of the public API (storage/types.cc) and storage/column.cc.
+
+#include "sieve/types.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sieve/db.h"
+#include "sieve/status.h"
+#include "storage/column.h"
+
+namespace sieve {
+namespace {
+
+TEST(StatusTest, ToString) {
+  EXPECT_EQ(Status::OK().ToString(), "OK");
+  EXPECT_EQ(Status::NotFound("no x").ToString(), "NotFound: no x");
+  EXPECT_EQ(Status::InvalidArgument("bad").ToString(), "InvalidArgument: bad");
+  EXPECT_EQ(Status::IOError("disk").WithContext("write").ToString(), "IOError: write: disk");
+  EXPECT_EQ(Status::Corruption("c").ToString(), "Corruption: c");
+  EXPECT_EQ(Status::Unavailable("gpu").ToString(), "Unavailable: gpu");
+}
+
+template <typename E>
+void ExpectRoundTrip(const std::vector<std::pair<std::string, E>>& table, const char* (*name)(E),
+                     Status (*parse)(std::string_view, E*)) {
+  for (const auto& [text, value] : table) {
+    EXPECT_EQ(std::string(name(value)), text);
+    E out{};
+    ASSERT_TRUE(parse(text, &out).ok()) << text;
+    EXPECT_EQ(out, value) << text;
+  }
+  E out{};
+  Status s = parse("Bogus", &out);
+  ASSERT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("'Bogus'"), std::string::npos) << s.message();
+  for (const auto& [text, value] : table) {
+    EXPECT_NE(s.message().find(text), std::string::npos) << s.message();
+  }
+  // Names are case-sensitive and exact.
+  EXPECT_FALSE(parse(table.front().first + " ", &out).ok());
+}
+
+TEST(EnumNamesTest, ParseAndNameRoundTrip) {
+  ExpectRoundTrip<Metric>(
+      {{"l2", Metric::kL2}, {"ip", Metric::kInnerProduct}, {"cosine", Metric::kCosine}}, MetricName,
+      ParseMetric);
+  ExpectRoundTrip<DType>({{"f32", DType::kFloat32}, {"f16", DType::kFloat16}}, DTypeName,
+                         ParseDType);
+  ExpectRoundTrip<AttrType>({{"int", AttrType::kInt},
+                             {"float", AttrType::kFloat},
+                             {"string", AttrType::kString},
+                             {"bool", AttrType::kBool},
+                             {"tags", AttrType::kTags}},
+                            AttrTypeName, ParseAttrType);
+  ExpectRoundTrip<Device>({{"auto", Device::kAuto}, {"cpu", Device::kCpu}, {"gpu", Device::kGpu}},
+                          DeviceName, ParseDevice);
+  ExpectRoundTrip<SearchPath>({{"auto", SearchPath::kAuto},
+                               {"sddmm", SearchPath::kSddmm},
+                               {"gather", SearchPath::kGather},
+                               {"dense", SearchPath::kDense}},
+                              SearchPathName, ParseSearchPath);
+}
+
+TEST(ExplainTest, ToJsonIsOneLineWithPathAndPassingRows) {
+  Explain e;
+  e.device = "cpu";
+  e.filter_mode = "bitset";
+  e.passing_rows = 1500;
+  e.shards.push_back({0, "sddmm", "heap", {1000}, 50000});
+  e.shards.push_back({1, "gather", "heap", {500}, 40000});
+  e.stage_ms = {{"parse", 0.5}, {"compile", 1.25}, {"execute", 3.0}};
+  const std::string line = e.ToJson();
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const auto j = nlohmann::ordered_json::parse(line);
+  EXPECT_EQ(j["path"], "sddmm");
+  EXPECT_EQ(j["passing_rows"], 1500);
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_EQ(j["filter_mode"], "bitset");
+  ASSERT_EQ(j["shards"].size(), 2u);
+  EXPECT_EQ(j["shards"][1]["shard"], 1);
+  EXPECT_EQ(j["shards"][1]["path"], "gather");
+  EXPECT_EQ(j["shards"][1]["select"], "heap");
+  EXPECT_EQ(j["shards"][1]["passing_rows"], nlohmann::json::array({500}));
+  EXPECT_EQ(j["shards"][1]["rows"], 40000);
+  // Stages keep the order they ran in.
+  std::vector<std::string> stages;
+  for (const auto& [k, v] : j["stages_ms"].items()) stages.push_back(k);
+  EXPECT_EQ(stages, (std::vector<std::string>{"parse", "compile", "execute"}));
+  EXPECT_DOUBLE_EQ(j["stages_ms"]["compile"].get<double>(), 1.25);
+
+  const auto empty = nlohmann::json::parse(Explain().ToJson());
+  EXPECT_TRUE(empty.contains("path"));
+  EXPECT_TRUE(empty.contains("passing_rows"));
+}
+
+TEST(CollectionStatsTest, ToJson) {
+  CollectionStats stats;
+  stats.spec.name = "items";
+  stats.spec.dim = 96;
+  stats.spec.metric = Metric::kInnerProduct;
+  stats.spec.dtype = DType::kFloat16;
+  stats.spec.shards = 2;
+  stats.spec.attributes = {{"year", AttrType::kInt}, {"tags", AttrType::kTags}};
+  stats.rows = 10;
+  stats.deleted_rows = 2;
+  stats.total_rows = 12;
+  const std::string line = stats.ToJson();
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const auto j = nlohmann::ordered_json::parse(line);
+  EXPECT_EQ(j["collection"], "items");
+  EXPECT_EQ(j["rows"], 10);
+  EXPECT_EQ(j["deleted_rows"], 2);
+  EXPECT_EQ(j["total_rows"], 12);
+  EXPECT_EQ(j["dim"], 96);
+  EXPECT_EQ(j["metric"], "ip");
+  EXPECT_EQ(j["dtype"], "f16");
+  EXPECT_EQ(j["shards"], 2);
+  EXPECT_EQ(j["attributes"]["year"], "int");
+  EXPECT_EQ(j["attributes"]["tags"], "tags");
+  EXPECT_EQ(j["attributes"].begin().key(), "year");
+}
+
+TEST(ColumnTest, AppendAndGetEveryType) {
+  Column ints;
+  ints.type = AttrType::kInt;
+  ints.Append(int64_t{7});
+  ints.Append(Value());
+  ASSERT_EQ(ints.size(), 2u);
+  EXPECT_EQ(ints.Get(0), Value(int64_t{7}));
+  EXPECT_TRUE(IsNull(ints.Get(1)));
+  EXPECT_EQ(ints.ints[1], 0);
+
+  Column bools;
+  bools.type = AttrType::kBool;
+  bools.Append(true);
+  bools.Append(false);
+  bools.Append(Value());
+  EXPECT_EQ(bools.Get(0), Value(true));
+  EXPECT_EQ(bools.Get(1), Value(false));
+  EXPECT_TRUE(IsNull(bools.Get(2)));
+  EXPECT_EQ(bools.ints, (std::vector<int64_t>{1, 0, 0}));
+
+  Column floats;
+  floats.type = AttrType::kFloat;
+  floats.Append(2.5);
+  EXPECT_EQ(floats.Get(0), Value(2.5));
+
+  Column strings;
+  strings.type = AttrType::kString;
+  strings.Append(std::string("x"));
+  strings.Append(Value());
+  EXPECT_EQ(strings.Get(0), Value(std::string("x")));
+  EXPECT_TRUE(IsNull(strings.Get(1)));
+
+  Column tags;
+  tags.type = AttrType::kTags;
+  tags.Append(std::vector<std::string>{});
+  tags.Append(std::vector<std::string>{"a", "b"});
+  EXPECT_EQ(tags.Get(0), Value(std::vector<std::string>{}));
+  EXPECT_FALSE(IsNull(tags.Get(0)));
+  EXPECT_EQ(tags.Get(1), Value(std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(IsNull(tags.Get(5)));  // out of range reads as null
+}
+
+}  // namespace
+}  // namespace sieve

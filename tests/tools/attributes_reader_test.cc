@@ -1,0 +1,308 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "tools/io/attributes_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tests/testutil.h"
+
+namespace sieve::io {
+namespace {
+
+using Tags = std::vector<std::string>;
+using Row = std::vector<Value>;
+constexpr std::monostate kNull;
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(f.good());
+}
+
+void ExpectInvalid(const Status& s, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.message();
+  for (const std::string& p : parts) {
+    EXPECT_NE(s.message().find(p), std::string::npos) << "'" << p << "' not in: " << s.message();
+  }
+  EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+}
+
+class AttributesReaderTest : public ::testing::Test {
+ protected:
+  const std::vector<AttributeSpec> schema_ = {{"id", AttrType::kInt},
+                                              {"price", AttrType::kFloat},
+                                              {"name", AttrType::kString},
+                                              {"ok", AttrType::kBool},
+                                              {"tags", AttrType::kTags}};
+
+  // Writes `text` to a file called `name` and reads it with the schema above.
+  Status Read(const std::string& name, const std::string& text, size_t expected_rows,
+              std::vector<Row>* rows) {
+    path_ = dir_.Join(name);
+    WriteBytes(path_, text);
+    return ReadAttributes(path_, schema_, expected_rows, rows);
+  }
+
+  // Expects reading `text` as `name` with `expected_rows` to fail naming the file and `parts`.
+  void ExpectBad(const std::string& name, const std::string& text, size_t expected_rows,
+                 std::initializer_list<std::string> parts) {
+    std::vector<Row> rows;
+    Status s = Read(name, text, expected_rows, &rows);
+    ExpectInvalid(s, {"attributes file " + path_});
+    ExpectInvalid(s, parts);
+  }
+
+  test::ScratchDir dir_;
+  std::string path_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// JSON Lines
+
+TEST_F(AttributesReaderTest, JsonlEveryTypeAndNull) {
+  const std::string text =
+      "{\"id\": 1, \"price\": 2.5, \"name\": \"caf\u00e9\", \"ok\": true, \"tags\": [\"a\", "
+      "\"b\"]}\n"
+      "{\"tags\": [], \"ok\": false, \"name\": \"\", \"price\": 3, \"id\": -9223372036854775808}\n"
+      "{}\n"
+      "{\"id\": null, \"price\": null, \"name\": null, \"ok\": null, \"tags\": null}\n"
+      "{\"id\": 9223372036854775807, \"price\": -1e-300, \"name\": \"q\\\"\\n\"}\n"
+      "  {\"id\": 3.0, \"price\": 1e308}  \n";
+  std::vector<Row> rows;
+  Status s = Read("a.jsonl", text, 6, &rows);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::vector<Row> want = {
+      {int64_t{1}, 2.5, std::string("caf\u00e9"), true, Tags{"a", "b"}},
+      {std::numeric_limits<int64_t>::min(), 3.0, std::string(), false, Tags{}},
+      {kNull, kNull, kNull, kNull, kNull},
+      {kNull, kNull, kNull, kNull, kNull},
+      {std::numeric_limits<int64_t>::max(), -1e-300, std::string("q\"\n"), kNull, kNull},
+      {int64_t{3}, 1e308, kNull, kNull, kNull},
+  };
+  EXPECT_EQ(rows, want);
+}
+
+TEST_F(AttributesReaderTest, JsonlLineEndingsBomAndExtensions) {
+  const std::vector<Row> want = {{int64_t{1}, kNull, kNull, kNull, kNull},
+                                 {int64_t{2}, kNull, kNull, kNull, kNull}};
+  std::vector<Row> rows;
+  for (const char* text :
+       {"{\"id\":1}\n{\"id\":2}\n", "{\"id\":1}\n{\"id\":2}", "{\"id\":1}\r\n{\"id\":2}\r\n",
+        "\xEF\xBB\xBF{\"id\":1}\n{\"id\":2}\n"}) {
+    SCOPED_TRACE(text);
+    for (const char* name : {"a.jsonl", "a.JSONL", "a.ndjson", "a.json"}) {
+      Status s = Read(name, text, 2, &rows);
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_EQ(rows, want);
+    }
+  }
+}
+
+TEST_F(AttributesReaderTest, JsonlEmptyFileHasNoRows) {
+  std::vector<Row> rows = {{}};
+  ASSERT_TRUE(Read("a.jsonl", "", 0, &rows).ok());
+  EXPECT_TRUE(rows.empty());
+  ExpectBad("a.jsonl", "", 3, {"has 0 rows, vectors have 3"});
+}
+
+TEST_F(AttributesReaderTest, JsonlRejectsBadInput) {
+  const std::string ok = "{\"id\": 1}\n{\"id\": 2}\n";
+  ExpectBad("a.jsonl", ok + "{\"id\": 3,}\n", 3, {"line 3 (row 2)", "invalid JSON"});
+  ExpectBad("a.jsonl", ok + "{\"id\": 3\n", 3, {"line 3 (row 2)", "invalid JSON"});
+  ExpectBad("a.jsonl", "{\"id\": 1} {\"id\": 2}\n", 1, {"line 1 (row 0)", "invalid JSON"});
+  ExpectBad("a.jsonl", "{\"name\": \"\xff\"}\n", 1, {"line 1 (row 0)", "invalid JSON", "UTF-8"});
+  ExpectBad("a.jsonl", "{'id': 1}\n", 1, {"line 1 (row 0)", "invalid JSON"});
+  ExpectBad("a.jsonl", ok + "[1, 2]\n", 3, {"line 3 (row 2)", "expected a JSON object"});
+  ExpectBad("a.jsonl", ok + "7\n", 3, {"line 3 (row 2)", "expected a JSON object"});
+  ExpectBad("a.json", "[{\"id\": 1}, {\"id\": 2}]", 2, {"JSON array", "JSON Lines"});
+  ExpectBad("a.jsonl", ok + "\n{\"id\": 3}\n", 3, {"line 3 (row 2)", "blank line"});
+  ExpectBad("a.jsonl", ok + "\n", 2, {"line 3 (row 2)", "blank line"});
+  ExpectBad("a.jsonl", ok + "{\"id\": 3, \"colour\": \"red\"}\n", 3,
+            {"line 3 (row 2)", "unknown attribute 'colour'"});
+  ExpectBad("a.jsonl", ok + "{\"id\": 3, \"price\": 1, \"id\": 4}\n", 3,
+            {"line 3 (row 2)", "attribute 'id' appears twice"});
+  ExpectBad("a.jsonl", ok, 3, {"has 2 rows, vectors have 3"});
+  ExpectBad("a.jsonl", ok, 1, {"has 2 rows, vectors have 1"});
+}
+
+TEST_F(AttributesReaderTest, JsonlRejectsWrongTypes) {
+  struct Case {
+    std::string object;
+    std::vector<std::string> parts;
+  };
+  const Case cases[] = {
+      {"{\"id\": \"7\"}", {"attribute 'id' (int)", "expected int, found string \"7\""}},
+      {"{\"id\": 3.5}", {"attribute 'id'", "non-integral number 3.5"}},
+      {"{\"id\": true}", {"attribute 'id'", "found boolean"}},
+      {"{\"id\": 9223372036854775808}", {"attribute 'id'", "out of int64 range"}},
+      {"{\"id\": -9223372036854775809}", {"attribute 'id'", "out of int64 range"}},
+      {"{\"id\": 1e300}", {"attribute 'id'", "out of int64 range"}},
+      {"{\"id\": 9007199254740993.0}", {"attribute 'id'", "not an exact integer"}},
+      {"{\"price\": \"1.5\"}", {"attribute 'price' (float)", "expected float, found string"}},
+      {"{\"price\": [1]}", {"attribute 'price'", "found array"}},
+      {"{\"price\": 1e999}", {"invalid JSON", "number overflow", "1e999"}},
+      {"{\"name\": 5}", {"attribute 'name' (string)", "expected string, found number 5"}},
+      {"{\"name\": {\"a\": 1}}", {"attribute 'name'", "found object"}},
+      {"{\"ok\": 1}", {"attribute 'ok' (bool)", "expected bool"}},
+      {"{\"ok\": \"true\"}", {"attribute 'ok'", "expected bool"}},
+      {"{\"tags\": \"a\"}", {"attribute 'tags' (tags)", "expected tags"}},
+      {"{\"tags\": [\"a\", 1]}", {"attribute 'tags'", "element 1 is number"}},
+      {"{\"tags\": [\"a\", null]}", {"attribute 'tags'", "element 1 is null"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.object);
+    std::vector<Row> rows;
+    Status s = Read("a.jsonl", "{}\n" + c.object + "\n{}\n", 3, &rows);
+    ExpectInvalid(s, {"line 2 (row 1)"});
+    for (const std::string& p : c.parts) ExpectInvalid(s, {p});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+TEST_F(AttributesReaderTest, CsvEveryTypeAndNull) {
+  // Columns in another order than the schema, and "ok" absent (so always null).
+  const std::string text =
+      "tags,name,price,id\n"
+      "a|b,plain,2.5,1\n"
+      "\"\",\"\",-3,-9223372036854775808\n"
+      ",,,\n"
+      "\"x,y|z\",\"say \"\"hi\"\", then\nleave\",1e-3, +7 \n"
+      "solo,caf\u00e9,  4 ,3.0\n"
+      "\"\",\" padded \",\"\",\"\"\n";
+  std::vector<Row> rows;
+  Status s = Read("a.csv", text, 6, &rows);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::vector<Row> want = {
+      {int64_t{1}, 2.5, std::string("plain"), kNull, Tags{"a", "b"}},
+      {std::numeric_limits<int64_t>::min(), -3.0, std::string(), kNull, Tags{}},
+      {kNull, kNull, kNull, kNull, kNull},
+      {int64_t{7}, 1e-3, std::string("say \"hi\", then\nleave"), kNull, Tags{"x,y", "z"}},
+      {int64_t{3}, 4.0, std::string("caf\u00e9"), kNull, Tags{"solo"}},
+      {kNull, kNull, std::string(" padded "), kNull, Tags{}},
+  };
+  EXPECT_EQ(rows, want);
+}
+
+TEST_F(AttributesReaderTest, CsvBoolsLineEndingsAndBom) {
+  const std::vector<Row> want = {{kNull, kNull, kNull, true, kNull},
+                                 {kNull, kNull, kNull, false, kNull},
+                                 {kNull, kNull, kNull, true, kNull},
+                                 {kNull, kNull, kNull, false, kNull},
+                                 {kNull, kNull, kNull, kNull, kNull}};
+  std::vector<Row> rows;
+  for (const char* text : {"ok\ntrue\nFALSE\n1\n0\n\n", "ok\r\nTrue\r\nfalse\r\n1\r\n0\r\n\"\"",
+                           "\xEF\xBB\xBFok\ntRUE\nfalse\n1\n0\n\"\"\n"}) {
+    SCOPED_TRACE(text);
+    Status s = Read("a.CSV", text, 5, &rows);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(rows, want);
+  }
+}
+
+TEST_F(AttributesReaderTest, CsvHeaderOnlyAndEmptyFile) {
+  std::vector<Row> rows = {{}};
+  ASSERT_TRUE(Read("a.csv", "id,name\n", 0, &rows).ok());
+  EXPECT_TRUE(rows.empty());
+  ASSERT_TRUE(Read("a.csv", "", 0, &rows).ok());
+  EXPECT_TRUE(rows.empty());
+  ExpectBad("a.csv", "id,name\n", 2, {"has 0 rows, vectors have 2"});
+}
+
+TEST_F(AttributesReaderTest, CsvRejectsBadStructure) {
+  ExpectBad("a.csv", "id,colour\n1,red\n", 1, {"line 1 (header)", "column 2 'colour'", "not an"});
+  ExpectBad("a.csv", "id,price,id\n1,2,3\n", 1, {"line 1 (header)", "'id' appears twice"});
+  ExpectBad("a.csv", "id,,price\n1,2,3\n", 1, {"line 1 (header)", "column 2 has an empty name"});
+  ExpectBad("a.csv", "id,price\n1,2\n3\n", 2, {"line 3 (row 1)", "expected 2 fields", "found 1"});
+  ExpectBad("a.csv", "id,price\n1,2\n3,4,5\n", 2, {"line 3 (row 1)", "found 3"});
+  ExpectBad("a.csv", "id,price\n1,2\n\n3,4\n", 2, {"line 3 (row 1)", "blank line"});
+  ExpectBad("a.csv", "id,name\n1,\"a\nb\"\n2,\"open\n3,x\n", 3,
+            {"line 4 (row 1)", "field 2", "never closed"});
+  ExpectBad("a.csv", "id,name\n1,ab\"c\n", 1, {"line 2 (row 0)", "quote inside an unquoted"});
+  ExpectBad("a.csv", "id,name\n1,\"ab\"c\n", 1, {"line 2 (row 0)", "after its closing quote"});
+  ExpectBad("a.csv", "id,name\n1,a\rb\n", 1, {"line 2 (row 0)", "carriage return"});
+  ExpectBad("a.csv", "id\n1\n2\n", 1, {"has 2 rows, vectors have 1"});
+  ExpectBad("a.csv", "id\n1\n2\n", 3, {"has 2 rows, vectors have 3"});
+  ExpectBad("a.tsv", "id\n1\n", 1, {"unsupported format '.tsv'"});
+}
+
+TEST_F(AttributesReaderTest, CsvLineNumbersCountPhysicalLines) {
+  // Row 1 spans lines 3-5, so row 2 starts on line 6.
+  ExpectBad("a.csv", "id,name\n1,a\n2,\"x\ny\nz\"\nbad,c\n", 3,
+            {"line 6 (row 2), column 'id' (int)", "expected int, found 'bad'"});
+}
+
+TEST_F(AttributesReaderTest, CsvRejectsBadValues) {
+  struct Case {
+    std::string header, field;
+    std::vector<std::string> parts;
+  };
+  const Case cases[] = {
+      {"id", "12abc", {"column 'id' (int)", "expected int, found '12abc'"}},
+      {"id", "0x10", {"column 'id'", "expected int"}},
+      {"id", "1.5", {"column 'id'", "non-integral number 1.5"}},
+      {"id", "9223372036854775808", {"column 'id'", "9223372036854775808 is out of int64 range"}},
+      {"id", "-9223372036854775809", {"column 'id'", "out of int64 range"}},
+      {"id", "1e19", {"column 'id'", "out of int64 range"}},
+      {"id", "9007199254740993.0", {"column 'id'", "not an exact integer"}},
+      {"id", "nan", {"column 'id'", "expected int"}},
+      {"id", "+-1", {"column 'id'", "expected int"}},
+      {"id", "\"1 2\"", {"column 'id'", "expected int, found '1 2'"}},
+      {"price", "abc", {"column 'price' (float)", "expected float, found 'abc'"}},
+      {"price", "1.5x", {"column 'price'", "expected float"}},
+      {"price", "nan", {"column 'price'", "finite", "'nan'"}},
+      {"price", "-inf", {"column 'price'", "finite"}},
+      {"price", "1e999", {"column 'price'", "out of float64 range"}},
+      {"ok", "yes", {"column 'ok' (bool)", "expected bool", "'yes'"}},
+      {"ok", "2", {"column 'ok'", "expected bool"}},
+      {"tags", "a||b", {"column 'tags' (tags)", "empty tag"}},
+      {"tags", "a|", {"column 'tags'", "empty tag"}},
+      {"name", "\xff\xfe", {"column 'name' (string)", "not valid UTF-8", "\\xff\\xfe"}},
+      {"tags", "ok|\xc3", {"column 'tags'", "not valid UTF-8"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.header + "=" + c.field);
+    std::vector<Row> rows;
+    Status s = Read("a.csv", "id_placeholder\n", 0, &rows);  // resets path_
+    const std::string others = c.header == "name" ? "id" : "name";
+    s = Read("a.csv", c.header + "," + others + "\n,\n" + c.field + ",\n,\n", 3, &rows);
+    ExpectInvalid(s, {"line 3 (row 1)"});
+    for (const std::string& p : c.parts) ExpectInvalid(s, {p});
+  }
+}
+
+TEST_F(AttributesReaderTest, RejectsDuplicateSchemaNamesAndMissingFile) {
+  std::vector<Row> rows;
+  const std::string path = dir_.Join("a.jsonl");
+  WriteBytes(path, "{}\n");
+  ExpectInvalid(ReadAttributes(path, {{"a", AttrType::kInt}, {"a", AttrType::kInt}}, 1, &rows),
+                {"'a' twice"});
+  Status s = ReadAttributes(dir_.Join("nope.jsonl"), schema_, 1, &rows);
+  EXPECT_TRUE(s.IsIOError()) << s.message();
+  std::filesystem::create_directory(dir_.Join("d.csv"));
+  ExpectInvalid(ReadAttributes(dir_.Join("d.csv"), schema_, 1, &rows), {"not a regular"});
+}
+
+TEST_F(AttributesReaderTest, ExplicitFormatFunctionsIgnoreExtension) {
+  const std::string path = dir_.Join("attrs.txt");
+  WriteBytes(path, "id\n5\n");
+  std::vector<Row> rows;
+  ASSERT_TRUE(ReadAttributesCsv(path, schema_, 1, &rows).ok());
+  EXPECT_EQ(rows, (std::vector<Row>{{int64_t{5}, kNull, kNull, kNull, kNull}}));
+  WriteBytes(path, "{\"id\": 6}\n");
+  ASSERT_TRUE(ReadAttributesJsonl(path, schema_, 1, &rows).ok());
+  EXPECT_EQ(rows, (std::vector<Row>{{int64_t{6}, kNull, kNull, kNull, kNull}}));
+}
+
+}  // namespace
+}  // namespace sieve::io
