@@ -209,5 +209,52 @@ TEST(ShardIndexTest, LoadDetectsDisagreement) {
   expect_corrupt(cols, "columns");
 }
 
+// Load from the real RocksDB-backed store: the chunks and deleted rows it persisted come back
+// exactly.
+TEST(ShardIndexTest, LoadFromRocksStore) {
+  test::ScratchDir dir;
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(Store::Open(StoreOptions(), dir.Join("db"), &store).ok());
+  CollectionMeta meta;
+  Status s = store->CreateCollection(Spec(), &meta);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Chunk a = MakeChunk(0, 40), b = MakeChunk(40, 25);
+  Store::ShardAppend append;
+  append.shard = 0;
+  append.chunks = {&a, &b};
+  append.new_state.next_ordinal = 65;
+  append.new_state.live_rows = 65;
+  append.new_state.deleted = ToRoaring(RowSet());
+  s = store->CommitAppend(meta, 2000, {append});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  RowSet deleted;
+  deleted.Add(3);
+  deleted.Add(64);
+  ShardState state;
+  state.next_ordinal = 65;
+  state.live_rows = 63;
+  state.deleted = ToRoaring(deleted);
+  s = store->CommitShardStates(meta, {{0, state}});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  ShardIndex shard(meta.spec, 0);
+  s = shard.Load(store.get(), meta);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(shard.rows(), 65u);
+  EXPECT_EQ(shard.live_rows(), 63u);
+  EXPECT_TRUE(shard.deleted() == deleted);
+  uint32_t ord;
+  EXPECT_FALSE(shard.FindLive(1003, &ord));
+  ASSERT_TRUE(shard.FindLive(1050, &ord));
+  EXPECT_EQ(ord, 50u);
+  for (uint32_t r = 0; r < 65; ++r) {
+    const Chunk& c = r < 40 ? a : b;
+    uint32_t i = r - c.first_ordinal;
+    for (uint32_t d = 0; d < 3; ++d) ASSERT_EQ(shard.vectors().row(r)[d], c.vectors[i * 3 + d]);
+    EXPECT_EQ(std::get<int64_t>(shard.attribute(0).ValueAt(r)), r % 5);
+    EXPECT_EQ(IsNull(shard.attribute(1).ValueAt(r)), r % 3 == 0);
+  }
+}
+
 }  // namespace
 }  // namespace sieve
