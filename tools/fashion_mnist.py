@@ -33,7 +33,7 @@ def write_npy_f32(path, rows, cols, pixels):
     header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
     pad = 64 - (10 + len(header) + 1) % 64
     header = header + " " * pad + "\n"
-    floats = array("f", pixels)  # bytes iterate as ints 0..255
+    floats = array("f", array("B", pixels))  # element-wise, not a reinterpretation of bytes
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
         floats.tofile(f)
