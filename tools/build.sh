@@ -4,6 +4,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/tools/install-deps.sh"
+# The CUDA backend is built whenever nvcc is present (it needs the RAFT/RMM wheels).
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  bash "$root/tools/install-gpu-deps.sh"
+fi
 jobs=${SIEVE_JOBS:-$(nproc)}
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build "$root/build" -j "$jobs"

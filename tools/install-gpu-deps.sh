@@ -4,8 +4,8 @@
 #   libraft-cu13   RAFT headers (select_k, bitset), used header-only
 #   librmm-cu13    RMM (librmm.so) and the CCCL headers RAFT was built with (include/rapids)
 #   rapids-logger  librapids_logger.so, which RMM links
-#   cmake          a CMake >= 4 (bin/cmake in the prefix), for find_package(raft) if wanted;
-#                  the project itself configures with the system CMake 3.25 (see gpu/CMakeLists.txt)
+# The project configures with the system CMake 3.25 and wires the wheels by hand (see
+# gpu/CMakeLists.txt), so RAFT's CMake >= 4 package config is not needed.
 # Wheels are installed with `pip --no-deps --target`: nothing is installed system-wide and the
 # CUDA libraries come from the machine's toolkit, not from nvidia-* wheels.
 # Versions follow shared/research/raft-build-notes.md (RAFT/RMM 26.08, rapids-logger 0.2.3, CCCL
@@ -22,7 +22,6 @@ wheels=(
   "libraft-cu13==26.8.0"
   "librmm-cu13==26.8.0"
   "rapids-logger==0.2.3"
-  "cmake==4.1.3"
 )
 stamp=$prefix/.installed
 want=$(printf '%s\n' "${wheels[@]}")
@@ -42,13 +41,6 @@ else
   printf '%s\n' "$want" >"$stamp"
 fi
 
-# The cmake wheel carries a real binary under cmake/data/bin; expose it as <prefix>/bin/cmake.
-mkdir -p "$prefix/bin"
-for tool in cmake ctest cpack; do
-  if [ -x "$site/cmake/data/bin/$tool" ]; then
-    ln -sfn "$site/cmake/data/bin/$tool" "$prefix/bin/$tool"
-  fi
-done
 
 # Sanity checks the build relies on: the CCCL headers inside the librmm wheel, RMM's and
 # rapids-logger's shared libraries, and RAFT's select_k header.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -34,6 +35,19 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The CLI under test: $SIEVE_CLI when set (e.g. a bundle on another machine), else the build's.
+const char* CliPath() {
+  const char* env = std::getenv("SIEVE_CLI");
+  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
+}
+
+// The device the path-by-path test forces: $SIEVE_TEST_DEVICE (the H200 runs set "gpu"), else
+// the CPU, which every machine has.
+const char* TestDevice() {
+  const char* env = std::getenv("SIEVE_TEST_DEVICE");
+  return env != nullptr && *env != '\0' ? env : "cpu";
 }
 
 std::string Quote(const std::string& s) {
@@ -126,7 +140,7 @@ class CliTest : public ::testing::Test {
   }
 
   CliResult Run(const std::vector<std::string>& args) {
-    std::string cmd = Quote(SIEVE_CLI_PATH);
+    std::string cmd = Quote(CliPath());
     for (auto& a : args) cmd += " " + Quote(a);
     const std::string out = dir_.Join("stdout"), err = dir_.Join("stderr");
     cmd += " >" + Quote(out) + " 2>" + Quote(err);
@@ -237,7 +251,8 @@ TEST_F(CliTest, EveryFilterEveryPathEveryMetricMatchesOracle) {
       for (std::string path : {"auto", "sddmm", "gather", "dense"}) {
         SCOPED_TRACE(fc.text + " / " + path);
         auto r = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k",
-                      "10", "--filter", fc.text, "--path", path, "--device", "cpu", "--explain"});
+                      "10", "--filter", fc.text, "--path", path, "--device", TestDevice(),
+                      "--explain"});
         ASSERT_EQ(r.code, 0) << r.err;
         auto lines = r.Lines();
         ASSERT_EQ(lines.size(), 4u);
@@ -448,7 +463,7 @@ TEST_F(CliTest, KillDuringIngestLeavesWholeBatchesThatPassCheck) {
       int devnull = open("/dev/null", O_WRONLY);
       dup2(devnull, 1);
       dup2(devnull, 2);
-      execl(SIEVE_CLI_PATH, "sieve", "ingest", db_.c_str(), "--collection", "c", "--vectors",
+      execl(CliPath(), "sieve", "ingest", db_.c_str(), "--collection", "c", "--vectors",
             dir_.Join("big.npy").c_str(), "--batch-rows", std::to_string(batch).c_str(),
             static_cast<char*>(nullptr));
       _exit(127);
