@@ -59,5 +59,4 @@ echo "raft-config:          $(find_config raft)"
 echo "rmm-config:           $(find_config rmm)"
 echo "rapids_logger-config: $(find_config rapids_logger)"
 echo "cccl-config:          $(find_config cccl)"
-echo "cmake:                $("$prefix/bin/cmake" --version 2>/dev/null | head -n1 || echo missing)"
 exit $missing

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -53,13 +54,14 @@ int ParseFlags(const char* cmd, const char* usage, const Args& args, Flags* flag
 }
 
 Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db) {
+  // Checked here so that a mistyped path is named plainly and no directory is left behind.
+  std::error_code ec;
+  if (!create && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
+    return Status::NotFound("no Sieve database at '" + path + "'");
+  }
   Options o;
   o.create_if_missing = create;
-  Status s = DB::Open(o, path, db);
-  if (!s.ok() && !create && (s.IsNotFound() || s.IsInvalidArgument())) {
-    return Status::NotFound("no Sieve database at '" + path + "' (" + s.message() + ")");
-  }
-  return s;
+  return DB::Open(o, path, db);
 }
 
 void AppendFloat(std::string* out, float v) {
