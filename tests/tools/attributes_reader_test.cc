@@ -167,6 +167,180 @@ TEST_F(AttributesReaderTest, JsonlRejectsWrongTypes) {
   }
 }
 
+// Lines the SAX fast path must hand to the DOM path, which words the error as it always has.
+TEST_F(AttributesReaderTest, JsonlErrorsAsTheDomPathWordsThem) {
+  struct Case {
+    std::string object;
+    std::vector<std::string> parts;
+  };
+  const Case cases[] = {
+      // A parse error later on the line outranks a wrong type before it.
+      {"{\"id\": \"x\", \"price\": }", {"invalid JSON"}},
+      {"{\"colour\": 1, \"id\": 1,}", {"invalid JSON"}},
+      // A repeat outranks an unknown key or a wrong type before it.
+      {"{\"colour\": 1, \"id\": 1, \"id\": 2}", {"attribute 'id' appears twice"}},
+      {"{\"id\": \"x\", \"name\": \"a\", \"name\": \"b\"}", {"attribute 'name' appears twice"}},
+      // Attributes are checked in name order, not line order.
+      {"{\"price\": \"x\", \"id\": \"y\"}", {"attribute 'id' (int)", "found string \"y\""}},
+      {"{\"zz\": 1, \"aa\": 2}", {"unknown attribute 'aa'"}},
+      {"{\"tags\": [[\"a\"]]}", {"attribute 'tags'", "element 0 is array"}},
+      {"{\"tags\": [\"a\", {\"b\": 1}]}", {"attribute 'tags'", "element 1 is object"}},
+      {"{\"id\": 18446744073709551615}", {"attribute 'id'", "out of int64 range"}},
+      {"{\"id\": 1e-5}", {"attribute 'id'", "non-integral"}},
+      {"{\"name\": [\"a\"]}", {"attribute 'name'", "found array"}},
+      {"{\"ok\": null, \"ok\": true}", {"attribute 'ok' appears twice"}},
+      {"\"{}\"", {"expected a JSON object", "found string"}},
+      {"null", {"expected a JSON object", "found null"}},
+      {" \t ", {"blank line"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.object);
+    std::vector<Row> rows;
+    Status s = Read("a.jsonl", "{}\n" + c.object + "\n{}\n", 3, &rows);
+    ExpectInvalid(s, {"line 2 (row 1)"});
+    for (const std::string& p : c.parts) ExpectInvalid(s, {p});
+  }
+}
+
+TEST_F(AttributesReaderTest, JsonlNumberConversions) {
+  const std::string text =
+      "{\"id\": 1.0e2, \"price\": 18446744073709551615}\n"
+      "{\"id\": -0.0, \"price\": -5}\n"
+      "{\"id\": 9007199254740991.0, \"price\": 9223372036854775807}\n"
+      "{\"id\": 1.844674407e9, \"price\": 0}\n";
+  std::vector<Row> rows;
+  Status s = Read("a.jsonl", text, 4, &rows);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::vector<Row> want = {
+      {int64_t{100}, 18446744073709551615.0, kNull, kNull, kNull},
+      {int64_t{0}, -5.0, kNull, kNull, kNull},
+      {int64_t{9007199254740991}, 9223372036854775807.0, kNull, kNull, kNull},
+      {int64_t{1844674407}, 0.0, kNull, kNull, kNull},
+  };
+  EXPECT_EQ(rows, want);
+}
+
+// Files of a few MiB are split into line-aligned ranges parsed on several threads (when the
+// machine has more than one core); the rows must come back in order and the reported error
+// must be the first by line number, whichever range holds it.
+class JsonlLargeFileTest : public AttributesReaderTest {
+ protected:
+  static constexpr size_t kLines = 30000;  // about 2.2 MB
+
+  static std::string Line(size_t i) {
+    return "{\"id\": " + std::to_string(i) + ", \"price\": " + std::to_string(i) +
+           ".5, \"name\": \"n" + std::to_string(i) + "\", \"ok\": " +
+           (i % 2 ? "true" : "false") + ", \"tags\": [\"t\", \"u" + std::to_string(i % 7) +
+           "\"]}";
+  }
+  static Row Want(size_t i) {
+    return {static_cast<int64_t>(i), static_cast<double>(i) + 0.5, "n" + std::to_string(i),
+            i % 2 == 1, Tags{"t", "u" + std::to_string(i % 7)}};
+  }
+  // The lines, with `bad` lines replaced by `bad_line`, joined by `eol`, ending in `eol` when
+  // `final_eol`.
+  static std::string Text(const std::vector<size_t>& bad, const std::string& eol = "\n",
+                          bool final_eol = true, const std::string& bad_line = "{\"id\": \"x\"}") {
+    std::string text;
+    for (size_t i = 0; i < kLines; ++i) {
+      bool is_bad = false;
+      for (size_t b : bad) is_bad |= b == i;
+      text += is_bad ? bad_line : Line(i);
+      if (i + 1 < kLines || final_eol) text += eol;
+    }
+    return text;
+  }
+  // The 0-based line that holds byte `offset` of `text`.
+  static size_t LineAt(const std::string& text, size_t offset) {
+    size_t line = 0;
+    for (size_t i = 0; i < offset; ++i) line += text[i] == '\n';
+    return line;
+  }
+};
+
+TEST_F(JsonlLargeFileTest, ReadsEveryRowInOrder) {
+  for (const std::string& eol : {std::string("\n"), std::string("\r\n")}) {
+    for (bool final_eol : {true, false}) {
+      for (const std::string& bom : {std::string(), std::string("\xEF\xBB\xBF")}) {
+        SCOPED_TRACE(eol.size() + 10 * final_eol + 100 * bom.size());
+        std::vector<Row> rows;
+        Status s = Read("big.jsonl", bom + Text({}, eol, final_eol), kLines, &rows);
+        ASSERT_TRUE(s.ok()) << s.message();
+        ASSERT_EQ(rows.size(), kLines);
+        for (size_t i = 0; i < kLines; ++i) ASSERT_EQ(rows[i], Want(i)) << "row " << i;
+      }
+    }
+  }
+  std::vector<Row> rows;
+  ExpectBad("big.jsonl", Text({}), kLines + 1, {"has 30000 rows, vectors have 30001"});
+}
+
+TEST_F(JsonlLargeFileTest, ReportsTheFirstErrorWhicheverRangeHoldsIt) {
+  const std::string plain = Text({});
+  // Lines around each point where a split into 2 to 4 ranges could fall, and near the ends.
+  std::vector<size_t> lines = {0, 1, kLines - 2, kLines - 1};
+  for (size_t parts = 2; parts <= 4; ++parts) {
+    for (size_t k = 1; k < parts; ++k) {
+      size_t at = LineAt(plain, plain.size() * k / parts);
+      for (size_t l = at - 1; l <= at + 1; ++l) lines.push_back(l);
+    }
+  }
+  for (size_t bad : lines) {
+    SCOPED_TRACE(bad);
+    const std::string where =
+        "line " + std::to_string(bad + 1) + " (row " + std::to_string(bad) + ")";
+    ExpectBad("big.jsonl", Text({bad}), kLines, {where + ", attribute 'id' (int)"});
+  }
+  // A later bad line, in the same range or another, does not change which is reported.
+  for (size_t bad : {size_t{5}, lines[4], lines[5], kLines / 3}) {
+    SCOPED_TRACE(bad);
+    const std::string where =
+        "line " + std::to_string(bad + 1) + " (row " + std::to_string(bad) + ")";
+    ExpectBad("big.jsonl", Text({bad, bad + 1, kLines - 1}, "\n", true, "{\"id\": }"), kLines,
+              {where, "invalid JSON"});
+    ExpectBad("big.jsonl", Text({bad, kLines / 2 + 500, kLines - 1}, "\n", false,
+                                "{\"id\": 1, \"id\": 2}"),
+              kLines, {where, "attribute 'id' appears twice"});
+  }
+  // A blank line in the last range, and the last line bad without a final line break.
+  std::string blank = plain;
+  blank.insert(plain.size() - Line(kLines - 1).size() - 1, "\n");
+  ExpectBad("big.jsonl", blank, kLines + 1,
+            {"line " + std::to_string(kLines) + " (row " + std::to_string(kLines - 1) + ")",
+             "blank line"});
+  ExpectBad("big.jsonl", Text({kLines - 1}, "\r\n", false), kLines,
+            {"line 30000 (row 29999), attribute 'id' (int)", "found string \"x\""});
+}
+
+TEST_F(JsonlLargeFileTest, VeryLongLines) {
+  // One line longer than a thread's share: every split point lands inside it or after it.
+  const std::string long_name(3 << 20, 'x');
+  Tags many_tags;
+  std::string tags_json = "[";
+  for (size_t i = 0; i < 100000; ++i) {
+    many_tags.push_back("tag" + std::to_string(i));
+    tags_json += (i ? ", \"" : "\"") + many_tags.back() + "\"";
+  }
+  tags_json += "]";
+  const std::string text = "{\"id\": 1}\n{\"name\": \"" + long_name + "\", \"tags\": " +
+                           tags_json + "}\n{\"id\": 3}\n" + Line(3);
+  std::vector<Row> rows;
+  Status s = Read("long.jsonl", text, 4, &rows);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::vector<Row> want = {{int64_t{1}, kNull, kNull, kNull, kNull},
+                                 {kNull, kNull, long_name, kNull, many_tags},
+                                 {int64_t{3}, kNull, kNull, kNull, kNull},
+                                 Want(3)};
+  EXPECT_EQ(rows, want);
+
+  ExpectBad("long.jsonl", "{}\n{\"name\": \"" + long_name + "\", \"id\": \"x\"}\n{}\n", 3,
+            {"line 2 (row 1), attribute 'id' (int)", "found string \"x\""});
+  ExpectBad("long.jsonl", "{}\n{\"name\": \"" + long_name + "\"}\n{\"id\": 1.5}", 3,
+            {"line 3 (row 2), attribute 'id' (int)", "non-integral"});
+  ExpectBad("long.jsonl", "{}\n{\"name\": \"" + long_name + "\" \"id\": 1}\n{}\n", 3,
+            {"line 2 (row 1)", "invalid JSON"});
+}
+
 // ---------------------------------------------------------------------------------------------
 // CSV
 

@@ -2,6 +2,8 @@
 
 #include "tools/io/attributes_reader.h"
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -11,8 +13,10 @@
 #include <set>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "tools/io/file_util.h"
 
@@ -164,68 +168,307 @@ std::string FindDuplicateKey(std::string_view line) {
   return dup;
 }
 
-Status ReadJsonlText(const std::string& path, const std::string& text,
+// Reads one line the slow way, through a DOM: the reference for what a line means and the only
+// code that words JSON Lines errors. REQUIRES: `values` holds schema.size() nulls.
+Status ReadJsonlLine(const std::string& path, std::string_view line, size_t line_no, size_t row,
                      const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
-                     std::vector<std::vector<Value>>* rows) {
-  size_t pos = BomLength(text);
-  {
-    size_t first = text.find_first_not_of(" \t\r\n", pos);
-    if (first != std::string::npos && text[first] == '[') {
-      return Status::InvalidArgument("attributes file " + Printable(path) +
-                                     ": holds a JSON array; expected JSON Lines, one object "
-                                     "per line");
-    }
+                     std::vector<Value>* values) {
+  if (line.find_first_not_of(" \t") == std::string_view::npos) {
+    return Status::InvalidArgument(Where(path, line_no, row) +
+                                   ": blank line; each line must hold one JSON object");
   }
-  size_t line_no = 1;
   size_t top_level_keys = 0;
   Json::parser_callback_t count_keys = [&top_level_keys](int depth, Json::parse_event_t event,
                                                          Json&) {
     if (event == Json::parse_event_t::key && depth == 1) ++top_level_keys;
     return true;
   };
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    if (line.ends_with('\r')) line.remove_suffix(1);
-    const size_t row = rows->size();
-    if (line.find_first_not_of(" \t") == std::string_view::npos) {
-      return Status::InvalidArgument(Where(path, line_no, row) +
-                                     ": blank line; each line must hold one JSON object");
+  Json obj;
+  try {
+    obj = Json::parse(line.begin(), line.end(), count_keys);
+  } catch (const Json::exception& e) {  // parse_error, or out_of_range for 1e999
+    return Status::InvalidArgument(Where(path, line_no, row) +
+                                   ": invalid JSON: " + ParseErrorText(e.what()));
+  }
+  if (!obj.is_object()) {
+    return Status::InvalidArgument(Where(path, line_no, row) + ": expected a JSON object, " +
+                                   "found " + DescribeJson(obj));
+  }
+  if (top_level_keys != obj.size()) {
+    return Status::InvalidArgument(Where(path, line_no, row) + ": attribute '" +
+                                   Printable(FindDuplicateKey(line)) + "' appears twice");
+  }
+  for (const auto& [key, value] : obj.items()) {
+    auto it = index.find(key);
+    if (it == index.end()) {
+      return Status::InvalidArgument(Where(path, line_no, row) + ": unknown attribute '" +
+                                     Printable(key) + "' (" + SchemaNames(schema) + ")");
     }
-    Json obj;
-    top_level_keys = 0;
+    const AttributeSpec& spec = schema[it->second];
+    std::string error = ConvertJson(value, spec.type, &(*values)[it->second]);
+    if (!error.empty()) {
+      return Status::InvalidArgument(Where(path, line_no, row) + ", attribute '" +
+                                     Printable(spec.name) + "' (" + AttrTypeName(spec.type) +
+                                     "): " + error);
+    }
+  }
+  return Status::OK();
+}
+
+// Fills one row straight from nlohmann's SAX events, so that the common line costs no DOM. It
+// accepts only what ReadJsonlLine accepts, with the same values: one object whose keys are
+// distinct schema attributes holding null or a value of the attribute's type. On anything else
+// it stops the parse and the line goes to ReadJsonlLine, which finds and words the problem
+// (for instance a parse error later on the line outranks a wrong type before it).
+class JsonlRowHandler {
+ public:
+  JsonlRowHandler(const std::vector<AttributeSpec>& schema, const SchemaIndex& index)
+      : schema_(schema), index_(index), seen_(schema.size()) {}
+
+  // Parses `line` into `values` (schema.size() nulls); false when the slow path must decide.
+  bool Parse(std::string_view line, std::vector<Value>* values) {
+    values_ = values;
+    depth_ = kTopLevel;
+    std::fill(seen_.begin(), seen_.end(), 0);
+    return Json::sax_parse(line.data(), line.data() + line.size(), this) && depth_ == kDone;
+  }
+
+  // The SAX interface (nlohmann::json_sax); returning false ends the parse.
+  bool null() { return depth_ == kInObject; }  // the row's values start null
+  bool boolean(bool b) { return Put(AttrType::kBool, b); }
+  bool number_integer(int64_t i) {
+    if (depth_ != kInObject) return false;
+    if (type() == AttrType::kInt) return Set(i);
+    return type() == AttrType::kFloat && Set(static_cast<double>(i));
+  }
+  bool number_unsigned(uint64_t u) {
+    if (depth_ != kInObject) return false;
+    if (type() == AttrType::kInt) {
+      return u <= static_cast<uint64_t>(INT64_MAX) && Set(static_cast<int64_t>(u));
+    }
+    return type() == AttrType::kFloat && Set(static_cast<double>(u));
+  }
+  bool number_float(double d, const std::string&) {
+    if (depth_ != kInObject) return false;
+    if (type() == AttrType::kFloat) return std::isfinite(d) && Set(d);
+    // The int rules of ConvertJson; NaN and infinities fail the first test.
+    return type() == AttrType::kInt && std::fabs(d) < kTwoTo53 && d == std::trunc(d) &&
+           Set(static_cast<int64_t>(d));
+  }
+  bool string(std::string& s) {
+    if (depth_ == kInTags) {
+      tags_.push_back(std::move(s));
+      return true;
+    }
+    return Put(AttrType::kString, std::move(s));
+  }
+  bool binary(Json::binary_t&) { return false; }
+  bool start_object(size_t) {
+    if (depth_ != kTopLevel) return false;
+    depth_ = kInObject;
+    return true;
+  }
+  bool key(std::string& k) {
+    size_t i = Find(k);
+    if (i == kNotFound || seen_[i]) return false;
+    seen_[i] = 1;
+    current_ = i;
+    return true;
+  }
+  bool end_object() {
+    depth_ = kDone;
+    return true;
+  }
+  bool start_array(size_t) {
+    if (depth_ != kInObject || type() != AttrType::kTags) return false;
+    depth_ = kInTags;
+    tags_.clear();
+    return true;
+  }
+  bool end_array() {
+    depth_ = kInObject;
+    (*values_)[current_] = std::move(tags_);
+    tags_.clear();
+    return true;
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+ private:
+  // Where the parse is; nested objects and arrays other than tags are refused, so these are all.
+  enum Depth { kTopLevel, kInObject, kInTags, kDone };
+
+  static constexpr size_t kNotFound = SIZE_MAX;
+
+  // A few names are faster to compare than to hash.
+  size_t Find(const std::string& k) const {
+    if (schema_.size() > kMaxScan) {
+      auto it = index_.find(k);
+      return it == index_.end() ? kNotFound : it->second;
+    }
+    for (size_t i = 0; i < schema_.size(); ++i) {
+      if (schema_[i].name == k) return i;
+    }
+    return kNotFound;
+  }
+  static constexpr size_t kMaxScan = 8;
+
+  AttrType type() const { return schema_[current_].type; }
+  template <typename T>
+  bool Set(T v) {
+    (*values_)[current_].emplace<T>(std::move(v));
+    return true;
+  }
+  template <typename T>
+  bool Put(AttrType type, T v) {
+    return depth_ == kInObject && this->type() == type && Set(std::move(v));
+  }
+
+  const std::vector<AttributeSpec>& schema_;
+  const SchemaIndex& index_;
+  std::vector<char> seen_;  // per attribute: has this line named it yet?
+  std::vector<Value>* values_ = nullptr;
+  Depth depth_ = kTopLevel;
+  size_t current_ = 0;  // the attribute whose value comes next
+  std::vector<std::string> tags_;
+};
+
+// One line-aligned piece of a JSON Lines file, parsed by one thread.
+struct JsonlRange {
+  size_t begin = 0, end = 0;  // byte offsets; `end` is just past a '\n' or the end of the text
+  std::vector<std::vector<Value>> rows;
+  bool failed = false;        // stopped at a bad line: the one after `rows`, at `failed_at`
+  size_t failed_at = 0;
+  std::exception_ptr exception;
+};
+
+// Parses the lines of `range` into range->rows until the first bad one. Stops early, leaving
+// `failed` false, once `stop` says an earlier range failed (its error outranks any here).
+void ParseJsonlRange(const std::string& path, const std::string& text,
+                     const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
+                     size_t range_no, std::atomic<size_t>* stop, JsonlRange* range) {
+  try {
+    JsonlRowHandler handler(schema, index);
+    size_t pos = range->begin;
+    while (pos < range->end) {
+      if ((range->rows.size() & 4095) == 0 && stop->load(std::memory_order_relaxed) < range_no) {
+        return;
+      }
+      size_t end = text.find('\n', pos);
+      if (end == std::string::npos || end > range->end) end = range->end;
+      std::string_view line(text.data() + pos, end - pos);
+      if (line.ends_with('\r')) line.remove_suffix(1);
+      std::vector<Value>& values = range->rows.emplace_back(schema.size());
+      if (!handler.Parse(line, &values)) {
+        // Line and row numbers are found later, when the ranges before are counted; this only
+        // asks whether the line is bad.
+        std::fill(values.begin(), values.end(), Value());
+        if (!ReadJsonlLine(path, line, 0, 0, schema, index, &values).ok()) {
+          range->rows.pop_back();
+          range->failed = true;
+          range->failed_at = pos;
+          size_t seen = stop->load();
+          while (range_no < seen && !stop->compare_exchange_weak(seen, range_no)) {
+          }
+          return;
+        }
+      }
+      pos = end + 1;
+    }
+  } catch (...) {
+    range->exception = std::current_exception();
+  }
+}
+
+// Files below this size are read on one thread; above it, one thread per this many bytes, up
+// to the core count. A thread costs tens of microseconds to start and a mebibyte of JSON Lines
+// tens of milliseconds to parse.
+constexpr size_t kBytesPerThread = size_t{1} << 20;
+constexpr size_t kMaxThreads = 8;
+
+Status ReadJsonlText(const std::string& path, const std::string& text,
+                     const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
+                     std::vector<std::vector<Value>>* rows) {
+  const size_t start = BomLength(text);
+  {
+    size_t first = text.find_first_not_of(" \t\r\n", start);
+    if (first != std::string::npos && text[first] == '[') {
+      return Status::InvalidArgument("attributes file " + Printable(path) +
+                                     ": holds a JSON array; expected JSON Lines, one object "
+                                     "per line");
+    }
+  }
+  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                    kMaxThreads);
+  threads = std::max<size_t>(1, std::min(threads, (text.size() - start) / kBytesPerThread));
+
+  // Cut at the first line break at or after each even share of the bytes.
+  std::vector<JsonlRange> ranges;
+  for (size_t i = 0, begin = start; i < threads && begin < text.size(); ++i) {
+    size_t end = text.size();
+    if (i + 1 < threads) {
+      size_t nl = text.find('\n', std::max(begin, start + (text.size() - start) * (i + 1) /
+                                                           threads));
+      if (nl != std::string::npos) end = nl + 1;
+    }
+    JsonlRange& r = ranges.emplace_back();
+    r.begin = begin;
+    r.end = end;
+    begin = end;
+  }
+  // Rows come in proportion to bytes, and a row takes at least 3 ("{}\n"); the first range
+  // takes over the caller's reservation.
+  const size_t capacity = rows->capacity();
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (i == 0) {
+      ranges[i].rows.swap(*rows);
+    } else {
+      ranges[i].rows.reserve(std::min(capacity / ranges.size() + capacity / 16,
+                                      (ranges[i].end - ranges[i].begin) / 3 + 1));
+    }
+  }
+  rows->clear();
+
+  std::atomic<size_t> stop{ranges.size()};
+  std::vector<std::thread> workers;
+  workers.reserve(ranges.size());
+  std::vector<size_t> inline_ranges;  // parsed on this thread, in this order
+  inline_ranges.reserve(ranges.size());  // nothing may throw once a thread runs
+  inline_ranges.push_back(0);
+  for (size_t i = 1; i < ranges.size(); ++i) {
     try {
-      obj = Json::parse(line.begin(), line.end(), count_keys);
-    } catch (const Json::exception& e) {  // parse_error, or out_of_range for 1e999
-      return Status::InvalidArgument(Where(path, line_no, row) +
-                                     ": invalid JSON: " + ParseErrorText(e.what()));
+      workers.emplace_back(ParseJsonlRange, std::cref(path), std::cref(text), std::cref(schema),
+                           std::cref(index), i, &stop, &ranges[i]);
+    } catch (const std::system_error&) {  // no thread to be had: do its share here
+      inline_ranges.push_back(i);
     }
-    if (!obj.is_object()) {
-      return Status::InvalidArgument(Where(path, line_no, row) + ": expected a JSON object, " +
-                                     "found " + DescribeJson(obj));
+  }
+  for (size_t i : inline_ranges) {
+    if (i < ranges.size()) ParseJsonlRange(path, text, schema, index, i, &stop, &ranges[i]);
+  }
+  for (std::thread& t : workers) t.join();
+
+  // Ranges join in file order; the first that failed holds the error to report, since every
+  // range before it parsed whole and fixes the line and row numbers.
+  for (JsonlRange& r : ranges) {
+    if (r.exception) std::rethrow_exception(r.exception);
+    if (rows->empty()) {
+      rows->swap(r.rows);
+    } else {
+      rows->insert(rows->end(), std::make_move_iterator(r.rows.begin()),
+                   std::make_move_iterator(r.rows.end()));
+      r.rows = {};
     }
-    if (top_level_keys != obj.size()) {
-      return Status::InvalidArgument(Where(path, line_no, row) + ": attribute '" +
-                                     Printable(FindDuplicateKey(line)) + "' appears twice");
+    if (r.failed) {
+      size_t end = text.find('\n', r.failed_at);
+      if (end == std::string::npos) end = text.size();
+      std::string_view line(text.data() + r.failed_at, end - r.failed_at);
+      if (line.ends_with('\r')) line.remove_suffix(1);
+      std::vector<Value> values(schema.size());
+      const size_t row = rows->size();
+      return ReadJsonlLine(path, line, row + 1, row, schema, index, &values);
     }
-    std::vector<Value>& values = rows->emplace_back(schema.size());
-    for (const auto& [key, value] : obj.items()) {
-      auto it = index.find(key);
-      if (it == index.end()) {
-        return Status::InvalidArgument(Where(path, line_no, row) + ": unknown attribute '" +
-                                       Printable(key) + "' (" + SchemaNames(schema) + ")");
-      }
-      const AttributeSpec& spec = schema[it->second];
-      std::string error = ConvertJson(value, spec.type, &values[it->second]);
-      if (!error.empty()) {
-        return Status::InvalidArgument(Where(path, line_no, row) + ", attribute '" +
-                                       Printable(spec.name) + "' (" + AttrTypeName(spec.type) +
-                                       "): " + error);
-      }
-    }
-    pos = end + 1;
-    ++line_no;
   }
   return Status::OK();
 }
