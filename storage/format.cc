@@ -2,10 +2,13 @@
 
 #include "storage/format.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -63,6 +66,62 @@ Status Truncated(std::string_view what, size_t need, size_t have) {
   return Status::Corruption(std::string(what) + " is truncated: needs " + Num(need) +
                             " bytes, has " + Num(have));
 }
+
+// The index of the first component of data[0, n) that is not finite, or n. Branch-free over
+// blocks so the compiler vectorizes it: bulk appends check every component of 0.5 GB.
+size_t FirstNonFinite(const float* data, size_t n) {
+  constexpr size_t kBlock = 1024;
+  size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    uint32_t largest = 0;  // of the magnitudes' bit patterns; ≥ infinity's means inf or NaN
+    for (size_t j = 0; j < kBlock; ++j) {
+      largest = std::max(largest, std::bit_cast<uint32_t>(data[i + j]) & 0x7fffffffu);
+    }
+    if (largest >= 0x7f800000u) break;
+  }
+  for (; i < n; ++i) {
+    if (!std::isfinite(data[i])) return i;
+  }
+  return n;
+}
+
+// Reads native floats from possibly unaligned bytes, for std::vector::assign.
+struct UnalignedFloats {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = float;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const float*;
+  using reference = float;
+
+  const char* p;
+  float operator*() const {
+    float f;
+    std::memcpy(&f, p, sizeof f);
+    return f;
+  }
+  UnalignedFloats& operator++() {
+    p += sizeof(float);
+    return *this;
+  }
+  UnalignedFloats operator++(int) {
+    UnalignedFloats old = *this;
+    p += sizeof(float);
+    return old;
+  }
+  UnalignedFloats& operator--() {
+    p -= sizeof(float);
+    return *this;
+  }
+  UnalignedFloats& operator+=(difference_type d) {
+    p += d * static_cast<difference_type>(sizeof(float));
+    return *this;
+  }
+  difference_type operator-(const UnalignedFloats& o) const {
+    return (p - o.p) / static_cast<difference_type>(sizeof(float));
+  }
+  bool operator==(const UnalignedFloats& o) const { return p == o.p; }
+  bool operator!=(const UnalignedFloats& o) const { return p != o.p; }
+};
 
 Status CheckVersion(std::string_view what, uint8_t version) {
   if (version == kFormatVersion) return Status::OK();
@@ -430,13 +489,17 @@ void EncodeVectorsHeader(uint32_t num_rows, uint32_t dim, DType dtype, std::stri
 Status EncodeVectorsPayload(const float* data, uint32_t num_rows, uint32_t dim, DType dtype,
                             std::string* out) {
   const size_t n = size_t{num_rows} * dim;
-  for (size_t i = 0; i < n; ++i) {
-    const bool finite = dtype == DType::kFloat16 ? (FloatToHalf(data[i]) & 0x7c00) != 0x7c00
-                                                 : std::isfinite(data[i]);
-    if (!finite) {
-      return Status::InvalidArgument("vector row " + Num(i / dim) + " component " + Num(i % dim) +
-                                     " is not finite as " + DTypeName(dtype));
+  size_t bad = n;
+  if (dtype == DType::kFloat16) {
+    for (size_t i = 0; i < n && bad == n; ++i) {
+      if ((FloatToHalf(data[i]) & 0x7c00) == 0x7c00) bad = i;
     }
+  } else {
+    bad = FirstNonFinite(data, n);
+  }
+  if (bad != n) {
+    return Status::InvalidArgument("vector row " + Num(bad / dim) + " component " + Num(bad % dim) +
+                                   " is not finite as " + DTypeName(dtype));
   }
   if (out == nullptr) return Status::OK();
   const size_t at = out->size();
@@ -482,8 +545,13 @@ Status DecodeVectors(std::string_view value, uint32_t dim, DType dtype, uint32_t
   }
   *num_rows = rows;
   if (out == nullptr) return Status::OK();
-  out->resize(n);
   const char* p = value.data() + kVectorsHeaderSize;
+  if (dtype == DType::kFloat32 && kLittleEndian) {
+    // One pass (no zero-fill before a copy); the payload need not be aligned.
+    out->assign(UnalignedFloats{p}, UnalignedFloats{p + n * 4});
+    return Status::OK();
+  }
+  out->resize(n);
   if (dtype == DType::kFloat16) {
     for (size_t i = 0; i < n; ++i) {
       const auto* u = reinterpret_cast<const unsigned char*>(p + 2 * i);
@@ -498,11 +566,10 @@ Status DecodeVectors(std::string_view value, uint32_t dim, DType dtype, uint32_t
 }
 
 Status CheckFinite(const std::vector<float>& vectors, uint32_t dim) {
-  for (size_t i = 0; i < vectors.size(); ++i) {
-    if (!std::isfinite(vectors[i])) {
-      return Status::Corruption("vector row " + Num(i / dim) + " component " + Num(i % dim) +
-                                " is not finite");
-    }
+  const size_t i = FirstNonFinite(vectors.data(), vectors.size());
+  if (i != vectors.size()) {
+    return Status::Corruption("vector row " + Num(i / dim) + " component " + Num(i % dim) +
+                              " is not finite");
   }
   return Status::OK();
 }

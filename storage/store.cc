@@ -10,11 +10,14 @@
 #include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <chrono>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -41,8 +44,11 @@ constexpr size_t kScanReadahead = 8 << 20;
 // with fresh mmap()s whose page faults made loading 1M × 128 floats in 32 MiB chunks 4–5×
 // slower than in 8 MiB chunks (measured with StoreBenchTest.LoadMillionVectors).
 constexpr size_t kMaxStoredVectorBytes = 8 << 20;
-// Vector chunks are tens of MB; a large memtable keeps bulk ingest from flushing per batch.
-constexpr size_t kVectorsWriteBuffer = 256 << 20;
+// Only small appends (below StoreOptions::vector_file_min_bytes) put vectors in the memtable.
+constexpr size_t kVectorsWriteBuffer = 64 << 20;
+// Vector files are written in the database directory (so ingesting them is a hard link) under
+// this prefix; Open deletes leftovers of a crash.
+constexpr char kVectorFilePrefix[] = "sieve-vectors-";
 constexpr size_t kRowsWriteBuffer = 64 << 20;
 constexpr size_t kMetaWriteBuffer = 8 << 20;
 // Problems past this many are counted but not listed, so a badly damaged store cannot make
@@ -136,10 +142,12 @@ struct PartCursor {
   rocksdb::Slice upper_slice;
   std::unique_ptr<rocksdb::Iterator> it;
 
+  // With `end_ordinal`, stops before the chunk key of that ordinal.
   void Open(rocksdb::DB* db, const rocksdb::Snapshot* snapshot, bool bulk, uint32_t collection_id,
-            uint32_t shard) {
+            uint32_t shard, std::optional<uint32_t> end_ordinal) {
     lower = fmt::ChunkPrefix(tag, collection_id, shard);
-    upper = fmt::PrefixSuccessor(lower);
+    upper = end_ordinal ? fmt::ChunkKey(tag, collection_id, shard, *end_ordinal)
+                        : fmt::PrefixSuccessor(lower);
     upper_slice = rocksdb::Slice(upper);
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
@@ -149,9 +157,11 @@ struct PartCursor {
       // Vectors are read once into the index; caching them would only evict useful blocks.
       ro.fill_cache = false;
       // The packaged RocksDB computes CRC32C in software (~0.5 GB/s), which alone would make
-      // loading 1M × 128 floats take over a second. CheckFormat reads them with checksums
-      // verified.
+      // loading 1M × 128 floats from blob files (format of earlier builds) take over a second.
+      // CheckFormat reads them with checksums verified.
       ro.verify_checksums = false;
+      // Vector blocks are ~8 MiB each: RocksDB's readahead buffer would only add a copy.
+      ro.readahead_size = 0;
     }
     it.reset(db->NewIterator(ro, family));
     it->Seek(lower);
@@ -175,8 +185,13 @@ const char* PartName(char tag) {
 class RocksStore final : public Store {
  public:
   RocksStore(std::string path, std::unique_ptr<rocksdb::DB> db,
-             std::vector<rocksdb::ColumnFamilyHandle*> handles)
-      : path_(std::move(path)), db_(std::move(db)), handles_(std::move(handles)) {
+             std::vector<rocksdb::ColumnFamilyHandle*> handles,
+             rocksdb::Options vector_file_options, size_t vector_file_min_bytes)
+      : path_(std::move(path)),
+        db_(std::move(db)),
+        handles_(std::move(handles)),
+        vector_file_options_(std::move(vector_file_options)),
+        vector_file_min_bytes_(vector_file_min_bytes) {
     meta_ = handles_[1];
     vectors_ = handles_[2];
     rows_ = handles_[3];
@@ -200,7 +215,7 @@ class RocksStore final : public Store {
     return Guarded("GetCollection", [&] { return DoGetCollection(name, nullptr, meta); });
   }
   Status ReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state) override {
-    return Guarded("ReadShardState", [&] { return DoReadShardState(meta, shard, state); });
+    return Guarded("ReadShardState", [&] { return DoReadShardState(meta, shard, nullptr, state); });
   }
   Status ScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
                     const std::function<Status(Chunk&&)>& visit) override {
@@ -223,7 +238,8 @@ class RocksStore final : public Store {
   Status DoListCollections(std::vector<CollectionMeta>* metas);
   Status DoGetCollection(const std::string& name, const rocksdb::Snapshot* snapshot,
                          CollectionMeta* meta);
-  Status DoReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state);
+  Status DoReadShardState(const CollectionMeta& meta, uint32_t shard,
+                          const rocksdb::Snapshot* snapshot, ShardState* state);
   Status DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
                       const std::function<Status(Chunk&&)>& visit);
   Status DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
@@ -236,6 +252,25 @@ class RocksStore final : public Store {
   Status ReadCurrentMeta(const CollectionMeta& meta, CollectionMeta* current);
   Status Write(rocksdb::WriteBatch* batch, std::string_view context);
 
+  // A vector chunk as CommitAppend stores it: `rows` rows from `data`, under `key`.
+  struct VectorPiece {
+    std::string key;
+    uint32_t rows = 0;
+    const float* data = nullptr;
+  };
+  // Encodes a piece's value (header + payload) into *value.
+  void EncodeVectorPiece(const CollectionSpec& spec, const VectorPiece& piece,
+                         std::string* value) const;
+  // Deletes the shard's vector chunks at or beyond `next_ordinal` (orphans of an ingest whose
+  // commit never happened), synced and flushed, so a file ingested next lies above the
+  // tombstone. Does nothing (one seek) when there are none.
+  Status RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shard, uint32_t next_ordinal);
+  // Writes one synced file per shard with that shard's pieces (in key order) and ingests them
+  // all into the vectors family in one atomic step. The chunks are invisible to readers until
+  // the shard states move past them.
+  Status IngestVectorFiles(const CollectionMeta& meta,
+                           const std::vector<std::vector<VectorPiece>>& shard_pieces);
+
   const std::string path_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, meta, vectors, rows
@@ -244,6 +279,10 @@ class RocksStore final : public Store {
   rocksdb::ColumnFamilyHandle* rows_ = nullptr;
   // Serializes collection creation: name check, id counter and write must be one step.
   std::mutex create_mu_;
+  // The vectors family's options with the database's env, for SstFileWriter.
+  const rocksdb::Options vector_file_options_;
+  const size_t vector_file_min_bytes_;
+  std::atomic<uint64_t> next_file_number_{0};
 };
 
 Status RocksStore::Write(rocksdb::WriteBatch* batch, std::string_view context) {
@@ -375,14 +414,16 @@ Status RocksStore::ReadCurrentMeta(const CollectionMeta& meta, CollectionMeta* c
   return Status::OK();
 }
 
-Status RocksStore::DoReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state) {
+Status RocksStore::DoReadShardState(const CollectionMeta& meta, uint32_t shard,
+                                    const rocksdb::Snapshot* snapshot, ShardState* state) {
   if (shard >= meta.spec.shards) {
     return Status::InvalidArgument(Where(meta) + " has " + Num(meta.spec.shards) +
                                    " shards, no shard " + Num(shard));
   }
   std::string value;
-  rocksdb::Status rs =
-      db_->Get(rocksdb::ReadOptions(), meta_, fmt::ShardStateKey(meta.id, shard), &value);
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  rocksdb::Status rs = db_->Get(ro, meta_, fmt::ShardStateKey(meta.id, shard), &value);
   if (rs.IsNotFound()) {
     return Status::Corruption(Where(meta, shard) + ": shard state is missing");
   }
@@ -399,6 +440,10 @@ Status RocksStore::DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint
                                    " shards, no shard " + Num(shard));
   }
   SnapshotGuard snapshot(db_.get());
+  // Vector chunks at or beyond next_ordinal belong to an append that has not committed (or
+  // never will): the scan stops before them.
+  ShardState state;
+  SIEVE_RETURN_IF_ERROR(DoReadShardState(meta, shard, snapshot.get(), &state));
   // Without any part requested the (small) id values still enumerate the chunks.
   const bool want_ids = (parts & kChunkIds) || !(parts & (kChunkVectors | kChunkColumns));
   std::vector<PartCursor> cursors;
@@ -407,7 +452,9 @@ Status RocksStore::DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint
   if (want_ids) cursors.emplace_back(fmt::kIdsTag, rows_);
   if (parts & kChunkColumns) cursors.emplace_back(fmt::kColumnsTag, rows_);
   for (PartCursor& c : cursors) {
-    c.Open(db_.get(), snapshot.get(), /*bulk=*/c.tag == fmt::kVectorsTag, meta.id, shard);
+    const bool vectors = c.tag == fmt::kVectorsTag;
+    c.Open(db_.get(), snapshot.get(), /*bulk=*/vectors, meta.id, shard,
+           vectors ? std::optional<uint32_t>(state.next_ordinal) : std::nullopt);
   }
   PartCursor& driver = cursors.front();
   uint32_t expected = 0;
@@ -472,6 +519,89 @@ Status RocksStore::DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint
   return Status::OK();
 }
 
+void RocksStore::EncodeVectorPiece(const CollectionSpec& spec, const VectorPiece& piece,
+                                   std::string* value) const {
+  value->clear();
+  fmt::EncodeVectorsHeader(piece.rows, spec.dim, spec.dtype, value);
+  const size_t n = size_t{piece.rows} * spec.dim;
+  if (spec.dtype == DType::kFloat32 && std::endian::native == std::endian::little) {
+    // Float32 payload bytes are the floats themselves (validated by the caller).
+    value->append(reinterpret_cast<const char*>(piece.data), n * sizeof(float));
+  } else {
+    (void)fmt::EncodeVectorsPayload(piece.data, piece.rows, spec.dim, spec.dtype, value);
+  }
+}
+
+Status RocksStore::RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shard,
+                                       uint32_t next_ordinal) {
+  const std::string begin = fmt::ChunkKey(fmt::kVectorsTag, meta.id, shard, next_ordinal);
+  const std::string end = fmt::PrefixSuccessor(fmt::ChunkPrefix(fmt::kVectorsTag, meta.id, shard));
+  const rocksdb::Slice end_slice(end);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &end_slice;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, vectors_));
+  it->Seek(begin);
+  if (!it->Valid()) {
+    return FromRocks(it->status(), "looking for uncommitted vectors of " + Where(meta, shard));
+  }
+  it.reset();
+  rocksdb::WriteBatch batch;
+  SIEVE_RETURN_IF_ERROR(
+      FromRocks(batch.DeleteRange(vectors_, begin, end), Where(meta, shard, next_ordinal)));
+  SIEVE_RETURN_IF_ERROR(
+      Write(&batch, "removing uncommitted vectors of " + Where(meta, shard, next_ordinal)));
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  return FromRocks(db_->Flush(fo, vectors_),
+                   "removing uncommitted vectors of " + Where(meta, shard, next_ordinal));
+}
+
+Status RocksStore::IngestVectorFiles(const CollectionMeta& meta,
+                                     const std::vector<std::vector<VectorPiece>>& shard_pieces) {
+  rocksdb::Env* env = vector_file_options_.env;
+  std::vector<std::string> files;
+  // On success RocksDB has moved (hard-linked, then unlinked) the files; otherwise they are ours
+  // to remove. A file left by a crash here is removed by the next Open.
+  struct Cleanup {
+    rocksdb::Env* env;
+    std::vector<std::string>* files;
+    ~Cleanup() {
+      for (const std::string& f : *files) {
+        if (env->FileExists(f).ok()) (void)env->DeleteFile(f);
+      }
+    }
+  } cleanup{env, &files};
+  const std::string where = "writing vectors of " + Where(meta);
+  std::string value;
+  for (const std::vector<VectorPiece>& pieces : shard_pieces) {
+    if (pieces.empty()) continue;
+    const uint64_t stamp =
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    files.push_back(path_ + "/" + kVectorFilePrefix + Num(stamp) + "-" +
+                    Num(next_file_number_.fetch_add(1)) + ".sst");
+    // invalidate_page_cache = false: the first load after an ingest reads these pages.
+    rocksdb::SstFileWriter writer(rocksdb::EnvOptions(vector_file_options_), vector_file_options_,
+                                  vectors_, /*invalidate_page_cache=*/false);
+    SIEVE_RETURN_IF_ERROR(FromRocks(writer.Open(files.back()), where + " to " + files.back()));
+    for (const VectorPiece& piece : pieces) {
+      EncodeVectorPiece(meta.spec, piece, &value);
+      SIEVE_RETURN_IF_ERROR(FromRocks(writer.Put(piece.key, value), where + " to " + files.back()));
+    }
+    // Finish syncs the file before closing it.
+    SIEVE_RETURN_IF_ERROR(FromRocks(writer.Finish(), where + " to " + files.back()));
+  }
+  if (files.empty()) return Status::OK();
+  rocksdb::IngestExternalFileOptions io;
+  io.move_files = true;
+  // The global sequence number, when one is needed, lives in the MANIFEST; rewriting it into the
+  // file would only add a write.
+  io.write_global_seqno = false;
+  io.verify_checksums_before_ingest = false;
+  return FromRocks(db_->IngestExternalFile(vectors_, files, io),
+                   "ingesting vectors of " + Where(meta) + " into " + path_);
+}
+
 Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
                                   const std::vector<ShardAppend>& appends) {
   CollectionMeta current;
@@ -485,9 +615,13 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
   const size_t row_bytes = size_t{spec.dim} * (spec.dtype == DType::kFloat16 ? 2 : 4);
   const uint32_t piece_rows =
       static_cast<uint32_t>(std::max<size_t>(1, kMaxStoredVectorBytes / row_bytes));
+  // Validate everything and stage the small parts before anything is written.
   rocksdb::WriteBatch batch;
   std::set<uint32_t> seen;
-  std::string header, payload, state_value;
+  std::string payload, state_value;
+  std::vector<std::pair<uint32_t, uint32_t>> shard_starts;  // (shard, stored next_ordinal)
+  std::map<uint32_t, std::vector<VectorPiece>> pieces_by_shard;
+  size_t vector_bytes = 0;
   for (const ShardAppend& a : appends) {
     if (a.shard >= spec.shards) {
       return Status::InvalidArgument(Where(current) + " has " + Num(spec.shards) +
@@ -497,7 +631,9 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
       return Status::InvalidArgument(Where(current, a.shard) + " appears twice in one append");
     }
     ShardState state;
-    SIEVE_RETURN_IF_ERROR(DoReadShardState(current, a.shard, &state));
+    SIEVE_RETURN_IF_ERROR(DoReadShardState(current, a.shard, nullptr, &state));
+    shard_starts.emplace_back(a.shard, state.next_ordinal);
+    std::vector<VectorPiece>& pieces = pieces_by_shard[a.shard];
     uint64_t next = state.next_ordinal;
     for (const Chunk* chunk : a.chunks) {
       if (chunk == nullptr) {
@@ -531,25 +667,9 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
       for (uint32_t off = 0; off < n; off += piece_rows) {
         const uint32_t m = std::min(piece_rows, n - off);
         const uint32_t ordinal = static_cast<uint32_t>(next) + off;
-        const float* vectors = chunk->vectors.data() + size_t{off} * spec.dim;
-        header.clear();
-        fmt::EncodeVectorsHeader(m, spec.dim, spec.dtype, &header);
-        const std::string vkey = fmt::ChunkKey(fmt::kVectorsTag, current.id, a.shard, ordinal);
-        if (spec.dtype == DType::kFloat32 && std::endian::native == std::endian::little) {
-          // Float32 payload bytes are the floats themselves: hand them to the batch uncopied.
-          rocksdb::Slice key(vkey);
-          rocksdb::Slice value[2] = {rocksdb::Slice(header),
-                                     rocksdb::Slice(reinterpret_cast<const char*>(vectors),
-                                                    size_t{m} * spec.dim * sizeof(float))};
-          SIEVE_RETURN_IF_ERROR(FromRocks(
-              batch.Put(vectors_, rocksdb::SliceParts(&key, 1), rocksdb::SliceParts(value, 2)),
-              where));
-        } else {
-          payload = header;
-          s = fmt::EncodeVectorsPayload(vectors, m, spec.dim, spec.dtype, &payload);
-          if (!s.ok()) return s.WithContext(where);
-          SIEVE_RETURN_IF_ERROR(FromRocks(batch.Put(vectors_, vkey, payload), where));
-        }
+        pieces.push_back(VectorPiece{fmt::ChunkKey(fmt::kVectorsTag, current.id, a.shard, ordinal),
+                                     m, chunk->vectors.data() + size_t{off} * spec.dim});
+        vector_bytes += size_t{m} * row_bytes;
 
         payload.clear();
         fmt::EncodeIdsHeader(m, &payload);
@@ -584,6 +704,40 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
   current.next_auto_id = next_auto_id;
   SIEVE_RETURN_IF_ERROR(FromRocks(
       batch.Put(meta_, fmt::CollectionKey(spec.name), fmt::EncodeMeta(current)), Where(current)));
+
+  // Chunks of an earlier append that ingested its vectors but never committed would collide
+  // with (or, at other boundaries, overlap) this append's.
+  for (const auto& [shard, start] : shard_starts) {
+    SIEVE_RETURN_IF_ERROR(RemoveOrphanVectors(current, shard, start));
+  }
+  if (vector_bytes > 0 && vector_bytes >= vector_file_min_bytes_) {
+    // Vectors first, as an invisible file; then the commit that makes them visible.
+    std::vector<std::vector<VectorPiece>> shard_pieces;
+    for (auto& [shard, pieces] : pieces_by_shard) shard_pieces.push_back(std::move(pieces));
+    SIEVE_RETURN_IF_ERROR(IngestVectorFiles(current, shard_pieces));
+  } else {
+    std::string value;
+    for (const auto& [shard, pieces] : pieces_by_shard) {
+      for (const VectorPiece& piece : pieces) {
+        const std::string where = Where(current, shard);
+        if (spec.dtype == DType::kFloat32 && std::endian::native == std::endian::little) {
+          // Float32 payload bytes are the floats themselves: hand them to the batch uncopied.
+          std::string header;
+          fmt::EncodeVectorsHeader(piece.rows, spec.dim, spec.dtype, &header);
+          rocksdb::Slice key(piece.key);
+          rocksdb::Slice parts[2] = {rocksdb::Slice(header),
+                                     rocksdb::Slice(reinterpret_cast<const char*>(piece.data),
+                                                    size_t{piece.rows} * spec.dim * sizeof(float))};
+          SIEVE_RETURN_IF_ERROR(FromRocks(
+              batch.Put(vectors_, rocksdb::SliceParts(&key, 1), rocksdb::SliceParts(parts, 2)),
+              where));
+        } else {
+          EncodeVectorPiece(spec, piece, &value);
+          SIEVE_RETURN_IF_ERROR(FromRocks(batch.Put(vectors_, piece.key, value), where));
+        }
+      }
+    }
+  }
   return Write(&batch, "appending to " + Where(current));
 }
 
@@ -603,7 +757,7 @@ Status RocksStore::DoCommitShardStates(const CollectionMeta& meta,
       return Status::InvalidArgument(Where(current, shard) + " appears twice in one commit");
     }
     ShardState stored;
-    SIEVE_RETURN_IF_ERROR(DoReadShardState(current, shard, &stored));
+    SIEVE_RETURN_IF_ERROR(DoReadShardState(current, shard, nullptr, &stored));
     if (state.next_ordinal != stored.next_ordinal) {
       return Status::InvalidArgument(Where(current, shard) + ": next_ordinal " +
                                      Num(state.next_ordinal) + " differs from the stored " +
@@ -782,6 +936,11 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
                    " chunk beyond the collection's " + Num(m.spec.shards) + " shards");
         continue;
       }
+      const auto& shard_state = col.shards[shard].state;
+      if (tag == fmt::kVectorsTag && shard_state && first >= shard_state->next_ordinal) {
+        // Ingested by an append that has not committed: invisible, removed by the next append.
+        continue;
+      }
       const std::string where = Where(m, shard, first) + ": " + PartName(tag) + " chunk: ";
       const std::string_view value = View(it->value());
       uint32_t rows = 0;
@@ -878,12 +1037,13 @@ Status Store::Open(const StoreOptions& options, const std::string& path,
     vector_options.compression = rocksdb::kNoCompression;
     vector_options.bottommost_compression = rocksdb::kNoCompression;
     vector_options.write_buffer_size = kVectorsWriteBuffer;
-    vector_options.max_write_buffer_number = 3;
+    vector_options.max_write_buffer_number = 2;
     vector_options.target_file_size_base = 64 << 20;
     vector_options.max_bytes_for_level_base = 256 << 20;
-    // Chunks are written once and never overwritten or deleted, so compaction has nothing to
-    // reclaim: keep the values in blob files, written once at flush, and let compaction move
-    // only the small key/blob-reference entries.
+    // Bulk appends ingest their vectors as SST files that land, non-overlapping, in the last
+    // level, so compaction never rewrites them. Small appends go through the memtable; chunks
+    // are never overwritten, so keep flushed values in blob files, written once at flush, and let
+    // compaction move only the small key/blob-reference entries.
     vector_options.enable_blob_files = true;
     vector_options.min_blob_size = 4096;
     vector_options.blob_file_size = 256 << 20;
@@ -893,6 +1053,8 @@ Status Store::Open(const StoreOptions& options, const std::string& path,
       rocksdb::BlockBasedTableOptions table;
       // Each value is one block anyway; a large block keeps the index small for the rest.
       table.block_size = 256 << 10;
+      // XXH3 is hardware-fast where the packaged RocksDB's CRC32C is software (~0.5 GB/s).
+      table.checksum = rocksdb::kXXH3;
       vector_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     }
 
@@ -920,9 +1082,18 @@ Status Store::Open(const StoreOptions& options, const std::string& path,
       }
       return FromRocks(rs, "opening database at " + path);
     }
-    auto result =
-        std::make_unique<RocksStore>(path, std::unique_ptr<rocksdb::DB>(raw), std::move(handles));
+    rocksdb::Env* env = db_options.env;
+    auto result = std::make_unique<RocksStore>(
+        path, std::unique_ptr<rocksdb::DB>(raw), std::move(handles),
+        rocksdb::Options(db_options, vector_options), options.vector_file_min_bytes);
     SIEVE_RETURN_IF_ERROR(result->Init());
+    // Vector files of an append that crashed before ingesting them.
+    std::vector<std::string> children;
+    if (env->GetChildren(path, &children).ok()) {
+      for (const std::string& name : children) {
+        if (name.rfind(kVectorFilePrefix, 0) == 0) (void)env->DeleteFile(path + "/" + name);
+      }
+    }
     *store = std::move(result);
     return Status::OK();
   });

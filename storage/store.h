@@ -4,8 +4,10 @@
 // count, deleted rows) and immutable chunks of rows (ids, vectors, attribute columns). The
 // on-disk format is written down in storage/FORMAT.md.
 //
-// Every write is one RocksDB WriteBatch with the WAL synced before the call returns, so a
-// committed call survives kill -9 and power loss, and a crash leaves each call whole or absent.
+// Every write commits with one RocksDB WriteBatch with the WAL synced before the call returns,
+// so a committed call survives kill -9 and power loss, and a crash leaves each call whole or
+// absent. (A large append first ingests its vector chunks as a synced file; they stay invisible
+// until the WriteBatch that advances the shard's next_ordinal commits.)
 //
 // Thread-safety: reads may run concurrently with each other and with writes; callers
 // serialize the writes of one collection (DBImpl holds the collection's write lock).
@@ -49,8 +51,8 @@ struct ShardState {
 struct Chunk {
   uint32_t first_ordinal = 0;
   uint32_t num_rows = 0;
-  std::vector<int64_t> ids;    // num_rows user ids
-  std::vector<float> vectors;  // num_rows × dim (float16 collections: the rounded values)
+  std::vector<int64_t> ids;     // num_rows user ids
+  std::vector<float> vectors;   // num_rows × dim (float16 collections: the rounded values)
   std::vector<Column> columns;  // one per attribute, schema order
 };
 
@@ -66,7 +68,14 @@ struct StoreOptions {
   bool create_if_missing = true;
   bool error_if_exists = false;
   // Test hook: when non-null, a rocksdb::Env* to use instead of the default (fault injection).
+  // It also carries the vector files CommitAppend writes and ingests.
   void* env = nullptr;
+  // CommitAppend writes the vector chunks of an append whose vector payload is at least this
+  // many bytes into a file of its own (per shard), ingested into the store before the commit,
+  // so bulk vectors skip the write-ahead log and the memtable; smaller appends put them into
+  // the commit's WriteBatch. Either way the append is atomic (see storage/FORMAT.md).
+  // Default: 1 MiB. 0: always a file (tests).
+  size_t vector_file_min_bytes = size_t{1} << 20;
 };
 
 class Store {
@@ -83,12 +92,12 @@ class Store {
   virtual Status ListCollections(std::vector<CollectionMeta>* metas) = 0;
   // NotFound when no collection has that name.
   virtual Status GetCollection(const std::string& name, CollectionMeta* meta) = 0;
-  virtual Status ReadShardState(const CollectionMeta& meta, uint32_t shard,
-                                ShardState* state) = 0;
+  virtual Status ReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state) = 0;
 
-  // Visits the shard's chunks in ordinal order, decoding `parts` (a ChunkParts mask).
-  // Stops at the first non-OK status returned by `visit` and returns it. Corruption when a
-  // chunk cannot be decoded.
+  // Visits the shard's chunks in ordinal order, decoding `parts` (a ChunkParts mask), up to
+  // the shard's next_ordinal as of one snapshot. Stops at the first non-OK status returned by
+  // `visit` and returns it. Corruption when a chunk cannot be decoded or the shard state is
+  // missing.
   virtual Status ScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
                             const std::function<Status(Chunk&&)>& visit) = 0;
 
@@ -100,14 +109,15 @@ class Store {
     ShardState new_state;
   };
   // Atomically writes the chunks, the new shard states and the collection's next_auto_id,
-  // WAL synced. Nothing is written when it fails.
+  // WAL synced. Nothing visible is written when it fails (a failure after the vector file was
+  // ingested leaves invisible vector chunks past next_ordinal, which the next append of that
+  // shard removes).
   virtual Status CommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
                               const std::vector<ShardAppend>& appends) = 0;
 
   // Atomically writes new shard states (deleted bitmaps and live counts), WAL synced.
-  virtual Status CommitShardStates(
-      const CollectionMeta& meta,
-      const std::vector<std::pair<uint32_t, ShardState>>& states) = 0;
+  virtual Status CommitShardStates(const CollectionMeta& meta,
+                                   const std::vector<std::pair<uint32_t, ShardState>>& states) = 0;
 
   // Checks the storage-level invariants of every collection: metadata decodes, chunks are
   // contiguous from ordinal 0 to next_ordinal with matching part sizes, vectors finite,

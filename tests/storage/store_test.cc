@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 
 #include <chrono>
 #include <cmath>
@@ -133,7 +134,7 @@ class StoreTest : public ::testing::Test {
 
   void Reopen() {
     store_.reset();
-    Status s = Store::Open(StoreOptions(), dir_.path(), &store_);
+    Status s = Store::Open(options_, dir_.path(), &store_);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
@@ -152,6 +153,7 @@ class StoreTest : public ::testing::Test {
   }
 
   test::ScratchDir dir_;
+  StoreOptions options_;
   std::unique_ptr<Store> store_;
 };
 
@@ -696,6 +698,114 @@ TEST_F(CheckFormatTest, UndecodableMetadataFailsOpen) {
   Status s = Store::Open(StoreOptions(), dir_.path(), &store_);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.message().find("checked"), std::string::npos) << s.message();
+}
+
+// Every append writes its vectors as an ingested file (the bulk path), however small.
+class VectorFileStoreTest : public StoreTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    options_.vector_file_min_bytes = GetParam() ? 0 : size_t{1} << 30;
+    StoreTest::SetUp();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, VectorFileStoreTest, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "File" : "WriteBatch"; });
+
+TEST_P(VectorFileStoreTest, RoundTripAcrossShardsAndDtypes) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    const CollectionSpec spec =
+        Spec(dtype == DType::kFloat32 ? "f32" : "f16", 24, dtype, /*shards=*/3);
+    CollectionMeta meta = Create(spec);
+    // A multi-shard append in one commit, then a second one to shard 1.
+    std::vector<Chunk> first = {MakeChunk(spec, 0, 9, 0), MakeChunk(spec, 0, 4, 100),
+                                MakeChunk(spec, 0, 1, 200)};
+    std::vector<Store::ShardAppend> appends;
+    for (uint32_t s = 0; s < 3; ++s) {
+      appends.push_back({s, {&first[s]}, ShardState{first[s].num_rows, first[s].num_rows, {}}});
+    }
+    ASSERT_TRUE(store_->CommitAppend(meta, 201, appends).ok());
+    const Chunk more = MakeChunk(spec, 4, 6, 300);
+    ASSERT_TRUE(AppendToShard(store_.get(), meta, 1, {more}, 306).ok());
+    for (int pass = 0; pass < 2; ++pass) {
+      for (uint32_t s = 0; s < 3; ++s) {
+        auto got = ScanAll(store_.get(), meta, s);
+        ASSERT_EQ(got.size(), s == 1 ? 2u : 1u);
+        ExpectChunkEq(got[0], first[s], spec);
+        if (s == 1) ExpectChunkEq(got[1], more, spec);
+      }
+      ExpectCheckOk();
+      Reopen();
+    }
+  }
+}
+
+// An append that ingested its vector file but crashed before its commit leaves vector chunks
+// at or beyond next_ordinal. Readers and the checker ignore them; the next append replaces them,
+// whatever its chunk boundaries.
+TEST_P(VectorFileStoreTest, UncommittedVectorsAreInvisibleAndReplaced) {
+  const CollectionSpec spec = Spec("orphans", 4, DType::kFloat32, 2);
+  CollectionMeta meta = Create(spec);
+  const Chunk committed = MakeChunk(spec, 0, 10, 0);
+  ASSERT_TRUE(AppendToShard(store_.get(), meta, 0, {committed}, 10).ok());
+  store_.reset();
+  {
+    RawDb raw(dir_.path());
+    for (uint32_t first : {10u, 13u, 40u}) {
+      const Chunk orphan = MakeChunk(spec, first, 3, 1000 + first);
+      std::string value;
+      format::EncodeVectorsHeader(3, spec.dim, spec.dtype, &value);
+      ASSERT_TRUE(
+          format::EncodeVectorsPayload(orphan.vectors.data(), 3, spec.dim, spec.dtype, &value)
+              .ok());
+      raw.Put(RawDb::kVectors, format::ChunkKey(format::kVectorsTag, meta.id, 0, first), value);
+    }
+  }
+  Reopen();
+  ExpectCheckOk();
+  auto got = ScanAll(store_.get(), meta, 0);
+  ASSERT_EQ(got.size(), 1u);
+  ExpectChunkEq(got[0], committed, spec);
+  EXPECT_EQ(ScanAll(store_.get(), meta, 0, kChunkVectors).size(), 1u);
+
+  // Boundaries that differ from the orphans' (10, 13, 40).
+  const Chunk next = MakeChunk(spec, 10, 5, 10);
+  ASSERT_TRUE(AppendToShard(store_.get(), meta, 0, {next}, 15).ok());
+  for (int pass = 0; pass < 2; ++pass) {
+    got = ScanAll(store_.get(), meta, 0);
+    ASSERT_EQ(got.size(), 2u);
+    ExpectChunkEq(got[0], committed, spec);
+    ExpectChunkEq(got[1], next, spec);
+    ExpectCheckOk();
+    Reopen();
+  }
+  // A vector chunk that straddles next_ordinal is damage, not an orphan.
+  store_.reset();
+  {
+    RawDb raw(dir_.path());
+    const Chunk bad = MakeChunk(spec, 12, 5, 99);
+    std::string value;
+    format::EncodeVectorsHeader(5, spec.dim, spec.dtype, &value);
+    ASSERT_TRUE(
+        format::EncodeVectorsPayload(bad.vectors.data(), 5, spec.dim, spec.dtype, &value).ok());
+    raw.Put(RawDb::kVectors, format::ChunkKey(format::kVectorsTag, meta.id, 0, 12), value);
+  }
+  Reopen();
+  std::vector<std::string> problems;
+  EXPECT_TRUE(store_->CheckFormat(&problems).IsCorruption());
+}
+
+// Vector files of an append that crashed before ingesting them are removed on open.
+TEST_F(StoreTest, OpenRemovesLeftoverVectorFiles) {
+  store_.reset();
+  const std::string leftover = dir_.path() + "/sieve-vectors-1-0.sst";
+  {
+    std::FILE* f = std::fopen(leftover.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  Reopen();
+  EXPECT_TRUE(rocksdb::Env::Default()->FileExists(leftover).IsNotFound());
 }
 
 // Bulk ingest and full load of 1M × 128 float32 rows, the size the design quotes. Opt-in
