@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/serve_command.h"
 
 namespace {
 
@@ -21,7 +22,8 @@ const char kUsage[] =
     "  delete       delete rows by id or by filter\n"
     "  stats        rows, dim, metric and schema of the collections\n"
     "  collections  list the collections\n"
-    "  check        verify every invariant of the store\n";
+    "  check        verify every invariant of the store\n"
+    "  serve        the HTTP server (JSON API, batched queries) over the database\n";
 
 }  // namespace
 
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   if (cmd == "stats") return Stats(args);
   if (cmd == "collections") return Collections(args);
   if (cmd == "check") return Check(args);
+  if (cmd == "serve") return Serve(args);
   std::fprintf(stderr, "sieve: unknown command '%s' (see sieve --help)\n", cmd.c_str());
   return 2;
 }

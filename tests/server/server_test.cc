@@ -1,0 +1,531 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The HTTP server in-process on an ephemeral loopback port, driven by a real HTTP client:
+// round trips against the float64 oracle and DB::Search, every kind of bad request, tokens,
+// slow and idle clients, and concurrent clients whose queries the batcher merges.
+
+#include "tools/server/server.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sieve/db.h"
+#include "tests/server/http_client.h"
+#include "tests/testutil.h"
+#include "tools/io/npy.h"
+
+namespace sieve {
+namespace {
+
+using json = nlohmann::json;
+using test::Http;
+using test::HttpConnection;
+using test::HttpReply;
+
+constexpr uint32_t kDim = 16;
+constexpr size_t kRows = 3000;
+
+struct RowAttrs {
+  int64_t cat;  // 0..6, null for every 11th row
+  bool has_cat;
+  double price;  // [0, 100)
+};
+
+// Evaluates the filters the tests use, independently of Sieve.
+bool Passes(const std::string& filter, const RowAttrs& a) {
+  if (filter.empty()) return true;
+  int c = 0;
+  double p = 0;
+  if (std::sscanf(filter.c_str(), "cat = %d AND price < %lf", &c, &p) == 2) {
+    return a.has_cat && a.cat == c && a.price < p;
+  }
+  if (std::sscanf(filter.c_str(), "cat = %d", &c) == 1) return a.has_cat && a.cat == c;
+  if (std::sscanf(filter.c_str(), "price < %lf", &p) == 1) return a.price < p;
+  ADD_FAILURE() << "test filter not understood: " << filter;
+  return false;
+}
+
+std::string VectorsJson(const float* v, size_t n, size_t dim) {
+  std::string out = "[";
+  for (size_t i = 0; i < n; ++i) {
+    out += i ? ",[" : "[";
+    for (size_t j = 0; j < dim; ++j) {
+      if (j) out += ",";
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.9g", v[i * dim + j]);
+      out += buf;
+    }
+    out += "]";
+  }
+  return out + "]";
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(DB::Open(Options(), dir_.Join("db"), &db_).ok());
+    vectors_ = test::RandomVectors(kRows, kDim, 42);
+    for (size_t i = 0; i < kRows; ++i) {
+      RowAttrs a;
+      a.has_cat = i % 11 != 0;
+      a.cat = static_cast<int64_t>((i * 7919) % 7);
+      a.price = static_cast<double>((i * 104729) % 10000) / 100.0;
+      attrs_.push_back(a);
+      ids_.push_back(static_cast<int64_t>(1000 + 3 * i));
+    }
+  }
+
+  void StartServer(server::ServerOptions o = server::ServerOptions()) {
+    o.port = 0;
+    ASSERT_TRUE(server::Server::Start(db_.get(), o, &server_).ok());
+    port_ = server_->port();
+  }
+
+  // Creates "items" and ingests every row through the API in two requests.
+  void CreateAndIngest(const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    HttpReply r = Http(port_, "POST", "/collections",
+                       R"({"name": "items", "dim": 16, "metric": "l2",
+                           "attributes": {"cat": "int", "price": "float"}})",
+                       headers);
+    ASSERT_EQ(r.status, 201) << r.body;
+    for (size_t begin = 0; begin < kRows; begin += kRows / 2) {
+      const size_t n = std::min(kRows / 2, kRows - begin);
+      json attrs = json::array(), ids = json::array();
+      for (size_t i = begin; i < begin + n; ++i) {
+        json a = json::object();
+        if (attrs_[i].has_cat) a["cat"] = attrs_[i].cat;
+        a["price"] = attrs_[i].price;
+        attrs.push_back(a);
+        ids.push_back(ids_[i]);
+      }
+      std::string body = "{\"ids\": " + ids.dump() + ", \"attributes\": " + attrs.dump() +
+                         ", \"vectors\": " + VectorsJson(&vectors_[begin * kDim], n, kDim) + "}";
+      r = Http(port_, "POST", "/collections/items/rows", body, headers);
+      ASSERT_EQ(r.status, 200) << r.body;
+      EXPECT_EQ(json::parse(r.body)["ingested"], n);
+    }
+  }
+
+  // Checks one query's answer against the float64 oracle over the live rows.
+  void ExpectOracle(const float* q, int k, const std::string& filter, const json& result,
+                    const std::vector<bool>& deleted = {}) {
+    auto expect = test::OracleTopK(
+        Metric::kL2, q, vectors_.data(), kRows, kDim, k,
+        [&](uint32_t r) { return (deleted.empty() || !deleted[r]) && Passes(filter, attrs_[r]); });
+    ASSERT_EQ(result["ids"].size(), expect.size()) << filter;
+    for (size_t i = 0; i < expect.size(); ++i) {
+      EXPECT_EQ(result["ids"][i].get<int64_t>(), ids_[expect[i].first]) << filter << " #" << i;
+      EXPECT_NEAR(result["distances"][i].get<double>(), expect[i].second,
+                  1e-4 * (1 + expect[i].second));
+    }
+  }
+
+  int64_t MetricValue(const std::string& name) {
+    HttpReply r = Http(port_, "GET", "/metrics");
+    std::istringstream in(r.body);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(name + " ", 0) == 0) return std::llround(std::stod(line.substr(name.size())));
+    }
+    return -1;
+  }
+
+  test::ScratchDir dir_;
+  std::unique_ptr<DB> db_;
+  std::unique_ptr<server::Server> server_;
+  uint16_t port_ = 0;
+  std::vector<float> vectors_;
+  std::vector<RowAttrs> attrs_;
+  std::vector<int64_t> ids_;
+};
+
+TEST_F(ServerTest, RoundTripsEqualOracleAndDbSearch) {
+  StartServer();
+  CreateAndIngest();
+  HttpReply r = Http(port_, "GET", "/health");
+  EXPECT_EQ(r.status, 200);
+  r = Http(port_, "GET", "/collections");
+  EXPECT_EQ(json::parse(r.body)["collections"], json::array({"items"}));
+  r = Http(port_, "GET", "/collections/items");
+  ASSERT_EQ(r.status, 200);
+  CollectionStats stats;
+  ASSERT_TRUE(db_->GetStats("items", &stats).ok());
+  EXPECT_EQ(json::parse(r.body), json::parse(stats.ToJson()));
+  EXPECT_EQ(json::parse(r.body)["rows"], kRows);
+
+  const std::vector<float> queries = test::RandomVectors(6, kDim, 7);
+  const std::vector<std::string> filters = {"", "cat = 3", "price < 1.5", "cat = 2 AND price < 30"};
+  for (const std::string& f : filters) {
+    for (int k : {1, 10, 50}) {
+      json body = {{"k", k}, {"filter", f}};
+      std::string text = body.dump();
+      text.insert(1, "\"vectors\": " + VectorsJson(queries.data(), 6, kDim) + ", ");
+      r = Http(port_, "POST", "/collections/items/query", text);
+      ASSERT_EQ(r.status, 200) << r.body;
+      json res = json::parse(r.body)["results"];
+      ASSERT_EQ(res.size(), 6u);
+      SearchRequest req;
+      req.queries = queries.data();
+      req.num_queries = 6;
+      req.k = k;
+      req.filter = f;
+      SearchResult direct;
+      ASSERT_TRUE(db_->Search("items", req, SearchOptions(), &direct).ok());
+      for (size_t q = 0; q < 6; ++q) {
+        ExpectOracle(&queries[q * kDim], k, f, res[q]);
+        EXPECT_EQ(res[q]["ids"].get<std::vector<int64_t>>(), direct.results[q].ids);
+      }
+    }
+  }
+  // Per-query filters, each path forced, and explain.
+  for (const char* path : {"sddmm", "gather", "dense"}) {
+    std::string text = "{\"vectors\": " + VectorsJson(queries.data(), 4, kDim) +
+                       ", \"k\": 5, \"filters\": " + json(filters).dump() +
+                       ", \"device\": \"cpu\", \"path\": \"" + path + "\", \"explain\": true}";
+    r = Http(port_, "POST", "/collections/items/query", text);
+    ASSERT_EQ(r.status, 200) << r.body;
+    json j = json::parse(r.body);
+    EXPECT_EQ(j["plan"]["path"], path);
+    EXPECT_EQ(j["plan"]["filter_mode"], "bitmap");
+    for (size_t q = 0; q < 4; ++q) ExpectOracle(&queries[q * kDim], 5, filters[q], j["results"][q]);
+  }
+
+  // Delete by ids and by filter; the answers follow.
+  std::vector<bool> deleted(kRows, false);
+  r = Http(port_, "POST", "/collections/items/delete",
+           json{{"ids", {ids_[0], ids_[5], ids_[6], 999999}}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["deleted"], 3);
+  deleted[0] = deleted[5] = deleted[6] = true;
+  r = Http(port_, "POST", "/collections/items/delete", R"({"filter": "cat = 4"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  uint64_t n4 = 0;
+  for (size_t i = 0; i < kRows; ++i) {
+    if (!deleted[i] && Passes("cat = 4", attrs_[i])) {
+      deleted[i] = true;
+      ++n4;
+    }
+  }
+  EXPECT_EQ(json::parse(r.body)["deleted"], n4);
+  r = Http(port_, "GET", "/collections/items");
+  EXPECT_EQ(json::parse(r.body)["rows"], kRows - 3 - n4);
+  std::string text = "{\"vectors\": " + VectorsJson(queries.data(), 6, kDim) + ", \"k\": 20}";
+  r = Http(port_, "POST", "/collections/items/query", text);
+  ASSERT_EQ(r.status, 200);
+  for (size_t q = 0; q < 6; ++q) {
+    ExpectOracle(&queries[q * kDim], 20, "", json::parse(r.body)["results"][q], deleted);
+  }
+}
+
+TEST_F(ServerTest, NpyBodyIngests) {
+  StartServer();
+  ASSERT_EQ(Http(port_, "POST", "/collections", R"({"name": "v", "dim": 16})").status, 201);
+  const std::string file = dir_.Join("v.npy");
+  ASSERT_TRUE(io::WriteNpyMatrix(file, vectors_.data(), 100, kDim).ok());
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  HttpReply r =
+      Http(port_, "POST", "/collections/v/rows", ss.str(), {{"Content-Type", "application/x-npy"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["rows"], 100);
+  // A truncated array is refused whole.
+  r = Http(port_, "POST", "/collections/v/rows", ss.str().substr(0, ss.str().size() - 4),
+           {{"Content-Type", "application/octet-stream"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("npy body"), std::string::npos) << r.body;
+  std::string text = "{\"vectors\": " + VectorsJson(&vectors_[7 * kDim], 1, kDim) + ", \"k\": 1}";
+  r = Http(port_, "POST", "/collections/v/query", text);
+  EXPECT_EQ(json::parse(r.body)["results"][0]["ids"][0], 7);
+}
+
+TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
+  server::ServerOptions o;
+  o.max_body_bytes = 1 << 20;
+  StartServer(o);
+  CreateAndIngest();
+  const std::string q1 = VectorsJson(vectors_.data(), 1, kDim);
+  struct Case {
+    std::string method, target, body;
+    int status;
+    std::string needle;  // in the error message
+  };
+  const std::vector<Case> cases = {
+      {"POST", "/collections/items/query", "{\"vectors\": [[1, 2", 400, "malformed JSON"},
+      {"POST", "/collections/items/query", "[1, 2]", 400, "must be an object"},
+      {"POST", "/collections/items/query",
+       "{\"vectors\": " + q1 + ", \"k\": 5, \"filter\": \"cat = = 3\"}", 400, "position"},
+      {"POST", "/collections/items/query",
+       "{\"vectors\": " + q1 + ", \"k\": 5, \"filter\": \"nope = 3\"}", 400, "nope"},
+      {"POST", "/collections/items/query", "{\"vectors\": [[1, 2, 3]], \"k\": 5}", 400, "dim 16"},
+      {"POST", "/collections/items/query", "{\"vectors\": " + q1 + ", \"k\": 0}", 400, "'k'"},
+      {"POST", "/collections/items/query", "{\"vectors\": " + q1 + ", \"k\": -3}", 400, "'k'"},
+      {"POST", "/collections/items/query", "{\"vectors\": " + q1 + ", \"k\": \"5\"}", 400, "'k'"},
+      {"POST", "/collections/items/query", "{\"vectors\": " + q1 + "}", 400, "'k'"},
+      {"POST", "/collections/items/query",
+       "{\"vectors\": " + q1 + ", \"k\": 5, \"filters\": [\"\", \"\"]}", 400, "2 filters for 1"},
+      {"POST", "/collections/items/query",
+       "{\"vectors\": " + q1 + ", \"k\": 5, \"device\": \"tpu\"}", 400, "tpu"},
+      {"POST", "/collections/items/query", "{\"vectors\": " + q1 + ", \"k\": 5, \"kk\": 1}", 400,
+       "unknown field 'kk'"},
+      {"POST", "/collections/items/query",
+       "{\"vectors\": [[1e39" +
+           std::string(15 * 2, ' ').replace(0, 30, ",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0") +
+           "]], \"k\": 5}",
+       400, "finite"},
+      {"POST", "/collections/nope/query", "{\"vectors\": " + q1 + ", \"k\": 5}", 404, "nope"},
+      {"GET", "/collections/nope", "", 404, "nope"},
+      {"GET", "/nothing/here", "", 404, "no route"},
+      {"GET", "/collections/items/query", "", 405, "POST"},
+      {"PUT", "/health", "", 405, "GET"},
+      {"POST", "/collections", R"({"name": "items", "dim": 16})", 409, "items"},
+      {"POST", "/collections", R"({"name": "x", "dim": 0})", 400, "'dim'"},
+      {"POST", "/collections", R"({"name": "x", "dim": 4, "attributes": {"a": "complex"}})", 400,
+       "complex"},
+      {"POST", "/collections/items/rows", "{\"vectors\": [[1, 2]]}", 400, "dim 16"},
+      {"POST", "/collections/items/rows",
+       "{\"vectors\": " + q1 + ", \"attributes\": [{\"cat\": \"x\"}]}", 400, "attributes[0].cat"},
+      {"POST", "/collections/items/rows", "{\"vectors\": " + q1 + ", \"ids\": [1, 2]}", 400,
+       "2 ids for 1"},
+      {"POST", "/collections/items/rows",
+       "{\"vectors\": " + q1 + ", \"ids\": [" + std::to_string(1000) + "]}", 400, "1000"},
+      {"POST", "/collections/items/delete", "{}", 400, "exactly one"},
+      {"POST", "/collections/items/query", "{\"vectors\": " + std::string(100000, '['), 400,
+       "nested deeper"},
+      {"POST", "/collections/items/query",
+       "{\"vectors\": " + q1 + ", \"k\": 1, \"filter\": \"" + std::string(5000, '(') + "\"}", 400,
+       "filter"},
+      {"POST", "/collections/items/delete", R"({"filter": "cat <"})", 400, "position"},
+      {"POST", "/collections/items/rows", std::string(2 << 20, ' '), 413, "limit"},
+  };
+  for (const Case& c : cases) {
+    HttpReply r = Http(port_, c.method, c.target, c.body);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.target << " " << c.body.substr(0, 200)
+                                  << " → " << r.body;
+    json j = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
+    EXPECT_NE(j["error"].get<std::string>().find(c.needle), std::string::npos)
+        << c.target << " " << c.body.substr(0, 200) << " → " << r.body;
+  }
+  // Nothing was written by the bad requests, and the server still serves.
+  HttpReply r = Http(port_, "GET", "/collections/items");
+  EXPECT_EQ(json::parse(r.body)["rows"], kRows);
+  std::vector<std::string> report;
+  EXPECT_TRUE(db_->Check(&report).ok());
+  // Malformed HTTP is 400 too, and closes the connection.
+  HttpConnection c(port_);
+  ASSERT_TRUE(c.SendAll("NOT HTTP AT ALL\r\n\r\n"));
+  EXPECT_EQ(c.ReadReply().status, 400);
+}
+
+TEST_F(ServerTest, TokenIsRequiredWhenSet) {
+  server::ServerOptions o;
+  o.token = "s3cret-token";
+  StartServer(o);
+  HttpReply r = Http(port_, "GET", "/health");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("missing"), std::string::npos);
+  r = Http(port_, "GET", "/collections", "", {{"Authorization", "Bearer s3cret-tokeN"}});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("wrong"), std::string::npos);
+  r = Http(port_, "GET", "/collections", "", {{"Authorization", "Bearer s3cret-token-longer"}});
+  EXPECT_EQ(r.status, 401);
+  r = Http(port_, "POST", "/collections", R"({"name": "x", "dim": 2})");
+  EXPECT_EQ(r.status, 401);
+  std::vector<std::string> names;
+  ASSERT_TRUE(db_->ListCollections(&names).ok());
+  EXPECT_TRUE(names.empty());
+  CreateAndIngest({{"Authorization", "Bearer s3cret-token"}});
+  r = Http(port_, "GET", "/collections/items", "", {{"Authorization", "Bearer s3cret-token"}});
+  EXPECT_EQ(r.status, 200);
+}
+
+TEST_F(ServerTest, NonLoopbackNeedsAToken) {
+  server::ServerOptions o;
+  o.host = "0.0.0.0";
+  o.port = 0;
+  std::unique_ptr<server::Server> s;
+  Status st = server::Server::Start(db_.get(), o, &s);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("--token-file"), std::string::npos) << st.message();
+  o.token = "t";
+  EXPECT_TRUE(server::Server::Start(db_.get(), o, &s).ok());
+  o.host = "not-an-address";
+  std::unique_ptr<server::Server> s2;
+  EXPECT_TRUE(server::Server::Start(db_.get(), o, &s2).IsInvalidArgument());
+}
+
+TEST_F(ServerTest, SlowClientIsDroppedWithoutBlockingOthers) {
+  server::ServerOptions o;
+  o.read_timeout_ms = 1500;
+  o.threads = 1;  // one network thread: a blocked one would stall everyone
+  StartServer(o);
+  HttpConnection slow(port_, 5000);
+  ASSERT_TRUE(
+      slow.SendAll("POST /collections HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"));
+  HttpConnection slow_headers(port_, 5000);
+  ASSERT_TRUE(slow_headers.SendAll("GET /health HTTP/1.1\r\nHos"));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(Http(port_, "GET", "/health").status, 200);
+  // Had the slow clients held the one network thread, these would have waited 1.5 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000));
+  // Trickling bytes does not extend the deadline (slowloris).
+  for (int i = 0; i < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    slow_headers.SendAll("t");
+  }
+  EXPECT_TRUE(slow.WaitClosed());
+  EXPECT_TRUE(slow_headers.WaitClosed());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(5000));
+  EXPECT_EQ(Http(port_, "GET", "/health").status, 200);
+}
+
+TEST_F(ServerTest, IdleKeepAliveConnectionIsClosed) {
+  server::ServerOptions o;
+  o.idle_timeout_ms = 200;
+  StartServer(o);
+  HttpConnection c(port_, 5000);
+  EXPECT_EQ(c.Request("GET", "/health").status, 200);
+  EXPECT_EQ(c.Request("GET", "/health").status, 200);  // keep-alive
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(c.WaitClosed());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2000));
+}
+
+// 32 clients, each with its own filter, at once: every answer equals the oracle and the
+// unbatched DB::Search, and the batcher did merge requests.
+TEST_F(ServerTest, ConcurrentClientsWithDifferentFiltersAreBatchedCorrectly) {
+  server::ServerOptions o;
+  o.batch_window_us = 20000;  // wide, so that batches form even on a loaded machine
+  o.max_batch = 64;
+  StartServer(o);
+  CreateAndIngest();
+  constexpr int kClients = 32, kRounds = 4;
+  const std::vector<float> queries = test::RandomVectors(kClients * kRounds, kDim, 99);
+  auto filter_of = [](int c) -> std::string {
+    switch (c % 4) {
+      case 0:
+        return "";
+      case 1:
+        return "cat = " + std::to_string(c % 7);
+      case 2:
+        return "price < " + std::to_string(5 + c);
+      default:
+        return "cat = " + std::to_string(c % 7) + " AND price < 60";
+    }
+  };
+  std::vector<json> answers(kClients * kRounds);
+  std::vector<int> statuses(kClients * kRounds, 0);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&, c] {
+      HttpConnection conn(port_);
+      ++ready;
+      while (ready < kClients) std::this_thread::yield();
+      for (int r = 0; r < kRounds; ++r) {
+        const int i = r * kClients + c;
+        json body = {{"k", 10}, {"filter", filter_of(c)}};
+        std::string text = body.dump();
+        text.insert(1, "\"vectors\": " + VectorsJson(&queries[i * kDim], 1, kDim) + ", ");
+        HttpReply reply = conn.Request("POST", "/collections/items/query", text);
+        statuses[i] = reply.status;
+        if (reply.status == 200) answers[i] = json::parse(reply.body)["results"][0];
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int c = 0; c < kClients; ++c) {
+    for (int r = 0; r < kRounds; ++r) {
+      const int i = r * kClients + c;
+      ASSERT_EQ(statuses[i], 200);
+      ExpectOracle(&queries[i * kDim], 10, filter_of(c), answers[i]);
+      SearchRequest req;
+      req.queries = &queries[i * kDim];
+      req.num_queries = 1;
+      req.k = 10;
+      req.filter = filter_of(c);
+      SearchResult direct;
+      ASSERT_TRUE(db_->Search("items", req, SearchOptions(), &direct).ok());
+      EXPECT_EQ(answers[i]["ids"].get<std::vector<int64_t>>(), direct.results[0].ids);
+    }
+  }
+  const int64_t searches = MetricValue("sieve_batch_requests_count");
+  const int64_t requests = MetricValue("sieve_batch_requests_sum");
+  EXPECT_EQ(requests, kClients * kRounds);
+  EXPECT_LT(searches, requests) << "no batch of more than one request formed";
+  HttpReply m = Http(port_, "GET", "/metrics");
+  EXPECT_NE(m.body.find("sieve_search_filter_mode_total{mode=\"bitmap\"}"), std::string::npos);
+}
+
+// Requests sharing one filter are served as one bitset batch; a bad request in a batch gets its
+// own error without failing its neighbours.
+TEST_F(ServerTest, SharedFilterBatchesAndBadNeighbours) {
+  server::ServerOptions o;
+  o.batch_window_us = 50000;
+  StartServer(o);
+  CreateAndIngest();
+  constexpr int kClients = 8;
+  const std::vector<float> queries = test::RandomVectors(kClients, kDim, 5);
+  for (int bad : {-1, 3}) {
+    std::vector<HttpReply> replies(kClients);
+    std::vector<std::thread> threads;
+    for (int c = 0; c < kClients; ++c) {
+      threads.emplace_back([&, c] {
+        const std::string filter = c == bad ? "cat = = 1" : "cat = 2";
+        std::string text = "{\"vectors\": " + VectorsJson(&queries[c * kDim], 1, kDim) +
+                           ", \"k\": 7, \"filter\": \"" + filter + "\"}";
+        replies[c] = Http(port_, "POST", "/collections/items/query", text);
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int c = 0; c < kClients; ++c) {
+      if (c == bad) {
+        EXPECT_EQ(replies[c].status, 400) << replies[c].body;
+        continue;
+      }
+      ASSERT_EQ(replies[c].status, 200) << replies[c].body;
+      ExpectOracle(&queries[c * kDim], 7, "cat = 2", json::parse(replies[c].body)["results"][0]);
+    }
+    if (bad < 0) {
+      EXPECT_LT(MetricValue("sieve_batch_requests_count"), kClients);
+      EXPECT_GT(MetricValue("sieve_search_filter_mode_total{mode=\"bitset\"}"), 0);
+      EXPECT_EQ(MetricValue("sieve_search_filter_mode_total{mode=\"bitmap\"}"), -1);
+    }
+  }
+}
+
+TEST_F(ServerTest, MaxBatchOneNeverMerges) {
+  server::ServerOptions o;
+  o.max_batch = 1;
+  StartServer(o);
+  CreateAndIngest();
+  const std::vector<float> queries = test::RandomVectors(16, kDim, 11);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int c = 0; c < 16; ++c) {
+    threads.emplace_back([&, c] {
+      std::string text = "{\"vectors\": " + VectorsJson(&queries[c * kDim], 1, kDim) +
+                         ", \"k\": 3, \"filter\": \"price < 50\"}";
+      if (Http(port_, "POST", "/collections/items/query", text).status == 200) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 16);
+  EXPECT_EQ(MetricValue("sieve_batch_requests_count"), 16);
+  EXPECT_EQ(MetricValue("sieve_batch_requests_sum"), 16);
+}
+
+}  // namespace
+}  // namespace sieve

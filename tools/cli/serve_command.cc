@@ -1,0 +1,147 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "tools/cli/serve_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "sieve/db.h"
+#include "tools/cli/flags.h"
+#include "tools/server/server.h"
+
+namespace sieve::cli {
+
+namespace {
+
+const char kServeUsage[] =
+    "usage: sieve serve DB [--listen HOST:PORT] [--token-file F] [--batch-window-us N]\n"
+    "                      [--max-batch N] [--max-body-bytes N] [--read-timeout-ms N]\n"
+    "                      [--idle-timeout-ms N] [--max-request-queries N] [--threads N]\n"
+    "                      [--search-threads N]\n"
+    "  HTTP/1.1 JSON API (see README.md, \"Server\"). --listen defaults to 127.0.0.1:8080;\n"
+    "  PORT 0 picks a free port. A non-loopback HOST requires --token-file (a file holding\n"
+    "  the bearer token every request must then carry). Concurrent queries arriving within\n"
+    "  --batch-window-us (default 200) run as one search of at most --max-batch query vectors\n"
+    "  (default 256; 1 disables batching). SIGTERM/SIGINT drain and exit 0.\n"
+    "  stdout: {\"listening\": \"HOST:PORT\"} once bound.\n";
+
+int Fail(const Status& s) {
+  std::string msg = s.message().empty() ? s.ToString() : s.message();
+  for (char& c : msg) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "sieve serve: %s\n", msg.c_str());
+  return 1;
+}
+
+Status ParseListen(const std::string& text, std::string* host, uint16_t* port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("--listen '" + text + "': expected HOST:PORT");
+  }
+  *host = text.substr(0, colon);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  if (host->empty()) *host = "127.0.0.1";
+  const std::string p = text.substr(colon + 1);
+  long long v = -1;
+  try {
+    size_t used = 0;
+    v = std::stoll(p, &used);
+    if (used != p.size()) v = -1;
+  } catch (...) {
+    v = -1;
+  }
+  if (v < 0 || v > 65535) {
+    return Status::InvalidArgument("--listen '" + text + "': bad port '" + p + "'");
+  }
+  *port = static_cast<uint16_t>(v);
+  return Status::OK();
+}
+
+Status ReadToken(const std::string& path, std::string* token) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError("--token-file " + path + ": cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string t = ss.str();
+  const size_t a = t.find_first_not_of(" \t\r\n"), b = t.find_last_not_of(" \t\r\n");
+  *token = a == std::string::npos ? "" : t.substr(a, b - a + 1);
+  if (token->empty()) return Status::InvalidArgument("--token-file " + path + ": empty token");
+  for (char c : *token) {
+    if (c < 0x21 || c > 0x7e) {
+      return Status::InvalidArgument("--token-file " + path +
+                                     ": the token must be printable ASCII without spaces");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+int Serve(const Args& args) {
+  Flags flags(
+      {"listen", "token-file", "batch-window-us", "max-batch", "max-body-bytes", "read-timeout-ms",
+       "idle-timeout-ms", "max-request-queries", "threads", "search-threads"},
+      {});
+  Status s = flags.Parse(args);
+  if (flags.help()) {
+    std::fputs(kServeUsage, stdout);
+    return 0;
+  }
+  if (s.ok() && flags.positional().empty()) {
+    s = Status::InvalidArgument("missing the database path");
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "sieve serve: %s\n%s", s.message().c_str(), kServeUsage);
+    return 2;
+  }
+  const std::string path = flags.positional()[0];
+  server::ServerOptions o;
+  o.handle_signals = true;
+  long long window = 0, max_batch = 0, max_body = 0, read_ms = 0, idle_ms = 0, threads = 0,
+            search_threads = 0, max_request_queries = 0;
+  s = ParseListen(flags.Get("listen", "127.0.0.1:8080"), &o.host, &o.port);
+  if (s.ok()) s = flags.GetInt("batch-window-us", 200, 0, 10000000, &window);
+  if (s.ok()) s = flags.GetInt("max-batch", 256, 1, 1 << 20, &max_batch);
+  if (s.ok()) s = flags.GetInt("max-body-bytes", 256LL << 20, 1, 1LL << 40, &max_body);
+  if (s.ok()) s = flags.GetInt("read-timeout-ms", 30000, 1, 3600000, &read_ms);
+  if (s.ok()) s = flags.GetInt("idle-timeout-ms", 60000, 1, 86400000, &idle_ms);
+  if (s.ok()) s = flags.GetInt("max-request-queries", 65536, 1, 1 << 24, &max_request_queries);
+  if (s.ok()) s = flags.GetInt("threads", 0, 0, 1024, &threads);
+  if (s.ok()) s = flags.GetInt("search-threads", 2, 1, 256, &search_threads);
+  if (s.ok() && flags.Has("token-file")) s = ReadToken(flags.Get("token-file"), &o.token);
+  if (!s.ok()) return Fail(s);
+  o.batch_window_us = window;
+  o.max_batch = static_cast<size_t>(max_batch);
+  o.max_body_bytes = static_cast<uint64_t>(max_body);
+  o.read_timeout_ms = read_ms;
+  o.idle_timeout_ms = idle_ms;
+  o.max_request_queries = static_cast<size_t>(max_request_queries);
+  o.threads = static_cast<int>(threads);
+  o.search_workers = static_cast<int>(search_threads);
+
+  s = server::Server::Validate(o);
+  if (!s.ok()) return Fail(s);
+  std::unique_ptr<DB> db;
+  s = DB::Open(Options(), path, &db);
+  if (!s.ok()) return Fail(s);
+  std::unique_ptr<server::Server> srv;
+  s = server::Server::Start(db.get(), o, &srv);
+  if (!s.ok()) return Fail(s);
+  std::printf("{\"listening\": \"%s\"}\n", srv->address().c_str());
+  std::fflush(stdout);
+  srv->WaitForSignal();
+  std::fprintf(stderr, "sieve serve: stopping: draining requests in flight\n");
+  srv->Shutdown();
+  srv.reset();
+  db.reset();  // closes the store; everything acknowledged is already durable
+  std::fprintf(stderr, "sieve serve: stopped\n");
+  return 0;
+}
+
+}  // namespace sieve::cli

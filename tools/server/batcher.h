@@ -1,0 +1,97 @@
+// Copyright 2026 The Sieve Authors.
+//
+// Batcher: dynamic batching of query requests. Requests on one collection with the same k,
+// device and path that arrive within `window` of the first of them (or until `max_batch`
+// query vectors are gathered) run as ONE DB::Search: when every request carries the same
+// single filter the batch uses that one filter (a bitset), otherwise one filter per query
+// vector (a bitmap). The results are split back per request, so batching never changes an
+// answer. When a combined search fails (say one request's filter does not parse), each of its
+// requests is run alone so that each gets its own answer or error.
+//
+// While every worker is busy, arrivals keep gathering past the window, so batches grow with
+// the load (up to max_batch).
+//
+// Thread-safety: Submit may be called from any thread. Callbacks run on a worker thread and
+// must not block for long. The DB must outlive the Batcher.
+
+#ifndef SIEVE_TOOLS_SERVER_BATCHER_H_
+#define SIEVE_TOOLS_SERVER_BATCHER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "sieve/db.h"
+#include "tools/server/metrics.h"
+
+namespace sieve::server {
+
+struct QueryJob {
+  std::string collection;
+  int k = 10;
+  SearchOptions options;
+  std::vector<float> queries;  // num_queries × dim, row-major
+  size_t num_queries = 0;
+  std::string filter;                // used when `filters` is empty
+  std::vector<std::string> filters;  // one per query vector, or empty
+  // Runs alone (never merged with other requests) and gets its Explain: for `explain`.
+  bool solo = false;
+  // Called exactly once. `explain` is set for solo jobs only, and only on success.
+  std::function<void(const Status&, std::vector<Neighbors>, const Explain* explain)> done;
+};
+
+class Batcher {
+ public:
+  struct Options {
+    // How long the first request of a batch waits for company. Default: 200 µs.
+    std::chrono::microseconds window{200};
+    // Query vectors per search at most; 1 disables batching. A single request with more
+    // vectors runs alone. Default: 256.
+    size_t max_batch = 256;
+    // Threads that run searches. Default: 2.
+    int workers = 2;
+  };
+
+  Batcher(DB* db, Metrics* metrics, const Options& options);
+  // Stop()s.
+  ~Batcher();
+
+  void Submit(QueryJob job);
+  // Runs every job already submitted, then joins the workers. Later Submits fail with
+  // Unavailable. Idempotent.
+  void Stop();
+
+ private:
+  using Key = std::tuple<std::string, int, int, int>;  // collection, k, device, path
+  struct Batch {
+    std::chrono::steady_clock::time_point deadline;
+    std::vector<QueryJob> jobs;
+    size_t num_queries = 0;
+  };
+
+  void WorkerLoop();
+  void Run(std::vector<QueryJob>* jobs);
+  void RunOne(QueryJob* job);
+
+  DB* const db_;
+  Metrics* const metrics_;
+  const Options options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<Key, Batch> pending_;  // gathering
+  std::deque<Batch> ready_;       // full or past their deadline
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace sieve::server
+
+#endif  // SIEVE_TOOLS_SERVER_BATCHER_H_

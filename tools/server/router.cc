@@ -1,0 +1,636 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "tools/server/router.h"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tools/server/npy_body.h"
+
+namespace sieve::server {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr int kMaxK = 1000000;
+
+HttpResponse Error(int status, const std::string& message) {
+  HttpResponse r;
+  r.status = status;
+  r.body = json{{"error", message}}.dump() + "\n";
+  return r;
+}
+
+int HttpStatusOf(const Status& s) {
+  switch (s.code()) {
+    case Status::Code::kOk:
+      return 200;
+    case Status::Code::kInvalidArgument:
+      return 400;
+    case Status::Code::kNotSupported:
+      return 400;
+    case Status::Code::kNotFound:
+      return 404;
+    case Status::Code::kAlreadyExists:
+      return 409;
+    case Status::Code::kUnavailable:
+      return 503;
+    case Status::Code::kResourceExhausted:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+HttpResponse Error(const Status& s) {
+  return Error(HttpStatusOf(s), s.message().empty() ? s.ToString() : s.message());
+}
+
+HttpResponse Json(int status, const json& j) {
+  HttpResponse r;
+  r.status = status;
+  r.body = j.dump() + "\n";
+  return r;
+}
+
+// Our bodies nest at most 3 levels; a deeper body is refused before parsing, because building
+// (and destroying) a deeply nested document recurses and could overflow the stack.
+constexpr int kMaxJsonDepth = 32;
+
+// The first byte offset at which `body` nests deeper than kMaxJsonDepth, or npos.
+size_t TooDeepAt(const std::string& body) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+// Parses an object body; on failure stores the 400 in *err.
+bool ParseObject(const std::string& body, json* out, HttpResponse* err) {
+  if (size_t at = TooDeepAt(body); at != std::string::npos) {
+    *err = Error(400, "malformed JSON body: nested deeper than " + std::to_string(kMaxJsonDepth) +
+                          " levels at byte " + std::to_string(at));
+    return false;
+  }
+  try {
+    *out = json::parse(body);
+  } catch (const json::parse_error& e) {
+    *err = Error(400, std::string("malformed JSON body: ") + e.what());
+    return false;
+  }
+  if (!out->is_object()) {
+    *err = Error(400, "the JSON body must be an object");
+    return false;
+  }
+  return true;
+}
+
+// 400 naming the first key of `j` not in `allowed`.
+bool OnlyKeys(const json& j, std::initializer_list<std::string_view> allowed, HttpResponse* err) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || it.key() == a;
+    if (!ok) {
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      *err = Error(400, "unknown field '" + it.key() + "' (expected: " + list + ")");
+      return false;
+    }
+  }
+  return true;
+}
+
+Status ParseVectors(const json& v, uint32_t dim, const std::string& collection,
+                    std::vector<float>* out, size_t* n) {
+  if (!v.is_array()) return Status::InvalidArgument("'vectors' must be an array of arrays");
+  *n = v.size();
+  out->clear();
+  out->reserve(v.size() * dim);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& row = v[i];
+    const std::string where = "vectors[" + std::to_string(i) + "]";
+    if (!row.is_array()) return Status::InvalidArgument(where + " is not an array of numbers");
+    if (row.size() != dim) {
+      return Status::InvalidArgument(where + " has " + std::to_string(row.size()) +
+                                     " components, collection '" + collection + "' has dim " +
+                                     std::to_string(dim));
+    }
+    for (size_t j = 0; j < row.size(); ++j) {
+      if (!row[j].is_number()) {
+        return Status::InvalidArgument(where + "[" + std::to_string(j) + "] is not a number");
+      }
+      out->push_back(static_cast<float>(row[j].get<double>()));
+    }
+  }
+  return Status::OK();
+}
+
+bool GetInt64(const json& v, int64_t* out) {
+  if (v.is_number_unsigned()) {
+    uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+    *out = static_cast<int64_t>(u);
+    return true;
+  }
+  if (v.is_number_integer()) {
+    *out = v.get<int64_t>();
+    return true;
+  }
+  return false;
+}
+
+Status ParseIds(const json& v, const char* what, std::vector<int64_t>* ids) {
+  if (!v.is_array()) return Status::InvalidArgument(std::string("'") + what + "' must be an array");
+  ids->reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t id;
+    if (!GetInt64(v[i], &id)) {
+      return Status::InvalidArgument(std::string(what) + "[" + std::to_string(i) +
+                                     "] is not a 64-bit signed integer");
+    }
+    ids->push_back(id);
+  }
+  return Status::OK();
+}
+
+Status ParseValue(const json& v, AttrType type, Value* out) {
+  if (v.is_null()) {
+    *out = std::monostate();
+    return Status::OK();
+  }
+  switch (type) {
+    case AttrType::kInt: {
+      int64_t i;
+      if (GetInt64(v, &i)) {
+        *out = i;
+        return Status::OK();
+      }
+      break;
+    }
+    case AttrType::kFloat:
+      if (v.is_number()) {
+        *out = v.get<double>();
+        return Status::OK();
+      }
+      break;
+    case AttrType::kString:
+      if (v.is_string()) {
+        *out = v.get<std::string>();
+        return Status::OK();
+      }
+      break;
+    case AttrType::kBool:
+      if (v.is_boolean()) {
+        *out = v.get<bool>();
+        return Status::OK();
+      }
+      break;
+    case AttrType::kTags:
+      if (v.is_array()) {
+        std::vector<std::string> tags;
+        for (const json& t : v) {
+          if (!t.is_string()) return Status::InvalidArgument("tags must be strings");
+          tags.push_back(t.get<std::string>());
+        }
+        *out = std::move(tags);
+        return Status::OK();
+      }
+      break;
+  }
+  return Status::InvalidArgument(std::string("expected ") + AttrTypeName(type) + ", got " +
+                                 v.type_name());
+}
+
+Status ParseAttributes(const json& v, const std::vector<AttributeSpec>& schema, size_t n,
+                       std::vector<std::vector<Value>>* rows) {
+  if (!v.is_array()) return Status::InvalidArgument("'attributes' must be an array of objects");
+  if (v.size() != n) {
+    return Status::InvalidArgument(std::to_string(v.size()) + " attribute rows for " +
+                                   std::to_string(n) + " vectors");
+  }
+  rows->assign(n, std::vector<Value>(schema.size()));
+  for (size_t i = 0; i < n; ++i) {
+    const json& obj = v[i];
+    const std::string where = "attributes[" + std::to_string(i) + "]";
+    if (obj.is_null()) continue;
+    if (!obj.is_object()) return Status::InvalidArgument(where + " is not an object");
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      size_t a = 0;
+      while (a < schema.size() && schema[a].name != it.key()) ++a;
+      if (a == schema.size()) {
+        return Status::InvalidArgument(where + ": unknown attribute '" + it.key() + "'");
+      }
+      Status s = ParseValue(it.value(), schema[a].type, &(*rows)[i][a]);
+      if (!s.ok()) return s.WithContext(where + "." + it.key());
+    }
+  }
+  return Status::OK();
+}
+
+void AppendFloat(std::string* out, float v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, r.ptr);
+}
+
+std::string ResultsBody(const std::vector<Neighbors>& results, const Explain* explain) {
+  std::string out = "{\"results\": [";
+  for (size_t q = 0; q < results.size(); ++q) {
+    const Neighbors& nb = results[q];
+    out += q ? ", {\"ids\": [" : "{\"ids\": [";
+    for (size_t i = 0; i < nb.ids.size(); ++i) {
+      if (i) out += ", ";
+      out += std::to_string(nb.ids[i]);
+    }
+    out += "], \"distances\": [";
+    for (size_t i = 0; i < nb.distances.size(); ++i) {
+      if (i) out += ", ";
+      AppendFloat(&out, nb.distances[i]);
+    }
+    out += "]}";
+  }
+  out += "]";
+  if (explain != nullptr) out += ", \"plan\": " + explain->ToJson();
+  out += "}\n";
+  return out;
+}
+
+// Splits "/a/b/c?x" into {"a", "b", "c"}; false for a target that is not an absolute path.
+bool SplitPath(const std::string& target, std::vector<std::string>* parts) {
+  std::string_view path(target);
+  path = path.substr(0, path.find('?'));
+  if (path.empty() || path[0] != '/') return false;
+  size_t i = 1;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) parts->emplace_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+Router::Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& options)
+    : db_(db), batcher_(batcher), metrics_(metrics), options_(options) {}
+
+bool Router::Authorized(const HttpRequest& req) const {
+  if (options_.token.empty()) return true;
+  // Constant time in the token's content: every byte is compared whatever differs first.
+  const std::string expected = "Bearer " + options_.token;
+  const std::string& got = req.authorization;
+  unsigned char diff = got.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const unsigned char g = i < got.size() ? static_cast<unsigned char>(got[i]) : 0;
+    diff |= g ^ static_cast<unsigned char>(expected[i]);
+  }
+  return diff == 0;
+}
+
+Status Router::Dim(const std::string& name, uint32_t* dim) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = dims_.find(name);
+    if (it != dims_.end()) {
+      *dim = it->second;
+      return Status::OK();
+    }
+  }
+  CollectionStats stats;
+  Status s = db_->GetStats(name, &stats);
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> l(mu_);
+  dims_[name] = stats.spec.dim;
+  *dim = stats.spec.dim;
+  return Status::OK();
+}
+
+void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> reply) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> parts;
+  const bool path_ok = SplitPath(req.target, &parts);
+  std::string route = "other";
+  if (path_ok) {
+    if (parts.size() == 1 &&
+        (parts[0] == "health" || parts[0] == "metrics" || parts[0] == "collections")) {
+      route = "/" + parts[0];
+    } else if (parts.size() == 2 && parts[0] == "collections") {
+      route = "/collections/{name}";
+    } else if (parts.size() == 3 && parts[0] == "collections" &&
+               (parts[2] == "rows" || parts[2] == "query" || parts[2] == "delete")) {
+      route = "/collections/{name}/" + parts[2];
+    }
+  }
+  auto done = [this, reply = std::move(reply), method = req.method, route, t0](HttpResponse r) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    metrics_->RecordRequest(method, route, r.status, s);
+    reply(std::move(r));
+  };
+  if (!Authorized(req)) {
+    return done(Error(401, req.authorization.empty()
+                               ? "missing 'Authorization: Bearer <token>' header"
+                               : "wrong bearer token"));
+  }
+  if (route == "other") {
+    return done(Error(404, "no route for " + req.method + " " + req.target));
+  }
+  auto allow = [&](const char* method) {
+    if (req.method == method) return true;
+    HttpResponse r = Error(
+        405, "method " + req.method + " is not allowed on " + route + " (use " + method + ")");
+    r.allow = method;
+    done(std::move(r));
+    return false;
+  };
+  try {
+    if (route == "/health") {
+      if (allow("GET")) done(Json(200, json{{"status", "ok"}}));
+    } else if (route == "/metrics") {
+      if (!allow("GET")) return;
+      HttpResponse r;
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      r.body = metrics_->Render();
+      done(std::move(r));
+    } else if (route == "/collections") {
+      if (req.method == "GET") {
+        done(Collections(req));
+      } else if (req.method == "POST") {
+        done(CreateCollection(req));
+      } else {
+        HttpResponse r = Error(
+            405, "method " + req.method + " is not allowed on /collections (use GET or POST)");
+        r.allow = "GET, POST";
+        done(std::move(r));
+      }
+    } else if (route == "/collections/{name}") {
+      if (allow("GET")) done(Stats(parts[1]));
+    } else if (route == "/collections/{name}/rows") {
+      if (allow("POST")) done(Ingest(parts[1], req));
+    } else if (route == "/collections/{name}/delete") {
+      if (allow("POST")) done(Delete(parts[1], req));
+    } else if (route == "/collections/{name}/query") {
+      if (allow("POST")) Query(parts[1], req, done);
+    }
+  } catch (const json::exception& e) {
+    done(Error(400, std::string("bad request body: ") + e.what()));
+  } catch (const std::bad_alloc&) {
+    done(Error(503, "out of memory"));
+  } catch (const std::exception& e) {
+    done(Error(500, std::string("internal error: ") + e.what()));
+  }
+}
+
+HttpResponse Router::Collections(const HttpRequest& req) {
+  std::vector<std::string> names;
+  Status s = db_->ListCollections(&names);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"collections", names}});
+}
+
+HttpResponse Router::CreateCollection(const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"name", "dim", "metric", "dtype", "attributes", "shards"}, &err)) return err;
+  CollectionSpec spec;
+  if (!j.contains("name") || !j["name"].is_string()) {
+    return Error(400, "'name' (a string) is required");
+  }
+  spec.name = j["name"].get<std::string>();
+  int64_t dim = 0;
+  if (!j.contains("dim") || !GetInt64(j["dim"], &dim) || dim < 1 || dim > 65536) {
+    return Error(400, "'dim' must be an integer in [1, 65536]");
+  }
+  spec.dim = static_cast<uint32_t>(dim);
+  if (j.contains("shards")) {
+    int64_t shards = 0;
+    if (!GetInt64(j["shards"], &shards) || shards < 1 || shards > 1024) {
+      return Error(400, "'shards' must be an integer in [1, 1024]");
+    }
+    spec.shards = static_cast<uint32_t>(shards);
+  }
+  Status s;
+  if (j.contains("metric")) {
+    if (!j["metric"].is_string()) return Error(400, "'metric' must be a string");
+    s = ParseMetric(j["metric"].get<std::string>(), &spec.metric);
+    if (!s.ok()) return Error(s);
+  }
+  if (j.contains("dtype")) {
+    if (!j["dtype"].is_string()) return Error(400, "'dtype' must be a string");
+    s = ParseDType(j["dtype"].get<std::string>(), &spec.dtype);
+    if (!s.ok()) return Error(s);
+  }
+  if (j.contains("attributes")) {
+    const json& attrs = j["attributes"];
+    if (!attrs.is_object()) {
+      return Error(400, "'attributes' must be an object {\"NAME\": \"TYPE\", ...}");
+    }
+    for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+      AttributeSpec a;
+      a.name = it.key();
+      if (!it.value().is_string()) {
+        return Error(400, "attributes." + it.key() + ": the type must be a string");
+      }
+      s = ParseAttrType(it.value().get<std::string>(), &a.type);
+      if (!s.ok()) return Error(s.WithContext("attributes." + it.key()));
+      spec.attributes.push_back(std::move(a));
+    }
+  }
+  s = db_->CreateCollection(spec);
+  if (!s.ok()) return Error(s);
+  return Json(201, json{{"created", spec.name},
+                        {"dim", spec.dim},
+                        {"metric", MetricName(spec.metric)},
+                        {"dtype", DTypeName(spec.dtype)}});
+}
+
+HttpResponse Router::Stats(const std::string& name) {
+  CollectionStats stats;
+  Status s = db_->GetStats(name, &stats);
+  if (!s.ok()) return Error(s);
+  HttpResponse r;
+  r.body = stats.ToJson() + "\n";
+  return r;
+}
+
+HttpResponse Router::Ingest(const std::string& name, const HttpRequest& req) {
+  CollectionStats stats;
+  Status s = db_->GetStats(name, &stats);
+  if (!s.ok()) return Error(s);
+  const CollectionSpec& spec = stats.spec;
+  std::vector<float> vectors;
+  size_t n = 0;
+  std::vector<int64_t> ids;
+  std::vector<std::vector<Value>> attributes;
+  bool have_ids = false, have_attributes = false;
+  const std::string_view ct(req.content_type);
+  if (ct.rfind("application/octet-stream", 0) == 0 || ct.rfind("application/x-npy", 0) == 0) {
+    io::NpyMatrix m;
+    s = ParseNpyMatrix(req.body, &m);
+    if (!s.ok()) return Error(s);
+    if (m.rows > 0 && m.cols != spec.dim) {
+      return Error(400, "npy body: vectors have dim " + std::to_string(m.cols) + ", collection '" +
+                            name + "' has dim " + std::to_string(spec.dim));
+    }
+    n = m.rows;
+    vectors = std::move(m.data);
+  } else {
+    json j;
+    HttpResponse err;
+    if (!ParseObject(req.body, &j, &err)) return err;
+    if (!OnlyKeys(j, {"ids", "vectors", "attributes"}, &err)) return err;
+    if (!j.contains("vectors")) return Error(400, "'vectors' is required");
+    s = ParseVectors(j["vectors"], spec.dim, name, &vectors, &n);
+    if (s.ok() && j.contains("ids") && !j["ids"].is_null()) {
+      have_ids = true;
+      s = ParseIds(j["ids"], "ids", &ids);
+      if (s.ok() && ids.size() != n) {
+        s = Status::InvalidArgument(std::to_string(ids.size()) + " ids for " + std::to_string(n) +
+                                    " vectors");
+      }
+    }
+    if (s.ok() && j.contains("attributes") && !j["attributes"].is_null()) {
+      have_attributes = true;
+      s = ParseAttributes(j["attributes"], spec.attributes, n, &attributes);
+    }
+    if (!s.ok()) return Error(s);
+  }
+  RowBatch batch;
+  batch.num_rows = n;
+  batch.vectors = vectors.data();
+  batch.ids = have_ids ? ids.data() : nullptr;
+  batch.attributes = have_attributes ? attributes.data() : nullptr;
+  IngestOptions options;
+  options.batch_rows = 0;  // one request, one atomic commit
+  IngestResult result;
+  s = db_->Ingest(name, batch, options, &result);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"ingested", result.ingested}, {"rows", result.live_rows}});
+}
+
+HttpResponse Router::Delete(const std::string& name, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"ids", "filter"}, &err)) return err;
+  if (j.contains("ids") == j.contains("filter")) {
+    return Error(400, "give exactly one of 'ids' or 'filter'");
+  }
+  uint64_t deleted = 0;
+  Status s;
+  if (j.contains("ids")) {
+    std::vector<int64_t> ids;
+    s = ParseIds(j["ids"], "ids", &ids);
+    if (s.ok()) s = db_->DeleteByIds(name, ids.data(), ids.size(), &deleted);
+  } else {
+    if (!j["filter"].is_string()) return Error(400, "'filter' must be a string");
+    s = db_->DeleteByFilter(name, j["filter"].get<std::string>(), &deleted);
+  }
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"deleted", deleted}});
+}
+
+void Router::Query(const std::string& name, const HttpRequest& req,
+                   const std::function<void(HttpResponse)>& reply) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return reply(err);
+  if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain"}, &err)) {
+    return reply(err);
+  }
+  uint32_t dim = 0;
+  Status s = Dim(name, &dim);
+  if (!s.ok()) return reply(Error(s));
+  QueryJob job;
+  job.collection = name;
+  if (!j.contains("vectors")) return reply(Error(400, "'vectors' is required"));
+  s = ParseVectors(j["vectors"], dim, name, &job.queries, &job.num_queries);
+  if (!s.ok()) return reply(Error(s));
+  if (job.num_queries > options_.max_request_queries) {
+    return reply(Error(413, std::to_string(job.num_queries) + " query vectors in one request, " +
+                                "the limit is " + std::to_string(options_.max_request_queries)));
+  }
+  int64_t k = 0;
+  if (!j.contains("k")) return reply(Error(400, "'k' is required"));
+  if (!GetInt64(j["k"], &k) || k < 1 || k > kMaxK) {
+    return reply(Error(
+        400, "'k' must be an integer in [1, " + std::to_string(kMaxK) + "], got " + j["k"].dump()));
+  }
+  job.k = static_cast<int>(k);
+  if (j.contains("filter") && j.contains("filters")) {
+    return reply(Error(400, "give 'filter' or 'filters', not both"));
+  }
+  if (j.contains("filter") && !j["filter"].is_null()) {
+    if (!j["filter"].is_string()) return reply(Error(400, "'filter' must be a string"));
+    job.filter = j["filter"].get<std::string>();
+  }
+  if (j.contains("filters") && !j["filters"].is_null()) {
+    const json& f = j["filters"];
+    if (!f.is_array()) return reply(Error(400, "'filters' must be an array of strings"));
+    if (f.size() != job.num_queries) {
+      return reply(Error(400, std::to_string(f.size()) + " filters for " +
+                                  std::to_string(job.num_queries) + " query vectors"));
+    }
+    for (size_t i = 0; i < f.size(); ++i) {
+      if (f[i].is_null()) {
+        job.filters.emplace_back();
+      } else if (f[i].is_string()) {
+        job.filters.push_back(f[i].get<std::string>());
+      } else {
+        return reply(Error(400, "filters[" + std::to_string(i) + "] is not a string"));
+      }
+    }
+  }
+  if (j.contains("device")) {
+    if (!j["device"].is_string()) return reply(Error(400, "'device' must be a string"));
+    s = ParseDevice(j["device"].get<std::string>(), &job.options.device);
+    if (!s.ok()) return reply(Error(s));
+  }
+  if (j.contains("path")) {
+    if (!j["path"].is_string()) return reply(Error(400, "'path' must be a string"));
+    s = ParseSearchPath(j["path"].get<std::string>(), &job.options.path);
+    if (!s.ok()) return reply(Error(s));
+  }
+  if (j.contains("explain")) {
+    if (!j["explain"].is_boolean()) return reply(Error(400, "'explain' must be true or false"));
+    job.solo = j["explain"].get<bool>();
+  }
+  if (job.num_queries == 0) {
+    // Still validate the filter and k against the collection: run it (cheap, nothing to do).
+    job.solo = true;
+  }
+  const bool explain = job.solo && job.num_queries > 0;
+  job.done = [reply, explain](const Status& st, std::vector<Neighbors> results, const Explain* ex) {
+    if (!st.ok()) return reply(Error(st));
+    HttpResponse r;
+    r.body = ResultsBody(results, explain ? ex : nullptr);
+    reply(std::move(r));
+  };
+  batcher_->Submit(std::move(job));
+}
+
+}  // namespace sieve::server

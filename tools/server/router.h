@@ -1,0 +1,86 @@
+// Copyright 2026 The Sieve Authors.
+//
+// Router: the server's HTTP API, independent of the transport. It turns one parsed request
+// into one response (JSON unless stated), calling the DB directly for writes and reads and the
+// Batcher for queries. Routes (see README.md, "Server"):
+//
+//   GET  /health   GET /metrics   GET /collections   POST /collections
+//   GET  /collections/NAME        POST /collections/NAME/rows
+//   POST /collections/NAME/query  POST /collections/NAME/delete
+//
+// Errors answer 4xx with {"error": "..."} naming what was wrong; 5xx only for internal
+// failures. A write is answered only after the DB call returned, i.e. once it is durable.
+//
+// Thread-safety: Handle may be called from many threads at once. `db`, `batcher` and
+// `metrics` must outlive the Router.
+
+#ifndef SIEVE_TOOLS_SERVER_ROUTER_H_
+#define SIEVE_TOOLS_SERVER_ROUTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "sieve/db.h"
+#include "tools/server/batcher.h"
+#include "tools/server/metrics.h"
+
+namespace sieve::server {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query, e.g. "/collections/items/query"
+  std::string content_type;
+  std::string authorization;  // the Authorization header, "" when absent
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::string allow;  // the Allow header of a 405
+};
+
+class Router {
+ public:
+  struct Options {
+    // When non-empty every request needs "Authorization: Bearer <token>". Default: none.
+    std::string token;
+    // Query vectors per request at most (a larger request is 413). Default: 65536.
+    size_t max_request_queries = 65536;
+  };
+
+  Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& options);
+
+  // Calls `reply` exactly once, on this thread or (for queries) on a batcher thread.
+  void Handle(const HttpRequest& request, std::function<void(HttpResponse)> reply);
+
+ private:
+  HttpResponse Collections(const HttpRequest& req);
+  HttpResponse CreateCollection(const HttpRequest& req);
+  HttpResponse Stats(const std::string& name);
+  HttpResponse Ingest(const std::string& name, const HttpRequest& req);
+  HttpResponse Delete(const std::string& name, const HttpRequest& req);
+  // Replies itself: at once for a bad request, else later from a batcher thread.
+  void Query(const std::string& name, const HttpRequest& req,
+             const std::function<void(HttpResponse)>& reply);
+  bool Authorized(const HttpRequest& req) const;
+  // The collection's dim, cached (a collection's dim never changes and collections are not
+  // dropped). NotFound for an unknown collection.
+  Status Dim(const std::string& name, uint32_t* dim);
+
+  DB* const db_;
+  Batcher* const batcher_;
+  Metrics* const metrics_;
+  const Options options_;
+  std::mutex mu_;
+  std::map<std::string, uint32_t> dims_;
+};
+
+}  // namespace sieve::server
+
+#endif  // SIEVE_TOOLS_SERVER_ROUTER_H_
