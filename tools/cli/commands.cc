@@ -32,9 +32,11 @@ int Fail(const char* cmd, const Status& s) {
   return 1;
 }
 
+// A usage error is bad input too: exit 1 with one line, pointing at --help.
 int Usage(const char* cmd, const char* usage, const Status& s) {
-  std::fprintf(stderr, "sieve %s: %s\n%s", cmd, s.message().c_str(), usage);
-  return 2;
+  (void)usage;
+  std::fprintf(stderr, "sieve %s: %s (see sieve %s --help)\n", cmd, s.message().c_str(), cmd);
+  return 1;
 }
 
 // Parses flags and handles --help. Returns -1 to go on, else the exit code.

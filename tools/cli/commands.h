@@ -2,7 +2,7 @@
 //
 // The `sieve` admin CLI's commands. Each takes its arguments (after the command name) and
 // returns the process exit code: 0 on success, 1 on bad input or a failed operation (after
-// printing one line to stderr), 2 on a usage error.
+// printing one line to stderr), usage errors included.
 
 #ifndef SIEVE_TOOLS_CLI_COMMANDS_H_
 #define SIEVE_TOOLS_CLI_COMMANDS_H_

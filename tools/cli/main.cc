@@ -45,5 +45,5 @@ int main(int argc, char** argv) {
   if (cmd == "check") return Check(args);
   if (cmd == "serve") return Serve(args);
   std::fprintf(stderr, "sieve: unknown command '%s' (see sieve --help)\n", cmd.c_str());
-  return 2;
+  return 1;
 }

@@ -97,8 +97,8 @@ int Serve(const Args& args) {
     s = Status::InvalidArgument("missing the database path");
   }
   if (!s.ok()) {
-    std::fprintf(stderr, "sieve serve: %s\n%s", s.message().c_str(), kServeUsage);
-    return 2;
+    std::fprintf(stderr, "sieve serve: %s (see sieve serve --help)\n", s.message().c_str());
+    return 1;
   }
   const std::string path = flags.positional()[0];
   server::ServerOptions o;
