@@ -26,6 +26,13 @@
 //   dense  — tiled GEMM over every row; the epilogue that turns dot products into distances
 //            also applies the filter (failing rows get the worst value), top-k per tile, tiles
 //            merged by a second top-k.
+//   Candidate selection (gather and dense over at least 64·k columns): the exact path on a
+//   prefix sample of about sqrt(4·k·n) columns gives each query a threshold no better than its
+//   true k-th best; then L2-sized tiles run GEMM (float16: high query halves only) and one pass
+//   that finishes distances, applies the filter and keeps only rows whose distance, within a
+//   proven error bound, can beat the threshold; kept rows are rescored exactly and select_k
+//   takes the top k. A query keeping more rows than its list holds (about 4× the expected
+//   count) sends the chunk to the full path above, so results are exact either way.
 // Top-k is raft::matrix::select_k. Results are checked on the host: worst-value sentinels are
 // dropped (fewer than k passing → fewer results), any other row must be in the query's set
 // (Internal error otherwise), and each list is sorted best first, ties by smaller ordinal.
@@ -51,6 +58,11 @@ struct GpuPathCounts {
   uint64_t sddmm = 0;
   uint64_t gather = 0;
   uint64_t dense = 0;
+  // Query chunks of the gather and dense paths that ran candidate selection (an exact sample
+  // threshold, then only rows that can beat it are rescored), and those of them that fell back
+  // to the full path because a query kept more rows than its candidate list holds.
+  uint64_t candidate_chunks = 0;
+  uint64_t candidate_fallbacks = 0;
 };
 
 class GpuExecutor final : public Executor {

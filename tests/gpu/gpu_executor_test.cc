@@ -453,6 +453,80 @@ TEST_F(GpuExecutorTest, SeveralDenseTilesMerge) {
   }
 }
 
+// Candidate selection (gather and dense over many columns). Random rows: it runs and keeps few
+// enough rows not to fall back. Rows ordered so that the first columns (the exact sample that
+// sets the thresholds) are the worst: nearly every row is kept, lists overflow, and the chunk
+// falls back to the full path. Both must be exact.
+TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
+  {
+    const uint32_t rows = 200000, dim = 16, k = 32;
+    // 8, 40 and 100 queries: the fused float16 kernel's 2, 4 and 8 fragments of 16 queries.
+    for (auto [dtype, nq] : {std::pair{DType::kFloat32, 8u}, std::pair{DType::kFloat16, 8u},
+                             std::pair{DType::kFloat16, 40u}, std::pair{DType::kFloat16, 100u}}) {
+      HostShard s(rows, dim, dtype, 600 + static_cast<int>(dtype), 71);
+      const std::vector<float> queries = test::RandomVectors(nq, dim, 72);
+      for (bool per_query : {false, true}) {
+        Filters f(rows, nq, per_query, 0.3, 73);
+        std::vector<uint32_t> check(nq);
+        for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+        for (Metric metric : kMetrics) {
+          const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+          for (SearchPath path : {SearchPath::kGather, SearchPath::kDense}) {
+            const GpuPathCounts before = exec_->path_counts();
+            RunAndCheck(std::string("random ") + MetricStr(metric) +
+                            (dtype == DType::kFloat16 ? " f16" : " f32") +
+                            (per_query ? " bitmap" : " bitset"),
+                        path, metric, s, f, queries, nq, k, check, oracle);
+            if (HasFatalFailure()) return;
+            const GpuPathCounts after = exec_->path_counts();
+            EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
+            EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+          }
+        }
+      }
+    }
+  }
+  {
+    const uint32_t rows = 200000, dim = 4, nq = 6, k = 16;
+    const float v[dim] = {0.5f, 1.0f, 0.5f, 1.0f};
+    for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+      HostShard s(rows, dim, dtype, 700 + static_cast<int>(dtype), 81, false);
+      for (uint32_t r = 0; r < rows; ++r) {
+        double acc = 0;
+        for (uint32_t d = 0; d < dim; ++d) {
+          float x = v[d] * static_cast<float>(r) / rows;
+          if (dtype == DType::kFloat16) x = RoundToHalf(x);
+          s.data[size_t{r} * dim + d] = x;
+          acc += double{x} * x;
+        }
+        s.sq_norms[r] = static_cast<float>(acc);
+      }
+      // Queries beyond the last row along v: distances fall and dot products grow with the row.
+      std::vector<float> queries = test::RandomVectors(nq, dim, 82);
+      for (uint32_t i = 0; i < nq * dim; ++i) queries[i] = 1.5f * v[i % dim] + 0.01f * queries[i];
+      for (bool per_query : {false, true}) {
+        Filters f(rows, nq, per_query, 0.5, 83);
+        std::vector<uint32_t> check(nq);
+        for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+        for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
+          const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+          for (SearchPath path : {SearchPath::kGather, SearchPath::kDense}) {
+            const GpuPathCounts before = exec_->path_counts();
+            RunAndCheck(std::string("ordered ") + MetricStr(metric) +
+                            (dtype == DType::kFloat16 ? " f16" : " f32") +
+                            (per_query ? " bitmap" : " bitset"),
+                        path, metric, s, f, queries, nq, k, check, oracle);
+            if (HasFatalFailure()) return;
+            const GpuPathCounts after = exec_->path_counts();
+            EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
+            EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 1u);
+          }
+        }
+      }
+    }
+  }
+}
+
 // Appending rows uploads only the new rows; the next search sees them.
 TEST_F(GpuExecutorTest, AppendUploadsOnlyNewRows) {
   const uint32_t dim = 24, nq = 3, k = 20;
