@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <nlohmann/json.hpp>
+
 #include "filter/filter.h"
 #include "gpu/gpu_backend.h"
 #include "index/roaring_bridge.h"
@@ -20,6 +22,9 @@ namespace sieve {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The Store setting that holds a device's calibrated planner thresholds (storage/FORMAT.md).
+const std::string kPlannerSettingPrefix = "planner/";
 
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -574,13 +579,111 @@ Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds
   if (device == Device::kGpu && gpu_ == nullptr) {
     return Status::Unavailable("--device gpu: " + gpu_status_.message());
   }
-  if (device != Device::kCpu && gpu_ != nullptr) {
-    *executor = gpu_.get();
-    *thresholds = PlannerThresholds::GpuDefaults();
-  } else {
-    *executor = cpu_.get();
-    *thresholds = PlannerThresholds::CpuDefaults();
+  const bool gpu = device != Device::kCpu && gpu_ != nullptr;
+  *executor = gpu ? gpu_.get() : cpu_.get();
+  const std::string name = (*executor)->name();
+  auto it = thresholds_.find(name);
+  if (it == thresholds_.end()) {
+    PlannerThresholds t = gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+    std::string value;
+    Status s = store_->GetSetting(kPlannerSettingPrefix + name, &value);
+    if (s.ok()) {
+      s = PlannerThresholds::FromJson(value, &t);
+      if (!s.ok()) {
+        return Status::Corruption("the stored planner calibration of '" + name +
+                                  "': " + s.message() + " (run sieve calibrate again)");
+      }
+    } else if (!s.IsNotFound() && !s.IsNotSupported()) {
+      return s;
+    }
+    it = thresholds_.emplace(name, std::move(t)).first;
   }
+  *thresholds = it->second;
+  return Status::OK();
+}
+
+Status DBImpl::GetPlannerThresholds(Device device, PlannerThresholds* thresholds,
+                                    std::string* device_name) {
+  Executor* executor = nullptr;
+  SIEVE_RETURN_IF_ERROR(ExecutorFor(device, &executor, thresholds));
+  *device_name = executor->name();
+  return Status::OK();
+}
+
+Status DBImpl::PutPlannerThresholds(const std::string& device_name,
+                                    const PlannerThresholds& thresholds) {
+  if (device_name.empty()) return Status::InvalidArgument("planner thresholds: no device name");
+  // Round-trip through the stored form so that what is cached is exactly what a reopen reads.
+  const std::string value = thresholds.ToJson();
+  PlannerThresholds parsed;
+  SIEVE_RETURN_IF_ERROR(PlannerThresholds::FromJson(value, &parsed));
+  std::lock_guard<std::mutex> l(mu_);
+  SIEVE_RETURN_IF_ERROR(store_->PutSetting(kPlannerSettingPrefix + device_name, value));
+  thresholds_[device_name] = std::move(parsed);
+  return Status::OK();
+}
+
+std::string PlannerThresholds::ToJson() const {
+  nlohmann::ordered_json j;
+  j["sddmm_max_rows"] = sddmm_max_rows;
+  j["sddmm_max_fraction"] = sddmm_max_fraction;
+  j["gather_min_rows"] = gather_min_rows;
+  j["gather_scale"] = gather_scale;
+  j["gather_max_fraction"] = gather_max_fraction;
+  j["bitmap_sddmm_max_rows"] = bitmap_sddmm_max_rows;
+  j["bitmap_sddmm_max_fraction"] = bitmap_sddmm_max_fraction;
+  j["bitmap_sddmm_max_share"] = bitmap_sddmm_max_share;
+  j["bitmap_union_gather"] = bitmap_union_gather;
+  j["bitmap_gather_max_fraction"] = bitmap_gather_max_fraction;
+  j["source"] = source;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Status::InvalidArgument("planner thresholds: not a JSON object");
+  PlannerThresholds t;
+  auto count = [&](const char* key, uint64_t* v) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_unsigned()) {
+      return Status::InvalidArgument(std::string("planner thresholds: '") + key +
+                                     "' is missing or not a non-negative integer");
+    }
+    *v = it->get<uint64_t>();
+    return Status::OK();
+  };
+  auto number = [&](const char* key, double* v, double hi) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
+        it->get<double>() < 0 || it->get<double>() > hi) {
+      return Status::InvalidArgument(std::string("planner thresholds: '") + key +
+                                     "' is missing or not a number in [0, " + std::to_string(hi) +
+                                     "]");
+    }
+    *v = it->get<double>();
+    return Status::OK();
+  };
+  const double kHuge = std::numeric_limits<double>::max();
+  SIEVE_RETURN_IF_ERROR(count("sddmm_max_rows", &t.sddmm_max_rows));
+  SIEVE_RETURN_IF_ERROR(number("sddmm_max_fraction", &t.sddmm_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(number("gather_min_rows", &t.gather_min_rows, kHuge));
+  SIEVE_RETURN_IF_ERROR(number("gather_scale", &t.gather_scale, kHuge));
+  SIEVE_RETURN_IF_ERROR(number("gather_max_fraction", &t.gather_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(count("bitmap_sddmm_max_rows", &t.bitmap_sddmm_max_rows));
+  SIEVE_RETURN_IF_ERROR(number("bitmap_sddmm_max_fraction", &t.bitmap_sddmm_max_fraction, 1.0));
+  if (j.contains("bitmap_sddmm_max_share")) {
+    SIEVE_RETURN_IF_ERROR(number("bitmap_sddmm_max_share", &t.bitmap_sddmm_max_share, 1.0));
+  }
+  auto g = j.find("bitmap_union_gather");
+  if (g == j.end() || !g->is_boolean()) {
+    return Status::InvalidArgument(
+        "planner thresholds: 'bitmap_union_gather' is missing or not a boolean");
+  }
+  t.bitmap_union_gather = g->get<bool>();
+  SIEVE_RETURN_IF_ERROR(number("bitmap_gather_max_fraction", &t.bitmap_gather_max_fraction, 1.0));
+  auto src = j.find("source");
+  if (src != j.end() && src->is_string()) t.source = src->get<std::string>();
+  *out = std::move(t);
   return Status::OK();
 }
 
@@ -645,6 +748,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   PlannerThresholds thresholds;
   SIEVE_RETURN_IF_ERROR(ExecutorFor(options.device, &executor, &thresholds));
   ex.device = executor->name();
+  ex.thresholds = thresholds.source;
 
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));

@@ -39,6 +39,10 @@ class DBImpl : public DB {
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;
+  Status GetPlannerThresholds(Device device, PlannerThresholds* thresholds,
+                              std::string* device_name) override;
+  Status PutPlannerThresholds(const std::string& device_name,
+                              const PlannerThresholds& thresholds) override;
 
  private:
   // One collection's in-memory state. `mu` is held shared by searches and exclusively by
@@ -66,6 +70,8 @@ class DBImpl : public DB {
   std::unique_ptr<Executor> gpu_;
   Status gpu_status_;  // why gpu_ is null, once tried
   bool gpu_tried_ = false;
+  // Executor name → the thresholds its searches use (stored calibration, else defaults).
+  std::map<std::string, PlannerThresholds> thresholds_;
 };
 
 }  // namespace sieve

@@ -14,21 +14,7 @@
 
 namespace sieve {
 
-struct PlannerThresholds {
-  // Bitset (one filter): SDDMM while n_pass <= sddmm_max_rows.
-  uint64_t sddmm_max_rows = 0;
-  // Bitset: gather while n_pass <= gather_max_fraction * rows (above SDDMM's range).
-  double gather_max_fraction = 0;
-  // Bitmap (a filter per query): SDDMM while the mean per-query n_pass <= this.
-  uint64_t bitmap_sddmm_max_rows = 0;
-  // Bitmap: gather over the union while |union| <= bitmap_gather_max_fraction * rows.
-  double bitmap_gather_max_fraction = 0;
-  std::string source;  // where the numbers came from, shown by explain
-
-  // The measured defaults for the CPU backend and for the GPU backend.
-  static PlannerThresholds CpuDefaults();
-  static PlannerThresholds GpuDefaults();
-};
+// PlannerThresholds (the rule, the defaults) is declared in include/sieve/db.h.
 
 struct PlanInput {
   uint64_t rows = 0;  // rows in the shard's snapshot (deleted included: they are still scanned)
@@ -42,6 +28,15 @@ struct PlanInput {
 
 // Returns kSddmm, kGather or kDense; never kAuto.
 SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in);
+
+// The bitset gather bound of cuVS 26.10's form: (1 - gather_min_rows / rows) *
+// min(gather_scale / sqrt(dim), gather_max_fraction); gather needs sel < this (so <= 0 means
+// never).
+double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
+
+// The old cuVS rule (before 26.10, `sparsity < 0.9` → dense): SDDMM while at most 10% of the
+// (query, row) pairs pass, else dense. For benchmarks that compare rules.
+SearchPath ChooseOldCuvsPath(const PlanInput& in);
 
 }  // namespace sieve
 

@@ -51,6 +51,8 @@ constexpr size_t kVectorsWriteBuffer = 64 << 20;
 constexpr char kVectorFilePrefix[] = "sieve-vectors-";
 constexpr size_t kRowsWriteBuffer = 64 << 20;
 constexpr size_t kMetaWriteBuffer = 8 << 20;
+// Database-wide settings in the meta family: "setting/" + name (see FORMAT.md).
+const std::string kSettingKeyPrefix = "setting/";
 // Problems past this many are counted but not listed, so a badly damaged store cannot make
 // CheckFormat's report unbounded.
 constexpr size_t kMaxProblemLines = 1000;
@@ -228,6 +230,21 @@ class RocksStore final : public Store {
   Status CommitShardStates(const CollectionMeta& meta,
                            const std::vector<std::pair<uint32_t, ShardState>>& states) override {
     return Guarded("CommitShardStates", [&] { return DoCommitShardStates(meta, states); });
+  }
+  Status PutSetting(const std::string& name, const std::string& value) override {
+    return Guarded("PutSetting", [&] {
+      if (name.empty()) return Status::InvalidArgument("setting: the name is empty");
+      rocksdb::WriteBatch batch;
+      batch.Put(meta_, kSettingKeyPrefix + name, value);
+      return Write(&batch, "setting '" + name + "'");
+    });
+  }
+  Status GetSetting(const std::string& name, std::string* value) override {
+    return Guarded("GetSetting", [&] {
+      rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, kSettingKeyPrefix + name, value);
+      if (rs.IsNotFound()) return Status::NotFound("no setting '" + name + "'");
+      return FromRocks(rs, "reading setting '" + name + "' of " + path_);
+    });
   }
   Status CheckFormat(std::vector<std::string>* problems) override {
     return Guarded("CheckFormat", [&] { return DoCheckFormat(problems); });
@@ -841,6 +858,8 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
         } else {
           next_id = fmt::GetFixed32(value.data());
         }
+      } else if (key.compare(0, kSettingKeyPrefix.size(), kSettingKeyPrefix) == 0) {
+        // A setting's value is opaque to the store.
       } else if (key.compare(0, collection_prefix.size(), collection_prefix) == 0) {
         CollectionMeta m;
         Status s = fmt::DecodeMeta(value, &m);

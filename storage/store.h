@@ -119,6 +119,19 @@ class Store {
   virtual Status CommitShardStates(const CollectionMeta& meta,
                                    const std::vector<std::pair<uint32_t, ShardState>>& states) = 0;
 
+  // Small named settings of the database as a whole (e.g. "planner/<device>": the planner's
+  // calibrated thresholds), stored in the meta family under "setting/<name>". PutSetting
+  // overwrites, WAL synced; InvalidArgument for an empty name. GetSetting returns NotFound when
+  // the setting was never written.
+  virtual Status PutSetting(const std::string& name, const std::string& value) {
+    (void)name, (void)value;
+    return Status::NotSupported("settings");
+  }
+  virtual Status GetSetting(const std::string& name, std::string* value) {
+    (void)name, (void)value;
+    return Status::NotSupported("settings");
+  }
+
   // Checks the storage-level invariants of every collection: metadata decodes, chunks are
   // contiguous from ordinal 0 to next_ordinal with matching part sizes, vectors finite,
   // deleted ⊆ [0, next_ordinal), live_rows consistent. Appends one line per problem.

@@ -106,6 +106,46 @@ struct ShardPlan {
   uint64_t rows = 0;                   // live rows in the shard
 };
 
+// The planner's path-choice thresholds for one device (an Executor name: "cpu" or
+// "gpu:<device name>"). With n_pass the passing rows of a bitset filter, sel = n_pass / rows:
+//   SDDMM   when n_pass < sddmm_max_rows and sel < sddmm_max_fraction;
+//   gather  when amortized = 1 - gather_min_rows / rows > 0, n_pass > k and
+//           sel < amortized * min(gather_scale / sqrt(dim), gather_max_fraction);
+//   dense   otherwise.
+// A bitmap (one filter per query; mean = the mean per-query n_pass, union = the size of the
+// union of the queries' sets):
+//   SDDMM   when mean < bitmap_sddmm_max_rows, mean / rows < bitmap_sddmm_max_fraction and
+//           mean / union < bitmap_sddmm_max_share (per-query SDDMM does mean rows per query,
+//           the union gather union rows per query: overlapping filters favour the gather);
+//   gather  over the union when bitmap_union_gather and union / rows < bitmap_gather_max_fraction;
+//   dense   otherwise.
+// A fraction bound of 1 means no bound. This is cuVS 26.10's rule (GpuDefaults() holds its
+// constants) with the union gather added.
+struct PlannerThresholds {
+  uint64_t sddmm_max_rows = 0;
+  double sddmm_max_fraction = 1.0;
+  double gather_min_rows = 0;
+  double gather_scale = 0;
+  double gather_max_fraction = 0;
+  uint64_t bitmap_sddmm_max_rows = 0;
+  double bitmap_sddmm_max_fraction = 1.0;
+  double bitmap_sddmm_max_share = 1.0;
+  bool bitmap_union_gather = false;
+  double bitmap_gather_max_fraction = 0;
+  // Where the numbers came from ("defaults: ..." or "calibrated <date> on <device>"), shown by
+  // explain.
+  std::string source;
+
+  // The documented defaults of the CPU backend (measured on the dev VM) and of the GPU
+  // backend (exactly cuVS 26.10's constants), used for a device with no stored calibration.
+  static PlannerThresholds CpuDefaults();
+  static PlannerThresholds GpuDefaults();
+  // One JSON object holding every field; FromJson returns InvalidArgument (naming the field)
+  // for malformed text or a missing field.
+  std::string ToJson() const;
+  static Status FromJson(const std::string& text, PlannerThresholds* out);
+};
+
 struct Explain {
   std::string device;  // "cpu" | "gpu:<name>"
   std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
@@ -114,6 +154,9 @@ struct Explain {
   // Stage name → milliseconds, in the order the stages ran ("parse", "compile", "plan",
   // "execute", "merge", …).
   std::vector<std::pair<std::string, double>> stage_ms;
+  // Where the planner's thresholds came from (PlannerThresholds::source). Not part of
+  // ToJson(); the CLI adds it to its explain line as "thresholds".
+  std::string thresholds;
   std::string ToJson() const;  // one line
 };
 
@@ -175,6 +218,24 @@ class DB {
   // bitmaps consistent, attribute indexes agreeing with the rows). Returns Corruption with
   // the first problems found.
   virtual Status Check(std::vector<std::string>* report) = 0;
+
+  // The thresholds the planner uses on `device` (kAuto: the device a search with kAuto would
+  // use), and that device's executor name in *device_name: the calibration stored for it when
+  // there is one, else its defaults (see PlannerThresholds::source). Unavailable as Search.
+  virtual Status GetPlannerThresholds(Device device, PlannerThresholds* thresholds,
+                                      std::string* device_name) {
+    (void)device, (void)thresholds, (void)device_name;
+    return Status::NotSupported("GetPlannerThresholds");
+  }
+  // Stores `thresholds` as the calibration of the device named `device_name` (an executor
+  // name, as GetPlannerThresholds returns it), durably (WAL synced); searches started after
+  // the call returns use them. InvalidArgument for an empty name or thresholds outside their
+  // ranges (negative, fractions above 1, NaN).
+  virtual Status PutPlannerThresholds(const std::string& device_name,
+                                      const PlannerThresholds& thresholds) {
+    (void)device_name, (void)thresholds;
+    return Status::NotSupported("PutPlannerThresholds");
+  }
 };
 
 }  // namespace sieve

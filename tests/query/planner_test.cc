@@ -4,25 +4,34 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+
 namespace sieve {
 namespace {
 
+// A flat rule: SDDMM below 2,000 rows, gather below 3% at every size, bitmaps by count.
 PlannerThresholds Fixed() {
   PlannerThresholds t;
   t.sddmm_max_rows = 2000;
+  t.sddmm_max_fraction = 1.0;
+  t.gather_min_rows = 0;
+  t.gather_scale = 1e9;
   t.gather_max_fraction = 0.03;
   t.bitmap_sddmm_max_rows = 1000;
+  t.bitmap_sddmm_max_fraction = 1.0;
+  t.bitmap_union_gather = true;
   t.bitmap_gather_max_fraction = 0.05;
   t.source = "test";
   return t;
 }
 
-PlanInput Bitset(uint64_t rows, uint64_t pass) {
+PlanInput Bitset(uint64_t rows, uint64_t pass, uint32_t dim = 128, uint32_t k = 10) {
   PlanInput in;
   in.rows = rows;
-  in.dim = 128;
+  in.dim = dim;
   in.num_queries = 16;
-  in.k = 10;
+  in.k = k;
   in.passing_rows = pass;
   return in;
 }
@@ -37,10 +46,10 @@ PlanInput Bitmap(uint64_t rows, uint64_t mean_pass, uint64_t union_rows) {
 TEST(PlannerTest, BitsetBoundaries) {
   const PlannerThresholds t = Fixed();
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1)), SearchPath::kSddmm);
-  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 2000)), SearchPath::kSddmm);
-  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 2001)), SearchPath::kGather);
-  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 30000)), SearchPath::kGather);
-  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 30001)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1999)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 2000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 29999)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 30000)), SearchPath::kDense);
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1000000)), SearchPath::kDense);
   // The SDDMM bound is absolute: in a small shard it covers everything.
   EXPECT_EQ(ChoosePath(t, Bitset(1500, 1500)), SearchPath::kSddmm);
@@ -50,12 +59,21 @@ TEST(PlannerTest, BitsetBoundaries) {
 
 TEST(PlannerTest, BitmapBoundaries) {
   const PlannerThresholds t = Fixed();
-  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1000, 16000)), SearchPath::kSddmm);
-  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1001, 16000)), SearchPath::kGather);
-  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1001, 50000)), SearchPath::kGather);
-  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1001, 50001)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 999, 16000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1000, 16000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1001, 49999)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1001, 50000)), SearchPath::kDense);
   // The bitset thresholds do not apply to bitmaps.
   EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1500, 40000)), SearchPath::kGather);
+  // A share bound: SDDMM only while the mean set is a small part of the union.
+  PlannerThresholds share = t;
+  share.bitmap_sddmm_max_share = 0.2;
+  EXPECT_EQ(ChoosePath(share, Bitmap(1000000, 999, 16000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(share, Bitmap(1000000, 999, 4000)), SearchPath::kGather);
+  // Without the union gather a bitmap is SDDMM or dense.
+  PlannerThresholds no_union = t;
+  no_union.bitmap_union_gather = false;
+  EXPECT_EQ(ChoosePath(no_union, Bitmap(1000000, 1500, 40000)), SearchPath::kDense);
 }
 
 TEST(PlannerTest, EmptyShardOrNothingPassingIsSddmm) {
@@ -66,28 +84,73 @@ TEST(PlannerTest, EmptyShardOrNothingPassingIsSddmm) {
   PlannerThresholds zero;  // even with every threshold 0
   EXPECT_EQ(ChoosePath(zero, Bitset(1000000, 0)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(zero, Bitset(1000000, 1)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(zero, Bitmap(1000000, 1, 16)), SearchPath::kDense);
 }
 
-TEST(PlannerTest, DefaultsAreSane) {
-  for (const PlannerThresholds& t : {PlannerThresholds::CpuDefaults(),
-                                     PlannerThresholds::GpuDefaults()}) {
-    EXPECT_GT(t.sddmm_max_rows, 0u);
-    EXPECT_GT(t.gather_max_fraction, 0.0);
-    EXPECT_LT(t.gather_max_fraction, 1.0);
-    EXPECT_GT(t.bitmap_sddmm_max_rows, 0u);
-    EXPECT_GT(t.bitmap_gather_max_fraction, 0.0);
-    EXPECT_LT(t.bitmap_gather_max_fraction, 1.0);
-    EXPECT_FALSE(t.source.empty());
+// cuVS 26.10's rule, checked against its own worked examples (research notes §1.3).
+TEST(PlannerTest, GpuDefaultsAreCuvs2610) {
+  const PlannerThresholds t = PlannerThresholds::GpuDefaults();
+  EXPECT_EQ(t.sddmm_max_rows, 2000u);
+  EXPECT_DOUBLE_EQ(t.sddmm_max_fraction, 0.03);
+  EXPECT_DOUBLE_EQ(t.gather_min_rows, 200000);
+  EXPECT_DOUBLE_EQ(t.gather_scale, 5.5);
+  EXPECT_DOUBLE_EQ(t.gather_max_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(t.bitmap_sddmm_max_fraction, 0.03);
+  EXPECT_FALSE(t.bitmap_union_gather);
+  EXPECT_NE(t.source.find("cuVS 26.10"), std::string::npos);
+  EXPECT_EQ(t.source.rfind("defaults", 0), 0u);
+
+  // n = 300,000, dim 128: gather iff sel < (1/3)·min(5.5/√128, 0.5) = 0.162.
+  EXPECT_NEAR(GatherMaxSelectivity(t, 300000, 128), 0.1620, 1e-4);
+  EXPECT_EQ(ChoosePath(t, Bitset(300000, 48000)), SearchPath::kGather);  // 16%
+  EXPECT_EQ(ChoosePath(t, Bitset(300000, 49000)), SearchPath::kDense);   // 16.3%
+  // n = 10M, dim 128: 0.98 · 0.486 = 0.476; dim 1024: 0.98 · 0.172.
+  EXPECT_NEAR(GatherMaxSelectivity(t, 10000000, 128), 0.98 * 5.5 / std::sqrt(128.0), 1e-9);
+  EXPECT_NEAR(GatherMaxSelectivity(t, 10000000, 1024), 0.98 * 5.5 / 32, 1e-9);
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 4000000, 128)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 4000000, 1024)), SearchPath::kDense);
+  // Small dims hit the 0.5 cap.
+  EXPECT_NEAR(GatherMaxSelectivity(t, 10000000, 8), 0.98 * 0.5, 1e-9);
+  // At or below 200,000 rows gather never amortizes.
+  EXPECT_EQ(GatherMaxSelectivity(t, 200000, 128), 0.0);
+  EXPECT_EQ(ChoosePath(t, Bitset(200000, 5000)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(t, Bitset(8192, 2500)), SearchPath::kDense);
+  // SDDMM needs both n_pass < 2000 and sel < 3%.
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 1999)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 2000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(8192, 300)), SearchPath::kDense);  // 3.7%
+  EXPECT_EQ(ChoosePath(t, Bitset(8192, 200)), SearchPath::kSddmm);  // 2.4%
+  // Gather needs more than k passing rows.
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 2100, 128, 4096)), SearchPath::kDense);
+  // Bitmaps: SDDMM iff selectivity < 3%, else dense, at any count.
+  EXPECT_EQ(ChoosePath(t, Bitmap(10000000, 299999, 10000000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(10000000, 300000, 4000000)), SearchPath::kDense);
+}
+
+TEST(PlannerTest, CpuDefaultsGatherToHalfAtAnySize) {
+  const PlannerThresholds t = PlannerThresholds::CpuDefaults();
+  EXPECT_EQ(t.source.rfind("defaults", 0), 0u);
+  for (uint64_t rows : {8192ull, 200000ull, 10000000ull}) {
+    for (uint32_t dim : {1u, 128u, 2052u}) {
+      EXPECT_NEAR(GatherMaxSelectivity(t, rows, dim), 0.5, 1e-9) << rows << " " << dim;
+    }
   }
-  const PlannerThresholds gpu = PlannerThresholds::GpuDefaults();
-  EXPECT_EQ(gpu.sddmm_max_rows, 2000u);
-  EXPECT_DOUBLE_EQ(gpu.gather_max_fraction, 0.03);
-  EXPECT_NE(gpu.source.find("cuVS 26.10"), std::string::npos);
-  // The three paths are all reachable with the defaults on a 1M-row shard.
-  for (const PlannerThresholds& t : {PlannerThresholds::CpuDefaults(), gpu}) {
-    EXPECT_EQ(ChoosePath(t, Bitset(1000000, 100)), SearchPath::kSddmm);
-    EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1000000)), SearchPath::kDense);
-  }
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 19999)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 20000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 499999)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 500000)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1999, 30000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 2000, 30000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 2000, 600000)), SearchPath::kDense);
+  // The three paths are all reachable on a 1M-row shard.
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 100)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1000000)), SearchPath::kDense);
+}
+
+TEST(PlannerTest, OldCuvsRuleIsTenPercent) {
+  EXPECT_EQ(ChooseOldCuvsPath(Bitset(1000000, 100000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChooseOldCuvsPath(Bitset(1000000, 100001)), SearchPath::kDense);
+  EXPECT_EQ(ChooseOldCuvsPath(Bitset(1000000, 1)), SearchPath::kSddmm);
 }
 
 }  // namespace

@@ -864,5 +864,35 @@ TEST(StoreBenchTest, LoadMillionVectors) {
   }
 }
 
+TEST(StoreSettingsTest, PutGetOverwriteAndReopen) {
+  test::ScratchDir dir;
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(Store::Open(StoreOptions(), dir.path(), &store).ok());
+  std::string value = "untouched";
+  Status s = store->GetSetting("planner/cpu", &value);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_TRUE(store->PutSetting("", "x").IsInvalidArgument());
+  ASSERT_TRUE(store->PutSetting("planner/cpu", "{\"a\":1}").ok());
+  ASSERT_TRUE(store->PutSetting("planner/gpu:NVIDIA H200", std::string("\0bin", 4)).ok());
+  ASSERT_TRUE(store->PutSetting("planner/cpu", "{\"a\":2}").ok());
+  // A collection beside the settings: neither disturbs the other, and the checker accepts both.
+  CollectionMeta meta;
+  ASSERT_TRUE(store->CreateCollection(Spec("beside", 4, DType::kFloat32, 1), &meta).ok());
+  store.reset();
+  ASSERT_TRUE(Store::Open(StoreOptions(), dir.path(), &store).ok());
+  ASSERT_TRUE(store->GetSetting("planner/cpu", &value).ok());
+  EXPECT_EQ(value, "{\"a\":2}");
+  ASSERT_TRUE(store->GetSetting("planner/gpu:NVIDIA H200", &value).ok());
+  EXPECT_EQ(value, std::string("\0bin", 4));
+  std::vector<CollectionMeta> metas;
+  ASSERT_TRUE(store->ListCollections(&metas).ok());
+  ASSERT_EQ(metas.size(), 1u);
+  EXPECT_EQ(metas[0].spec.name, "beside");
+  std::vector<std::string> problems;
+  s = store->CheckFormat(&problems);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(problems.empty());
+}
+
 }  // namespace
 }  // namespace sieve

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/cli/calibrate_command.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/serve_command.h"
 
@@ -23,7 +24,9 @@ const char kUsage[] =
     "  stats        rows, dim, metric and schema of the collections\n"
     "  collections  list the collections\n"
     "  check        verify every invariant of the store\n"
-    "  serve        the HTTP server (JSON API, batched queries) over the database\n";
+    "  serve        the HTTP server (JSON API, batched queries) over the database\n"
+    "  calibrate    time the paths on this device, fit and store the planner thresholds\n"
+    "  bench        the path sweep: every path at every point, penalty of planner rules\n";
 
 }  // namespace
 
@@ -44,6 +47,8 @@ int main(int argc, char** argv) {
   if (cmd == "collections") return Collections(args);
   if (cmd == "check") return Check(args);
   if (cmd == "serve") return Serve(args);
+  if (cmd == "calibrate") return Calibrate(args);
+  if (cmd == "bench") return Bench(args);
   std::fprintf(stderr, "sieve: unknown command '%s' (see sieve --help)\n", cmd.c_str());
   return 1;
 }

@@ -1,0 +1,222 @@
+// Copyright 2026 The Sieve Authors.
+//
+// `sieve calibrate` end to end on the CPU: a tiny calibration stores thresholds for "cpu",
+// the planner then uses them (explain names them as calibrated), searches stay exact against
+// a float64 oracle, and the stored thresholds survive a reopen through the public API.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sieve/db.h"
+#include "tests/testutil.h"
+#include "tools/io/npy.h"
+
+namespace sieve {
+namespace {
+
+using json = nlohmann::json;
+
+const char* CliPath() {
+  const char* env = std::getenv("SIEVE_CLI");
+  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+class CalibrateTest : public ::testing::Test {
+ protected:
+  static constexpr size_t kRows = 4000;
+  static constexpr size_t kDim = 8;
+
+  CliRun Sieve(const std::vector<std::string>& args) {
+    std::string cmd = std::string("'") + CliPath() + "'";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    cmd += " >'" + dir_.Join("out") + "' 2>'" + dir_.Join("err") + "'";
+    CliRun r;
+    const int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(dir_.Join("out"));
+    r.err = Slurp(dir_.Join("err"));
+    return r;
+  }
+
+  // The explain line of a query (the last stderr line that parses as JSON).
+  static json ExplainOf(const CliRun& r) {
+    std::istringstream in(r.err);
+    std::string line;
+    json last;
+    while (std::getline(in, line)) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_object()) last = j;
+    }
+    return last;
+  }
+
+  test::ScratchDir dir_;
+};
+
+TEST_F(CalibrateTest, TinyCpuCalibrationIsStoredUsedAndExact) {
+  const std::string db = dir_.Join("db");
+  const std::vector<float> vectors = test::RandomVectors(kRows, kDim, 11);
+  const std::vector<float> queries = test::RandomVectors(3, kDim, 12);
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("v.npy"), vectors.data(), kRows, kDim).ok());
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("q.npy"), queries.data(), 3, kDim).ok());
+  {
+    std::ofstream attrs(dir_.Join("a.jsonl"));
+    for (size_t i = 0; i < kRows; ++i) attrs << "{\"cat\": " << (i % 7) << "}\n";
+  }
+  ASSERT_EQ(
+      Sieve({"create", db, "--collection", "c", "--dim", std::to_string(kDim), "--attr", "cat:int"})
+          .code,
+      0);
+  CliRun r = Sieve({"ingest", db, "--collection", "c", "--vectors", dir_.Join("v.npy"),
+                    "--attributes", dir_.Join("a.jsonl")});
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  // Before calibration the planner runs on the CPU defaults.
+  r = Sieve({"query", db, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "5",
+             "--filter", "cat = 3", "--device", "cpu", "--explain"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(ExplainOf(r)["thresholds"].get<std::string>().rfind("defaults", 0), 0u) << r.err;
+
+  // Bad input: exit 1 with one line.
+  r = Sieve({"calibrate", dir_.Join("nothing-here"), "--device", "cpu", "--quick"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no Sieve database"), std::string::npos) << r.err;
+  r = Sieve({"calibrate", db, "--device", "cpu", "--dims", "0"});
+  EXPECT_EQ(r.code, 1);
+
+  // A calibration of seconds: two small shapes, a few queries, few repetitions.
+  r = Sieve({"calibrate", db, "--device", "cpu", "--quick", "--rows-list", "2048,4096", "--dims",
+             "4,8", "--queries", "8", "--k", "5", "--reps", "2", "--warmup", "0"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json summary = json::parse(r.out);
+  EXPECT_EQ(summary["device"], "cpu");
+  EXPECT_TRUE(summary["stored"].get<bool>());
+  const json& t = summary["thresholds"];
+  EXPECT_GT(t["sddmm_max_rows"].get<uint64_t>(), 0u);
+  EXPECT_GE(t["gather_max_fraction"].get<double>(), 0.0);
+  EXPECT_LE(t["gather_max_fraction"].get<double>(), 1.0);
+  const std::string source = t["source"];
+  EXPECT_EQ(source.rfind("calibrated ", 0), 0u) << source;
+  EXPECT_NE(source.find(" on cpu"), std::string::npos) << source;
+  // Every grid point has a time per path and a winner.
+  ASSERT_FALSE(summary["points"].empty());
+  for (const json& p : summary["points"]) {
+    EXPECT_TRUE(p["winner"] == "sddmm" || p["winner"] == "gather" || p["winner"] == "dense");
+    EXPECT_GT(p["ms"]["dense"].get<double>(), 0.0);
+  }
+
+  // The planner now uses the stored thresholds; every filter mode still returns exact results.
+  for (const std::string& filter :
+       {std::string("cat = 3"), std::string("cat < 6"), std::string("")}) {
+    r = Sieve({"query", db, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "5",
+               "--filter", filter, "--device", "cpu", "--explain"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(ExplainOf(r)["thresholds"].get<std::string>(), source);
+    std::istringstream lines(r.out);
+    std::string line;
+    size_t q = 0;
+    while (std::getline(lines, line)) {
+      json j = json::parse(line);
+      // float64 oracle over the rows passing the filter.
+      std::vector<std::pair<double, int64_t>> all;
+      for (size_t i = 0; i < kRows; ++i) {
+        const int64_t cat = static_cast<int64_t>(i % 7);
+        if (filter == "cat = 3" && cat != 3) continue;
+        if (filter == "cat < 6" && cat >= 6) continue;
+        double d = 0;
+        for (size_t c = 0; c < kDim; ++c) {
+          const double x = double(queries[q * kDim + c]) - double(vectors[i * kDim + c]);
+          d += x * x;
+        }
+        all.emplace_back(d, static_cast<int64_t>(i));
+      }
+      std::sort(all.begin(), all.end());
+      ASSERT_EQ(j["ids"].size(), 5u);
+      for (size_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(j["ids"][i].get<int64_t>(), all[i].second) << filter << " query " << q;
+        EXPECT_NEAR(j["distances"][i].get<double>(), all[i].first, 1e-4 * (1 + all[i].first));
+      }
+      ++q;
+    }
+    EXPECT_EQ(q, 3u);
+  }
+
+  // Through the public API after a reopen: the same thresholds for "cpu", the defaults for a
+  // device with none stored.
+  std::unique_ptr<DB> handle;
+  ASSERT_TRUE(DB::Open(Options(), db, &handle).ok());
+  PlannerThresholds got;
+  std::string name;
+  ASSERT_TRUE(handle->GetPlannerThresholds(Device::kCpu, &got, &name).ok());
+  EXPECT_EQ(name, "cpu");
+  EXPECT_EQ(got.source, source);
+  EXPECT_EQ(got.sddmm_max_rows, t["sddmm_max_rows"].get<uint64_t>());
+  PlannerThresholds mine = PlannerThresholds::CpuDefaults();
+  mine.sddmm_max_rows = 1;
+  mine.gather_max_fraction = 1.0;
+  mine.source = "calibrated by hand";
+  ASSERT_TRUE(handle->PutPlannerThresholds("cpu", mine).ok());
+  EXPECT_TRUE(handle->PutPlannerThresholds("", mine).IsInvalidArgument());
+  PlannerThresholds bad = mine;
+  bad.gather_max_fraction = 2.0;
+  EXPECT_TRUE(handle->PutPlannerThresholds("cpu", bad).IsInvalidArgument());
+  ASSERT_TRUE(handle->GetPlannerThresholds(Device::kCpu, &got, &name).ok());
+  EXPECT_EQ(got.source, "calibrated by hand");
+  EXPECT_EQ(got.sddmm_max_rows, 1u);
+  // With SDDMM capped at 1 row and gather allowed everywhere, a filtered search gathers.
+  SearchRequest req;
+  req.queries = queries.data();
+  req.num_queries = 3;
+  req.k = 5;
+  req.filter = "cat = 3";
+  SearchOptions opts;
+  opts.device = Device::kCpu;
+  SearchResult res;
+  ASSERT_TRUE(handle->Search("c", req, opts, &res).ok());
+  ASSERT_FALSE(res.explain.shards.empty());
+  EXPECT_EQ(res.explain.shards[0].path, "gather");
+  EXPECT_EQ(res.explain.thresholds, "calibrated by hand");
+}
+
+TEST(PlannerThresholdsJsonTest, RoundTripAndErrors) {
+  PlannerThresholds t = PlannerThresholds::GpuDefaults();
+  PlannerThresholds back;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.ToJson(), &back).ok());
+  EXPECT_EQ(back.sddmm_max_rows, t.sddmm_max_rows);
+  EXPECT_EQ(back.bitmap_sddmm_max_rows, t.bitmap_sddmm_max_rows);
+  EXPECT_DOUBLE_EQ(back.gather_scale, t.gather_scale);
+  EXPECT_DOUBLE_EQ(back.gather_min_rows, t.gather_min_rows);
+  EXPECT_EQ(back.bitmap_union_gather, t.bitmap_union_gather);
+  EXPECT_EQ(back.source, t.source);
+  EXPECT_TRUE(PlannerThresholds::FromJson("not json", &back).IsInvalidArgument());
+  EXPECT_TRUE(PlannerThresholds::FromJson("{}", &back).IsInvalidArgument());
+  json j = json::parse(t.ToJson());
+  j["sddmm_max_fraction"] = -1;
+  Status s = PlannerThresholds::FromJson(j.dump(), &back);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("sddmm_max_fraction"), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace sieve

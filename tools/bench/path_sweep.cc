@@ -1,0 +1,772 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "tools/bench/path_sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "index/row_set.h"
+
+#if defined(SIEVE_SWEEP_HAVE_GPU)
+#include "gpu/gpu_executor.h"
+#endif
+
+namespace sieve::sweep {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t Mix(uint64_t x) {  // splitmix64
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+unsigned Threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+template <typename Fn>
+void ParallelFor(size_t n, Fn&& fn) {
+  const unsigned threads =
+      static_cast<unsigned>(std::min<size_t>(Threads(), std::max<size_t>(n, 1)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (size_t i = n * t / threads, end = n * (t + 1) / threads; i < end; ++i) fn(i);
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+
+// Uniform [-1, 1) values (float16-rounded when asked) and their squared norms.
+void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::vector<float>* v,
+                 std::vector<float>* norms) {
+  v->resize(n * dim);
+  if (norms != nullptr) norms->resize(n);
+  const size_t blocks = std::max<size_t>(1, std::min<size_t>(n, 256));
+  ParallelFor(blocks, [&](size_t b) {
+    const size_t begin = n * b / blocks, end = n * (b + 1) / blocks;
+    for (size_t r = begin; r < end; ++r) {
+      float* row = v->data() + r * dim;
+      double sq = 0;
+      for (uint32_t d = 0; d < dim; ++d) {
+        float x =
+            static_cast<float>(Mix(seed ^ ((r * dim + d) * 0x9e37ull)) >> 40) / 8388608.0f - 1.0f;
+        if (round_half) x = static_cast<float>(static_cast<_Float16>(x));
+        row[d] = x;
+        sq += static_cast<double>(x) * x;
+      }
+      if (norms != nullptr) (*norms)[r] = static_cast<float>(sq);
+    }
+  });
+}
+
+// Rows passing a Bernoulli(p) test keyed by `seed` (about p · rows of them).
+RowSet Bernoulli(uint64_t rows, double p, uint64_t seed) {
+  std::vector<uint32_t> ords;
+  ords.reserve(static_cast<size_t>(p * rows * 1.05) + 16);
+  const uint64_t cut = p >= 1.0 ? UINT64_MAX : static_cast<uint64_t>(p * 18446744073709551615.0);
+  for (uint64_t r = 0; r < rows; ++r) {
+    if (Mix(seed ^ (r * 0xd1b54a32d192ed03ull)) <= cut) ords.push_back(static_cast<uint32_t>(r));
+  }
+  return RowSet::Of(ords.data(), ords.size());
+}
+
+// Exactly `n` rows spread uniformly: a Bernoulli pick trimmed or topped up to the count.
+RowSet Exactly(uint64_t rows, uint64_t n, uint64_t seed) {
+  if (n >= rows) return RowSet::Range(0, static_cast<uint32_t>(rows));
+  std::vector<uint32_t> ords;
+  ords.reserve(n);
+  const double p = static_cast<double>(n) / rows;
+  const uint64_t cut = static_cast<uint64_t>(p * 18446744073709551615.0);
+  for (uint64_t r = 0; r < rows && ords.size() < n; ++r) {
+    if (Mix(seed ^ (r * 0xd1b54a32d192ed03ull)) <= cut) ords.push_back(static_cast<uint32_t>(r));
+  }
+  if (ords.size() < n) {
+    // Top up with rows not yet taken, walking from the end.
+    RowSet have = RowSet::Of(ords.data(), ords.size());
+    for (uint64_t r = rows; r-- > 0 && ords.size() < n;) {
+      if (!have.Contains(static_cast<uint32_t>(r))) ords.push_back(static_cast<uint32_t>(r));
+    }
+    std::sort(ords.begin(), ords.end());
+  }
+  return RowSet::Of(ords.data(), ords.size());
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The median in log space (an even count takes the geometric mean of the middle two).
+double LogMedian(std::vector<double> v) {
+  for (double& x : v) x = std::log(std::max(x, 1e-12));
+  return std::exp(Median(std::move(v)));
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos)), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+Status TimeRuns(Executor* executor, const ShardView& view, const BatchFilters& filters,
+                const ExecRequest& req, int warmup, int reps, std::vector<double>* ms,
+                ExecResult* result) {
+#if defined(SIEVE_SWEEP_HAVE_GPU)
+  if (auto* g = dynamic_cast<gpu::GpuExecutor*>(executor)) {
+    return g->TimeDevicePart(view, filters, req, warmup, reps, ms, result);
+  }
+#endif
+  for (int i = 0; i < warmup; ++i) {
+    ExecResult r;
+    SIEVE_RETURN_IF_ERROR(executor->Search(view, filters, req, &r));
+  }
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = Clock::now();
+    SIEVE_RETURN_IF_ERROR(executor->Search(view, filters, req, result));
+    ms->push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return Status::OK();
+}
+
+void ReleaseDeviceCache(Executor* executor) {
+#if defined(SIEVE_SWEEP_HAVE_GPU)
+  if (auto* g = dynamic_cast<gpu::GpuExecutor*>(executor)) g->ClearCache();
+#else
+  (void)executor;
+#endif
+}
+
+bool SameResults(const ExecResult& a, const ExecResult& b) {
+  if (a.neighbors.size() != b.neighbors.size()) return false;
+  for (size_t q = 0; q < a.neighbors.size(); ++q) {
+    const auto& x = a.neighbors[q];
+    const auto& y = b.neighbors[q];
+    if (x.size() != y.size()) return false;
+    if (x.empty()) continue;
+    for (size_t i : {size_t{0}, x.size() - 1}) {
+      const double dx = x[i].second, dy = y[i].second;
+      if (std::fabs(dx - dy) > 1e-3 * std::max({1.0, std::fabs(dx), std::fabs(dy)})) return false;
+    }
+  }
+  return true;
+}
+
+// The counts of one series: fractions and absolute counts below rows, sorted, unique, ≥ 1.
+std::vector<uint64_t> SeriesCounts(const SweepConfig& c, uint64_t rows) {
+  std::vector<uint64_t> out;
+  for (double f : c.fractions) {
+    uint64_t n = static_cast<uint64_t>(std::llround(f * static_cast<double>(rows)));
+    if (n >= 1 && n <= rows) out.push_back(n);
+  }
+  for (uint64_t n : c.counts) {
+    if (n >= 1 && n < rows) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The filters of one series point, built once per rows and reused for every dim.
+struct PointFilters {
+  uint64_t count = 0;
+  std::vector<RowSet> sets;  // bitset: 1; bitmap: one per query (shared: 1, reused)
+  uint64_t mean = 0;
+  uint64_t union_rows = 0;
+};
+
+PointFilters BuildFilters(uint64_t rows, uint64_t count, bool per_query, Overlap overlap,
+                          uint32_t queries, uint64_t seed) {
+  PointFilters pf;
+  pf.count = count;
+  if (!per_query || overlap == Overlap::kShared) {
+    pf.sets.push_back(Exactly(rows, count, seed ^ Mix(count)));
+    pf.mean = pf.sets[0].Cardinality();
+    pf.union_rows = pf.mean;
+    return pf;
+  }
+  pf.sets.resize(queries);
+  const double p = static_cast<double>(count) / rows;
+  RowSet shared;
+  if (overlap == Overlap::kHalf) shared = Exactly(rows, count / 2, seed ^ Mix(count) ^ 0x55);
+  ParallelFor(queries, [&](size_t q) {
+    const uint64_t s = Mix(seed ^ Mix(count) ^ Mix(q + 1000003));
+    if (overlap == Overlap::kIndependent) {
+      pf.sets[q] = Bernoulli(rows, p, s);
+    } else {
+      RowSet own = Bernoulli(rows, p / 2, s);
+      const RowSet* both[2] = {&shared, &own};
+      pf.sets[q] = RowSet::Union(both, 2);
+    }
+  });
+  uint64_t sum = 0;
+  std::vector<const RowSet*> ptrs;
+  for (auto& s : pf.sets) {
+    sum += s.Cardinality();
+    ptrs.push_back(&s);
+  }
+  pf.mean = sum / queries;
+  pf.union_rows = RowSet::Union(ptrs.data(), ptrs.size()).Cardinality();
+  return pf;
+}
+
+}  // namespace
+
+const char* OverlapName(Overlap o) {
+  switch (o) {
+    case Overlap::kShared:
+      return "shared";
+    case Overlap::kIndependent:
+      return "independent";
+    case Overlap::kHalf:
+      return "half";
+  }
+  return "?";
+}
+
+Status ParseOverlap(const std::string& text, Overlap* out) {
+  if (text == "shared")
+    *out = Overlap::kShared;
+  else if (text == "independent")
+    *out = Overlap::kIndependent;
+  else if (text == "half")
+    *out = Overlap::kHalf;
+  else
+    return Status::InvalidArgument("overlap '" + text + "': expected shared, independent or half");
+  return Status::OK();
+}
+
+int PathIndex(SearchPath p) {
+  return p == SearchPath::kSddmm ? 0 : p == SearchPath::kGather ? 1 : 2;
+}
+
+SearchPath PathAt(int i) {
+  return i == 0 ? SearchPath::kSddmm : i == 1 ? SearchPath::kGather : SearchPath::kDense;
+}
+
+int Cell::best() const {
+  int b = -1;
+  for (int p = 0; p < 3; ++p) {
+    if (pruned[p] || failed[p] || reps[p] == 0) continue;
+    if (b < 0 || ms[p] < ms[b]) b = p;
+  }
+  return b < 0 ? 2 : b;
+}
+
+PlanInput Cell::plan_input(uint32_t queries, uint32_t k) const {
+  PlanInput in;
+  in.rows = rows;
+  in.dim = dim;
+  in.num_queries = queries;
+  in.k = k;
+  in.per_query = per_query;
+  in.passing_rows = passing;
+  in.union_rows = union_rows;
+  return in;
+}
+
+Status RunSweep(Executor* executor, const SweepConfig& config,
+                const std::function<void(const std::string&)>& progress, std::vector<Cell>* cells,
+                bool* stopped_early) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  const auto sweep_start = Clock::now();
+  bool stopped = false;
+  if (stopped_early != nullptr) *stopped_early = false;
+  auto out_of_time = [&] {
+    if (config.time_limit_s <= 0 || stopped) return stopped;
+    if (std::chrono::duration<double>(Clock::now() - sweep_start).count() < config.time_limit_s) {
+      return false;
+    }
+    stopped = true;
+    if (stopped_early != nullptr) *stopped_early = true;
+    say("time limit reached: the sweep stops here");
+    return true;
+  };
+  const bool half = config.dtype == DType::kFloat16;
+  const uint64_t elem = half ? 2 : 4;
+  uint64_t shape_key = 0x5eed0000;
+  for (uint64_t rows : config.rows_list) {
+    if (out_of_time()) break;
+    if (rows == 0 || rows > UINT32_MAX) return Status::InvalidArgument("rows must be in [1, 2^32)");
+    const std::vector<uint64_t> counts = SeriesCounts(config, rows);
+    // Filters for every series of this rows value: built once, reused for each dim.
+    auto t0 = Clock::now();
+    struct Series {
+      bool per_query;
+      Overlap overlap;
+      std::vector<PointFilters> points;
+    };
+    std::vector<Series> series;
+    if (config.bitset) {
+      Series s{false, Overlap::kShared, {}};
+      s.points.resize(counts.size());
+      for (size_t i = 0; i < counts.size(); ++i) {
+        s.points[i] =
+            BuildFilters(rows, counts[i], false, Overlap::kShared, config.queries, config.seed);
+      }
+      series.push_back(std::move(s));
+    }
+    if (config.bitmap && config.queries > 1) {
+      for (Overlap o : config.overlaps) {
+        Series s{true, o, {}};
+        s.points.resize(counts.size());
+        for (size_t i = 0; i < counts.size(); ++i) {
+          s.points[i] = BuildFilters(rows, counts[i], true, o, config.queries, config.seed + 17);
+        }
+        series.push_back(std::move(s));
+      }
+    }
+    char line[256];
+    std::snprintf(line, sizeof(line), "rows %llu: %zu counts, filters built in %.1f s",
+                  static_cast<unsigned long long>(rows), counts.size(),
+                  std::chrono::duration<double>(Clock::now() - t0).count());
+    say(line);
+
+    for (uint32_t dim : config.dims) {
+      if (dim == 0) return Status::InvalidArgument("dims must be at least 1");
+      if (out_of_time()) break;
+      if (config.max_shape_bytes && rows * dim * elem > config.max_shape_bytes) {
+        std::snprintf(line, sizeof(line),
+                      "rows %llu dim %u: skipped (%.1f GB over the %.1f GB cap)",
+                      static_cast<unsigned long long>(rows), dim, rows * dim * elem / 1e9,
+                      config.max_shape_bytes / 1e9);
+        say(line);
+        continue;
+      }
+      auto ts = Clock::now();
+      std::vector<float> data, norms, queries;
+      MakeVectors(rows, dim, half, config.seed * 7919 + dim, &data, &norms);
+      MakeVectors(config.queries, dim, false, config.seed * 104729 + dim + 1, &queries, nullptr);
+      ShardView view;
+      view.key = ++shape_key;
+      view.generation = 1;
+      view.vectors = data.data();
+      view.sq_norms = norms.data();
+      view.rows = static_cast<uint32_t>(rows);
+      view.dim = dim;
+      view.dtype = config.dtype;
+      const double gen_s = std::chrono::duration<double>(Clock::now() - ts).count();
+      size_t disagree = 0;
+      for (const Series& s : series) {
+        if (out_of_time()) break;
+        bool prune[3] = {false, false, false};
+        double last[3] = {0, 0, 0};
+        for (const PointFilters& pf : s.points) {
+          Cell cell;
+          cell.rows = rows;
+          cell.dim = dim;
+          cell.per_query = s.per_query;
+          cell.overlap = s.overlap;
+          cell.passing = pf.mean;
+          cell.union_rows = pf.union_rows;
+          BatchFilters bf;
+          if (s.per_query) {
+            for (uint32_t q = 0; q < config.queries; ++q) {
+              const RowSet* set = &pf.sets[pf.sets.size() == 1 ? 0 : q];
+              bf.sets.push_back(set);
+              bf.passing_rows.push_back(set->Cardinality());
+            }
+          } else {
+            bf.sets.push_back(&pf.sets[0]);
+            bf.passing_rows.push_back(pf.sets[0].Cardinality());
+          }
+          ExecRequest req;
+          req.queries = queries.data();
+          req.num_queries = config.queries;
+          req.k = config.k;
+          req.metric = config.metric;
+          ExecResult first;
+          bool have_first = false;
+          for (int p = 0; p < 3; ++p) {
+            if (prune[p]) {
+              cell.pruned[p] = true;
+              cell.ms[p] = last[p];
+              continue;
+            }
+            req.path = PathAt(p);
+            std::vector<double> ms;
+            ExecResult res;
+            Status st = TimeRuns(executor, view, bf, req, config.warmup, 1, &ms, &res);
+            if (st.ok() && !ms.empty()) {
+              const int more =
+                  std::clamp(static_cast<int>(config.budget_ms / std::max(ms[0], 1e-3)),
+                             config.min_reps, config.max_reps) -
+                  1;
+              if (more > 0) st = TimeRuns(executor, view, bf, req, 0, more, &ms, &res);
+            }
+            if (!st.ok()) {
+              if (st.IsUnavailable()) return st;
+              cell.failed[p] = true;
+              cell.ms[p] = std::numeric_limits<double>::quiet_NaN();
+              say(std::string("  ") + SearchPathName(PathAt(p)) + " failed at " +
+                  std::to_string(pf.mean) + " passing: " + st.ToString());
+              continue;
+            }
+            cell.ms[p] = Median(ms);
+            cell.reps[p] = static_cast<int>(ms.size());
+            last[p] = cell.ms[p];
+            if (!have_first) {
+              first = std::move(res);
+              have_first = true;
+            } else if (!SameResults(first, res)) {
+              cell.results_agree = false;
+            }
+          }
+          if (!cell.results_agree) ++disagree;
+          // SDDMM and gather only grow with the count: once far slower than dense (whose cost
+          // does not grow), they cannot become the fastest again in this series.
+          if (!cell.failed[2] && cell.reps[2] > 0) {
+            for (int p = 0; p < 2; ++p) {
+              if (!prune[p] && cell.reps[p] > 0 && cell.ms[p] >= config.prune_factor * cell.ms[2]) {
+                prune[p] = true;
+              }
+            }
+          }
+          cells->push_back(cell);
+        }
+      }
+      ReleaseDeviceCache(executor);
+      std::snprintf(line, sizeof(line), "rows %llu dim %u: data %.1f s, timed in %.1f s%s",
+                    static_cast<unsigned long long>(rows), dim, gen_s,
+                    std::chrono::duration<double>(Clock::now() - ts).count() - gen_s,
+                    disagree ? " (WARNING: paths disagreed on some points)" : "");
+      say(line);
+    }
+  }
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fitting.
+
+namespace {
+
+// Where path a stops beating path b along x (ascending): r[i] = log(t_a / t_b). The first loss
+// by more than 10%
+// confirmed by the next point too (or the last point) ends a's range; the crossover is
+// interpolated in log x between it and the point before. *censored: -1 when a lost from the
+// first point (returns x[0]), +1 when it never lost (returns the last x), else 0.
+double Crossover(const std::vector<double>& x, std::vector<double> r, int* censored) {
+  // Within kTie of each other the two paths are tied: a loss that small is no loss (on a busy
+  // machine it is noise, and either choice costs at most kTie).
+  constexpr double kTie = 0.10;
+  for (double& v : r) v -= std::log1p(kTie);
+  const size_t n = x.size();
+  *censored = 0;
+  if (n == 0) {
+    *censored = 1;
+    return 0;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (r[i] > 0 && (i + 1 == n || r[i + 1] > 0)) {
+      if (i == 0) {
+        *censored = -1;
+        return x[0];
+      }
+      const double lx0 = std::log(x[i - 1]), lx1 = std::log(x[i]);
+      const double r0 = std::min(r[i - 1], 0.0), r1 = r[i];
+      const double t = r1 - r0 > 0 ? (0 - r0) / (r1 - r0) : 0.5;
+      return std::exp(lx0 + t * (lx1 - lx0));
+    }
+  }
+  *censored = 1;
+  return x[n - 1];
+}
+
+double LogRatio(double a, double b) {
+  if (!(a > 0) || !(b > 0)) return a > b ? 10.0 : -10.0;
+  return std::log(a / b);
+}
+
+// The series of cells sharing (rows, dim, mode, overlap), in ascending count.
+std::map<std::tuple<bool, int, uint64_t, uint32_t>, std::vector<const Cell*>> GroupSeries(
+    const std::vector<Cell>& cells) {
+  std::map<std::tuple<bool, int, uint64_t, uint32_t>, std::vector<const Cell*>> g;
+  for (const Cell& c : cells) {
+    g[{c.per_query, static_cast<int>(c.overlap), c.rows, c.dim}].push_back(&c);
+  }
+  for (auto& [key, v] : g) {
+    std::sort(v.begin(), v.end(),
+              [](const Cell* a, const Cell* b) { return a->passing < b->passing; });
+  }
+  return g;
+}
+
+double TimeOrInf(const Cell& c, int p) {
+  if (c.failed[p] || (c.reps[p] == 0 && !c.pruned[p]))
+    return std::numeric_limits<double>::infinity();
+  return c.ms[p];
+}
+
+}  // namespace
+
+PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries, uint32_t k,
+                                const PlannerThresholds& base, FitReport* report) {
+  PlannerThresholds t = base;
+  FitReport local;
+  FitReport& rep = report != nullptr ? *report : local;
+  rep = FitReport();
+  auto groups = GroupSeries(cells);
+
+  std::vector<double> sddmm_bitset, sddmm_bitmap, union_fracs;
+  struct GatherPoint {
+    uint64_t rows;
+    uint32_t dim;
+    double f;
+    int censored;
+  };
+  std::vector<GatherPoint> gather_points;
+  bool union_pays = false;
+  for (auto& [key, series] : groups) {
+    FitReport::Series fs;
+    fs.per_query = std::get<0>(key);
+    fs.overlap = static_cast<Overlap>(std::get<1>(key));
+    fs.rows = std::get<2>(key);
+    fs.dim = std::get<3>(key);
+    // SDDMM against the better of the other two, along the (mean) count.
+    std::vector<double> x, r;
+    for (const Cell* c : series) {
+      const double other = std::min(TimeOrInf(*c, 1), TimeOrInf(*c, 2));
+      x.push_back(std::max<double>(1, c->passing));
+      r.push_back(c->pruned[0] ? 10.0 : LogRatio(TimeOrInf(*c, 0), other));
+    }
+    fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored);
+    (fs.per_query ? sddmm_bitmap : sddmm_bitset).push_back(fs.sddmm_rows);
+    // Gather against dense, along the passing (bitset) or union (bitmap) fraction.
+    x.clear();
+    r.clear();
+    for (const Cell* c : series) {
+      if (c->passing <= k) continue;
+      x.push_back(fs.per_query ? c->union_fraction() : c->fraction());
+      r.push_back(c->pruned[1] ? 10.0 : LogRatio(TimeOrInf(*c, 1), TimeOrInf(*c, 2)));
+      if (fs.per_query && TimeOrInf(*c, 1) < 0.9 * TimeOrInf(*c, 2) && !c->pruned[1]) {
+        union_pays = true;
+      }
+    }
+    if (!x.empty()) {
+      // Union fractions of a series rise with the count but may repeat (saturated unions).
+      fs.gather_fraction = Crossover(x, r, &fs.gather_censored);
+      if (fs.per_query) {
+        union_fracs.push_back(fs.gather_fraction);
+      } else {
+        gather_points.push_back({fs.rows, fs.dim, fs.gather_fraction, fs.gather_censored});
+      }
+    }
+    rep.series.push_back(fs);
+  }
+
+  if (!sddmm_bitset.empty()) {
+    t.sddmm_max_rows = static_cast<uint64_t>(std::llround(LogMedian(sddmm_bitset)));
+    t.sddmm_max_fraction = 1.0;
+  }
+  if (!gather_points.empty()) {
+    // Grid search of cuVS's form amortized(rows) · min(scale / √dim, cap).
+    std::vector<double> ms = {0};
+    for (double e = 3; e <= 8.001; e += 0.25) ms.push_back(std::pow(10.0, e));
+    std::vector<double> ss, cs;
+    for (double e = -2; e <= 4.001; e += 0.1) ss.push_back(std::pow(10.0, e));
+    ss.push_back(1e9);
+    for (double e = -3; e <= 0.0001; e += 0.05) cs.push_back(std::min(1.0, std::pow(10.0, e)));
+    const double kFloor = std::log(1e-7);
+    double best = std::numeric_limits<double>::infinity();
+    double bm = 0, bs = 5.5, bc = 0.5;
+    for (double m : ms) {
+      for (double s : ss) {
+        for (double c : cs) {
+          double loss = 0;
+          for (const GatherPoint& g : gather_points) {
+            const double a = 1.0 - m / static_cast<double>(g.rows);
+            const double model = a <= 0 ? 0 : a * std::min(s / std::sqrt(double(g.dim)), c);
+            const double e = (model > 0 ? std::log(model) : kFloor) - std::log(g.f);
+            if (g.censored > 0 && e >= 0) continue;  // gather won to the end: model may be above
+            if (g.censored < 0 && e <= 0) continue;  // dense won from the start: may be below
+            loss += e * e;
+          }
+          // Ties (directions the data does not pin down) go toward cuVS's constants.
+          loss += 1e-3 * (std::fabs(std::log(s / 5.5)) + std::fabs(std::log(c / 0.5))) +
+                  1e-4 * std::log1p(m / 1000.0);
+          if (loss < best) {
+            best = loss;
+            bm = m;
+            bs = s;
+            bc = c;
+          }
+        }
+      }
+    }
+    t.gather_min_rows = bm;
+    t.gather_scale = bs;
+    t.gather_max_fraction = bc;
+    double sq = 0;
+    int n = 0;
+    for (auto& fs : rep.series) {
+      if (fs.per_query) continue;
+      fs.model_fraction = GatherMaxSelectivity(t, fs.rows, fs.dim);
+      if (fs.gather_censored == 0 && fs.model_fraction > 0) {
+        const double e = std::log(fs.model_fraction / fs.gather_fraction);
+        sq += e * e;
+        ++n;
+      }
+    }
+    rep.fit_log_rms = n ? std::sqrt(sq / n) : 0;
+    // An extra fraction bound on SDDMM only when it clearly pays (small shards where dense is
+    // cheap before the absolute count is reached).
+    std::vector<Cell> bitset_cells;
+    for (const Cell& c : cells) {
+      if (!c.per_query) bitset_cells.push_back(c);
+    }
+    auto mean_penalty = [&](const PlannerThresholds& th) {
+      return Score(bitset_cells, false, queries, k,
+                   [&](const PlanInput& in) { return ChoosePath(th, in); })
+          .mean;
+    };
+    const double base_pen = mean_penalty(t);
+    double best_pen = base_pen, best_frac = 1.0;
+    for (const auto& fs : rep.series) {
+      if (fs.per_query || fs.sddmm_censored != 0) continue;
+      PlannerThresholds trial = t;
+      trial.sddmm_max_fraction = std::min(1.0, fs.sddmm_rows / fs.rows * 1.0001);
+      const double p = mean_penalty(trial);
+      if (p < best_pen) {
+        best_pen = p;
+        best_frac = trial.sddmm_max_fraction;
+      }
+    }
+    if (best_pen < base_pen * 0.97) t.sddmm_max_fraction = best_frac;
+  }
+  if (!sddmm_bitmap.empty()) {
+    t.bitmap_union_gather = union_pays && !union_fracs.empty();
+    t.bitmap_gather_max_fraction =
+        t.bitmap_union_gather ? std::min(1.0, LogMedian(union_fracs)) : 0.0;
+    // The SDDMM count, fraction and share bounds jointly, by the mean log penalty over the
+    // bitmap cells (a count alone cannot tell overlapping filters, where the union gather wins
+    // from the start, from independent ones, where SDDMM wins up to a count that may grow with
+    // the rows). Ties go toward the median crossover of the series where SDDMM won at first,
+    // and toward no fraction or share bound.
+    std::vector<double> won_first;
+    for (const auto& fs : rep.series) {
+      if (fs.per_query && fs.sddmm_censored >= 0) won_first.push_back(fs.sddmm_rows);
+    }
+    const double center = won_first.empty() ? LogMedian(sddmm_bitmap) : LogMedian(won_first);
+    std::vector<Cell> bitmap_cells;
+    for (const Cell& c : cells) {
+      if (c.per_query) bitmap_cells.push_back(c);
+    }
+    std::vector<double> shares, fracs, counts;
+    for (double e = -2; e <= 0.0001; e += 0.1) shares.push_back(std::min(1.0, std::pow(10.0, e)));
+    for (double e = -3; e <= 0.0001; e += 0.1) fracs.push_back(std::min(1.0, std::pow(10.0, e)));
+    for (double e = 1; e <= 7.001; e += 0.1) counts.push_back(std::pow(10.0, e));
+    counts.push_back(1e19);  // no count bound
+    double best = std::numeric_limits<double>::infinity();
+    uint64_t best_rows = static_cast<uint64_t>(std::llround(center));
+    double best_share = 1.0, best_frac = 1.0;
+    for (double rows_bound : counts) {
+      for (double frac : fracs) {
+        for (double share : shares) {
+          PlannerThresholds trial = t;
+          trial.bitmap_sddmm_max_rows =
+              rows_bound > 1e18 ? UINT64_MAX : static_cast<uint64_t>(std::llround(rows_bound));
+          trial.bitmap_sddmm_max_fraction = frac;
+          trial.bitmap_sddmm_max_share = share;
+          double sum = 0;
+          size_t n = 0;
+          for (const Cell& c : bitmap_cells) {
+            const int chosen = PathIndex(ChoosePath(trial, c.plan_input(queries, k)));
+            if (c.failed[chosen]) continue;
+            sum += std::log(std::max(1.0, c.ms[chosen] / c.best_ms()));
+            ++n;
+          }
+          const double loss =
+              (n ? sum / n : 0) +
+              1e-3 * std::fabs(std::log(std::min(rows_bound, 1e9) / std::max(center, 1.0))) +
+              1e-3 * (std::fabs(std::log(frac)) + std::fabs(std::log(share)));
+          if (loss < best) {
+            best = loss;
+            best_rows = trial.bitmap_sddmm_max_rows;
+            best_share = share;
+            best_frac = frac;
+          }
+        }
+      }
+    }
+    t.bitmap_sddmm_max_rows = best_rows;
+    t.bitmap_sddmm_max_fraction = best_frac;
+    t.bitmap_sddmm_max_share = best_share;
+  }
+  return t;
+}
+
+Penalty Score(const std::vector<Cell>& cells, bool per_query, uint32_t queries, uint32_t k,
+              const Rule& rule) {
+  Penalty p;
+  std::vector<double> ratios;
+  for (const Cell& c : cells) {
+    if (c.per_query != per_query) continue;
+    const int chosen = PathIndex(rule(c.plan_input(queries, k)));
+    if (c.failed[chosen]) continue;
+    const double ratio = c.ms[chosen] / c.best_ms();
+    if (c.pruned[chosen]) ++p.lower_bounds;
+    ratios.push_back(std::max(1.0, ratio));
+  }
+  p.points = ratios.size();
+  if (ratios.empty()) return p;
+  double sum = 0;
+  for (double r : ratios) sum += r;
+  p.mean = sum / ratios.size();
+  p.p90 = Quantile(ratios, 0.9);
+  p.worst = *std::max_element(ratios.begin(), ratios.end());
+  return p;
+}
+
+Status WriteCsv(const std::string& path, const std::vector<Cell>& cells, const SweepConfig& config,
+                const std::vector<std::pair<std::string, Rule>>& rules) {
+  std::ofstream out(path);
+  if (!out) return Status::IOError("file " + path + ": cannot be written");
+  out << "mode,overlap,rows,dim,queries,k,dtype,passing,fraction,union_rows,union_fraction,path,"
+         "ms,reps,status,oracle_path,oracle_ms,penalty";
+  for (const auto& [name, rule] : rules) out << ",rule_" << name;
+  out << "\n";
+  char buf[512];
+  for (const Cell& c : cells) {
+    const int best = c.best();
+    std::vector<std::string> chosen;
+    for (const auto& [name, rule] : rules) {
+      chosen.push_back(SearchPathName(rule(c.plan_input(config.queries, config.k))));
+    }
+    for (int p = 0; p < 3; ++p) {
+      const char* status = c.failed[p] ? "failed" : c.pruned[p] ? "pruned" : "ok";
+      std::snprintf(
+          buf, sizeof(buf), "%s,%s,%llu,%u,%u,%u,%s,%llu,%.8g,%llu,%.8g,%s,%.6g,%d,%s,%s,%.6g,%.6g",
+          c.per_query ? "bitmap" : "bitset", c.per_query ? OverlapName(c.overlap) : "",
+          static_cast<unsigned long long>(c.rows), c.dim, config.queries, config.k,
+          config.dtype == DType::kFloat16 ? "f16" : "f32",
+          static_cast<unsigned long long>(c.passing), c.fraction(),
+          static_cast<unsigned long long>(c.union_rows), c.union_fraction(),
+          SearchPathName(PathAt(p)), c.ms[p], c.reps[p], status, SearchPathName(PathAt(best)),
+          c.best_ms(), c.failed[p] ? 0.0 : c.ms[p] / c.best_ms());
+      out << buf;
+      for (const auto& name : chosen) out << "," << name;
+      out << "\n";
+    }
+  }
+  out.close();
+  if (!out) return Status::IOError("file " + path + ": write failed");
+  return Status::OK();
+}
+
+}  // namespace sieve::sweep

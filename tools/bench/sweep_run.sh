@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The planner calibration and the path sweep on the H200, through the device tool, over a bundle
+# holding build/tools/sieve (see tools/bench/device_run.sh for how the bundle is made:
+#   ../shared/tools/gpu-bundle .bundle build/tools/sieve && strip .bundle/bin/* &&
+#   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle     (carry .devpack)).
+# Usage (each one device call; logs and results go to $OUT):
+#   tools/bench/sweep_run.sh calibrate   full GPU calibration twice (two databases), ~2 × 3 min;
+#                                        $OUT/calib-db is the first database (bring it back
+#                                        into .devpack/calib-db to carry it to `bench`)
+#   tools/bench/sweep_run.sh quick       --quick calibration twice, then the bench, one call
+#   tools/bench/sweep_run.sh bench       the full sweep (16 shapes × 12 fractions, bitset and
+#                                        bitmaps), calibrated = .devpack/calib-db when present
+set -uo pipefail
+[ -d .bundle ] || tar -xJf .devpack/bundle.tar.xz
+export LD_LIBRARY_PATH=$PWD/.bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+B=$PWD/.bundle/bin
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
+
+calibrate() {  # calibrate NAME [flags...]: a fresh database, one calibration, its summary in $OUT
+  local name=$1 secs=$2
+  shift 2
+  rm -rf "/tmp/$name" && "$B/sieve" create "/tmp/$name" --collection c --dim 8 > /dev/null
+  timeout "$secs" "$B/sieve" calibrate "/tmp/$name" --device gpu --time-limit-s $((secs - 40)) "$@" > "$OUT/$name.json" 2> "$OUT/$name.txt"
+  echo "calibrate $name exit: $?"; tail -1 "$OUT/$name.txt"
+}
+
+bench() {  # bench SECONDS DB
+  local db_flag=()
+  [ -n "${2:-}" ] && [ -d "$2" ] && db_flag=(--db "$2")
+  echo "sieve bench --device gpu ${db_flag[*]} --csv gpu-sweep.csv" > "$OUT/gpu-sweep.cmd"
+  timeout "$1" "$B/sieve" bench --device gpu --time-limit-s $(($1 - 60)) "${db_flag[@]}" --csv "$OUT/gpu-sweep.csv" \
+    > "$OUT/gpu-sweep.md" 2> "$OUT/gpu-sweep.txt"
+  echo "bench exit: $?"; cat "$OUT/gpu-sweep.md"
+}
+
+case "${1:-quick}" in
+  calibrate)
+    calibrate calib1 270
+    calibrate calib2 270
+    cp -r /tmp/calib1 "$OUT/calib-db"
+    ;;
+  quick)
+    calibrate calib-quick1 60 --quick
+    calibrate calib-quick2 60 --quick
+    bench 450 /tmp/calib-quick1
+    ;;
+  bench)
+    db=""
+    if [ -d .devpack/calib-db ]; then rm -rf /tmp/calib-db && cp -r .devpack/calib-db /tmp/calib-db && db=/tmp/calib-db; fi
+    bench 560 "$db"
+    ;;
+  *) echo "usage: $0 calibrate|quick|bench"; exit 2 ;;
+esac

@@ -1,0 +1,492 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "tools/cli/calibrate_command.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_backend.h"
+#include "query/cpu_executor.h"
+#include "query/planner.h"
+#include "sieve/db.h"
+#include "tools/bench/path_sweep.h"
+#include "tools/cli/flags.h"
+
+namespace sieve::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::ordered_json;
+
+const char kCalibrateUsage[] =
+    "usage: sieve calibrate DB [--device auto|cpu|gpu] [--quick] [--rows-list N,...]\n"
+    "                          [--dims D,...] [--queries Q] [--k K] [--dtype f16|f32]\n"
+    "                          [--reps R] [--warmup W] [--time-limit-s S] [--dry-run]\n"
+    "Times the SDDMM, gather and dense paths of the device on synthetic uniform data over a\n"
+    "grid of passing-row counts x rows x dims, for one shared filter (bitset) and per-query\n"
+    "filters of varied overlap (bitmap), fits the planner thresholds and stores them in DB\n"
+    "under the device's name; later searches on that device use them. Prints a JSON summary\n"
+    "(thresholds, per-point winners, seconds) on stdout. --dry-run fits without storing;\n"
+    "--time-limit-s stops the sweep early (before the next shape) and fits what was measured.\n"
+    "Defaults: queries 100, k 64, dtype f16; the grid depends on the device and --quick.\n";
+
+const char kBenchUsage[] =
+    "usage: sieve bench [--device auto|cpu|gpu] [--rows-list N,...] [--dims D,...]\n"
+    "                   [--fractions F,...] [--queries 100] [--k 64] [--dtype f16|f32]\n"
+    "                   [--mode bitset|bitmap|both] [--overlaps shared,independent,half]\n"
+    "                   [--csv FILE] [--db DB] [--reps R] [--warmup W] [--budget-ms MS]\n"
+    "                   [--max-gb GB] [--time-limit-s S]\n"
+    "The published method's sweep: every path timed at every point (median), the fastest as the\n"
+    "oracle, and the penalty (mean, p90, worst) of four rules: the old cuVS rule, cuVS 26.10's,\n"
+    "Sieve's defaults and Sieve calibrated (the thresholds stored in --db for this device; "
+    "without\n"
+    "--db, or with none stored, a fit on this sweep itself, marked in-sample).\n"
+    "Defaults: rows 200000,1000000,3000000,10000000; dims 128,256,512,1024; fractions\n"
+    "0.0001..0.6 (12 points); f16, l2, k 64, 100 queries; both modes, overlaps\n"
+    "shared,independent.\n";
+
+int Fail(const char* cmd, const Status& s) {
+  std::string msg = s.message().empty() ? s.ToString() : s.message();
+  for (char& c : msg) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "sieve %s: %s\n", cmd, msg.c_str());
+  return 1;
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+template <typename T>
+Status ParseList(const Flags& flags, const std::string& name, double lo, double hi,
+                 std::vector<T>* out) {
+  if (!flags.Has(name)) return Status::OK();
+  out->clear();
+  for (const std::string& item : SplitList(flags.Get(name))) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (end == item.c_str() || *end != '\0' || !(v >= lo && v <= hi)) {
+      return Status::InvalidArgument("--" + name + ": '" + item + "' is not a number in [" +
+                                     std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    out->push_back(static_cast<T>(v));
+  }
+  if (out->empty()) return Status::InvalidArgument("--" + name + " is empty");
+  return Status::OK();
+}
+
+// The executor a sweep times: the CPU backend, or the GPU one (kAuto: the GPU when usable).
+Status MakeExecutor(Device device, std::unique_ptr<Executor>* out, bool* gpu) {
+  *gpu = false;
+  if (device != Device::kCpu) {
+    Status s = gpu::CreateGpuExecutor(out);
+    if (s.ok()) {
+      *gpu = true;
+      return s;
+    }
+    if (device == Device::kGpu) return Status::Unavailable("--device gpu: " + s.message());
+  }
+  *out = std::make_unique<CpuExecutor>();
+  return Status::OK();
+}
+
+// Options shared by both commands: shape, dtype, repetitions.
+Status ParseCommon(const Flags& flags, sweep::SweepConfig* c) {
+  Status s = ParseList(flags, "rows-list", 1, 4294967295.0, &c->rows_list);
+  if (s.ok()) s = ParseList(flags, "dims", 1, 65536, &c->dims);
+  long long v = 0;
+  if (s.ok() && flags.Has("queries")) {
+    s = flags.GetInt("queries", 100, 1, 100000, &v);
+    c->queries = static_cast<uint32_t>(v);
+  }
+  if (s.ok() && flags.Has("k")) {
+    s = flags.GetInt("k", 64, 1, 1000000, &v);
+    c->k = static_cast<uint32_t>(v);
+  }
+  if (s.ok() && flags.Has("reps")) {
+    s = flags.GetInt("reps", 15, 1, 100000, &v);
+    c->max_reps = static_cast<int>(v);
+    c->min_reps = std::min(c->min_reps, c->max_reps);
+  }
+  if (s.ok() && flags.Has("warmup")) {
+    s = flags.GetInt("warmup", 2, 0, 100000, &v);
+    c->warmup = static_cast<int>(v);
+  }
+  if (s.ok() && flags.Has("time-limit-s")) {
+    std::vector<double> lim;
+    s = ParseList(flags, "time-limit-s", 0, 1e7, &lim);
+    if (s.ok()) c->time_limit_s = lim[0];
+  }
+  if (s.ok() && flags.Has("dtype")) {
+    const std::string d = flags.Get("dtype");
+    if (d == "f16")
+      c->dtype = DType::kFloat16;
+    else if (d == "f32")
+      c->dtype = DType::kFloat32;
+    else
+      s = Status::InvalidArgument("--dtype is f16 or f32, got '" + d + "'");
+  }
+  return s;
+}
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%MZ", &tm);
+  return buf;
+}
+
+json ThresholdsJson(const PlannerThresholds& t) {
+  json j = json::parse(t.ToJson());
+  return j;
+}
+
+json PenaltyJson(const sweep::Penalty& p) {
+  json j;
+  j["points"] = p.points;
+  j["mean"] = p.mean;
+  j["p90"] = p.p90;
+  j["worst"] = p.worst;
+  if (p.lower_bounds) j["lower_bounds"] = p.lower_bounds;
+  return j;
+}
+
+json CellJson(const sweep::Cell& c) {
+  json j;
+  j["mode"] = c.per_query ? "bitmap" : "bitset";
+  if (c.per_query) j["overlap"] = sweep::OverlapName(c.overlap);
+  j["rows"] = c.rows;
+  j["dim"] = c.dim;
+  j["passing"] = c.passing;
+  if (c.per_query) j["union"] = c.union_rows;
+  json ms;
+  for (int p = 0; p < 3; ++p) {
+    const char* name = SearchPathName(sweep::PathAt(p));
+    if (c.failed[p])
+      ms[name] = nullptr;
+    else
+      ms[name] = std::round(c.ms[p] * 1e4) / 1e4;
+  }
+  j["ms"] = ms;
+  j["winner"] = SearchPathName(sweep::PathAt(c.best()));
+  return j;
+}
+
+void Progress(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+}  // namespace
+
+int Calibrate(const Args& args) {
+  Flags flags(
+      {"device", "rows-list", "dims", "queries", "k", "dtype", "reps", "warmup", "time-limit-s"},
+      {"quick", "dry-run"});
+  Status s = flags.Parse(args);
+  if (flags.help()) {
+    std::fputs(kCalibrateUsage, stdout);
+    return 0;
+  }
+  if (s.ok() && flags.positional().size() != 1) {
+    s = Status::InvalidArgument(flags.positional().empty() ? "missing the database path"
+                                                           : "one database path expected");
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "sieve calibrate: %s (see sieve calibrate --help)\n", s.message().c_str());
+    return 1;
+  }
+  const std::string path = flags.positional()[0];
+  Device device = Device::kAuto;
+  s = ParseDevice(flags.Get("device", "auto"), &device);
+  if (!s.ok()) return Fail("calibrate", s);
+  const bool quick = flags.Has("quick");
+
+  std::unique_ptr<Executor> executor;
+  bool on_gpu = false;
+  s = MakeExecutor(device, &executor, &on_gpu);
+  if (!s.ok()) return Fail("calibrate", s);
+
+  // The grid. Counts are the SDDMM side (absolute), fractions the gather → dense side.
+  sweep::SweepConfig c;
+  c.queries = 100;
+  c.k = 64;
+  c.dtype = DType::kFloat16;
+  c.overlaps = {sweep::Overlap::kShared, sweep::Overlap::kIndependent};
+  if (on_gpu) {
+    c.rows_list = quick ? std::vector<uint64_t>{8192, 200000, 2000000}
+                        : std::vector<uint64_t>{8192, 200000, 1000000, 10000000};
+    c.dims = quick ? std::vector<uint32_t>{32, 256} : std::vector<uint32_t>{8, 128, 512, 2048};
+    c.max_shape_bytes = uint64_t{12} << 30;
+    c.warmup = quick ? 1 : 2;
+    c.min_reps = quick ? 2 : 3;
+    c.max_reps = quick ? 5 : 10;
+    c.budget_ms = quick ? 10 : 40;
+  } else {
+    c.rows_list =
+        quick ? std::vector<uint64_t>{8192, 65536} : std::vector<uint64_t>{8192, 65536, 262144};
+    c.dims = quick ? std::vector<uint32_t>{16, 64} : std::vector<uint32_t>{8, 64, 256};
+    c.warmup = 1;
+    c.min_reps = 3;
+    c.max_reps = quick ? 5 : 7;
+    c.budget_ms = quick ? 20 : 60;
+  }
+  // Dense below 12,800 rows (where SDDMM's crossover lies), sparser above; the fractions
+  // cover the rest.
+  for (double n = 100; n < 1e9; n *= (quick || n >= 12800) ? 4.0 : 2.0) {
+    c.counts.push_back(static_cast<uint64_t>(n));
+  }
+  c.fractions = quick ? std::vector<double>{0.05, 0.2, 0.5, 0.8}
+                      : std::vector<double>{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8};
+  s = ParseCommon(flags, &c);
+  if (!s.ok()) return Fail("calibrate", s);
+
+  std::unique_ptr<DB> db;
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
+    return Fail("calibrate", Status::NotFound("no Sieve database at '" + path + "'"));
+  }
+  Options o;
+  o.create_if_missing = false;
+  s = DB::Open(o, path, &db);
+  if (!s.ok()) return Fail("calibrate", s);
+
+  const std::string name = executor->name();
+  std::fprintf(stderr, "calibrating %s%s: %zu rows x %zu dims, %u queries, k=%u, %s\n",
+               name.c_str(), quick ? " (quick)" : "", c.rows_list.size(), c.dims.size(), c.queries,
+               c.k, c.dtype == DType::kFloat16 ? "f16" : "f32");
+  auto t0 = Clock::now();
+  std::vector<sweep::Cell> cells;
+  bool partial = false;
+  s = sweep::RunSweep(executor.get(), c, Progress, &cells, &partial);
+  if (!s.ok()) return Fail("calibrate", s);
+  if (cells.empty()) return Fail("calibrate", Status::InvalidArgument("the grid has no points"));
+
+  const PlannerThresholds defaults =
+      on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+  sweep::FitReport report;
+  PlannerThresholds fitted = sweep::FitThresholds(cells, c.queries, c.k, defaults, &report);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  char src[256];
+  std::snprintf(src, sizeof(src), "calibrated %s on %s (sieve calibrate%s, %zu points, %.0f s)",
+                UtcNow().c_str(), name.c_str(), quick ? " --quick" : "", cells.size(), seconds);
+  fitted.source = src;
+  if (!flags.Has("dry-run")) {
+    s = db->PutPlannerThresholds(name, fitted);
+    if (!s.ok()) return Fail("calibrate", s);
+  }
+
+  json out;
+  out["device"] = name;
+  out["stored"] = !flags.Has("dry-run");
+  out["seconds"] = std::round(seconds * 10) / 10;
+  out["complete"] = !partial;
+  out["thresholds"] = ThresholdsJson(fitted);
+  json fit;
+  fit["gather_form"] =
+      "(1 - gather_min_rows/rows) * min(gather_scale/sqrt(dim), gather_max_fraction)";
+  fit["log_rms"] = report.fit_log_rms;
+  json series = json::array();
+  for (const auto& fs : report.series) {
+    json j;
+    j["mode"] = fs.per_query ? "bitmap" : "bitset";
+    if (fs.per_query) j["overlap"] = sweep::OverlapName(fs.overlap);
+    j["rows"] = fs.rows;
+    j["dim"] = fs.dim;
+    j["sddmm_crossover_rows"] = std::round(fs.sddmm_rows);
+    j["sddmm_censored"] = fs.sddmm_censored;
+    j[fs.per_query ? "gather_crossover_union_fraction" : "gather_crossover_fraction"] =
+        fs.gather_fraction;
+    j["gather_censored"] = fs.gather_censored;
+    if (!fs.per_query) j["model_fraction"] = fs.model_fraction;
+    series.push_back(j);
+  }
+  fit["series"] = series;
+  out["fit"] = fit;
+  json pen;
+  for (bool pq : {false, true}) {
+    json m;
+    m["fitted"] = PenaltyJson(sweep::Score(
+        cells, pq, c.queries, c.k, [&](const PlanInput& in) { return ChoosePath(fitted, in); }));
+    m["defaults"] = PenaltyJson(sweep::Score(
+        cells, pq, c.queries, c.k, [&](const PlanInput& in) { return ChoosePath(defaults, in); }));
+    pen[pq ? "bitmap" : "bitset"] = m;
+  }
+  out["penalty_in_sample"] = pen;
+  json points = json::array();
+  for (const auto& cell : cells) points.push_back(CellJson(cell));
+  out["points"] = points;
+  std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::fprintf(
+      stderr,
+      "%s %s in %.1f s: sddmm_max_rows %llu, gather %s, bitmap sddmm %llu, "
+      "union gather %s\n",
+      flags.Has("dry-run") ? "fitted (not stored)" : "stored", name.c_str(), seconds,
+      static_cast<unsigned long long>(fitted.sddmm_max_rows),
+      ("min_rows " + std::to_string(fitted.gather_min_rows) + " scale " +
+       std::to_string(fitted.gather_scale) + " cap " + std::to_string(fitted.gather_max_fraction))
+          .c_str(),
+      static_cast<unsigned long long>(fitted.bitmap_sddmm_max_rows),
+      fitted.bitmap_union_gather
+          ? ("< " + std::to_string(fitted.bitmap_gather_max_fraction)).c_str()
+          : "off");
+  return 0;
+}
+
+int Bench(const Args& args) {
+  Flags flags({"device", "rows-list", "dims", "fractions", "queries", "k", "dtype", "mode",
+               "overlaps", "csv", "db", "reps", "warmup", "budget-ms", "max-gb", "time-limit-s"},
+              {});
+  Status s = flags.Parse(args);
+  if (flags.help()) {
+    std::fputs(kBenchUsage, stdout);
+    return 0;
+  }
+  if (s.ok() && !flags.positional().empty()) {
+    s = Status::InvalidArgument("unexpected argument '" + flags.positional()[0] +
+                                "' (the database is --db DB)");
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "sieve bench: %s (see sieve bench --help)\n", s.message().c_str());
+    return 1;
+  }
+  Device device = Device::kAuto;
+  s = ParseDevice(flags.Get("device", "auto"), &device);
+  if (!s.ok()) return Fail("bench", s);
+  sweep::SweepConfig c;
+  c.rows_list = {200000, 1000000, 3000000, 10000000};
+  c.dims = {128, 256, 512, 1024};
+  c.fractions = {0.0001, 0.0003, 0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6};
+  c.queries = 100;
+  c.k = 64;
+  c.dtype = DType::kFloat16;
+  c.warmup = 2;
+  c.min_reps = 3;
+  c.max_reps = 10;
+  c.budget_ms = 30;
+  c.max_shape_bytes = uint64_t{24} << 30;
+  s = ParseCommon(flags, &c);
+  if (s.ok()) s = ParseList(flags, "fractions", 1e-9, 1.0, &c.fractions);
+  if (s.ok() && flags.Has("budget-ms")) {
+    std::vector<double> b;
+    s = ParseList(flags, "budget-ms", 0, 1e6, &b);
+    if (s.ok()) c.budget_ms = b[0];
+  }
+  if (s.ok() && flags.Has("max-gb")) {
+    std::vector<double> b;
+    s = ParseList(flags, "max-gb", 0, 1e6, &b);
+    if (s.ok()) c.max_shape_bytes = static_cast<uint64_t>(b[0] * 1e9);
+  }
+  const std::string mode = flags.Get("mode", "both");
+  if (s.ok()) {
+    if (mode == "bitset")
+      c.bitmap = false;
+    else if (mode == "bitmap")
+      c.bitset = false;
+    else if (mode != "both")
+      s = Status::InvalidArgument("--mode is bitset, bitmap or both");
+  }
+  if (s.ok() && flags.Has("overlaps")) {
+    c.overlaps.clear();
+    for (const std::string& o : SplitList(flags.Get("overlaps"))) {
+      sweep::Overlap ov;
+      s = sweep::ParseOverlap(o, &ov);
+      if (!s.ok()) break;
+      c.overlaps.push_back(ov);
+    }
+  }
+  if (!s.ok()) return Fail("bench", s);
+
+  std::unique_ptr<Executor> executor;
+  bool on_gpu = false;
+  s = MakeExecutor(device, &executor, &on_gpu);
+  if (!s.ok()) return Fail("bench", s);
+  const std::string name = executor->name();
+  const PlannerThresholds defaults =
+      on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+  PlannerThresholds calibrated;
+  bool have_calibrated = false;
+  if (flags.Has("db")) {
+    std::unique_ptr<DB> db;
+    Options o;
+    o.create_if_missing = false;
+    s = DB::Open(o, flags.Get("db"), &db);
+    std::string stored_name;
+    // The stored thresholds of exactly this device (not the DB's own choice of device).
+    if (s.ok()) {
+      s = db->GetPlannerThresholds(on_gpu ? Device::kGpu : Device::kCpu, &calibrated, &stored_name);
+    }
+    if (!s.ok()) return Fail("bench", s);
+    have_calibrated = calibrated.source.rfind("calibrated", 0) == 0;
+    if (!have_calibrated) {
+      std::fprintf(stderr, "bench: %s holds no calibration for %s; calibrated = in-sample fit\n",
+                   flags.Get("db").c_str(), name.c_str());
+    }
+  }
+  std::fprintf(stderr, "bench on %s: %zu rows x %zu dims x %zu fractions, %u queries, k=%u, %s\n",
+               name.c_str(), c.rows_list.size(), c.dims.size(), c.fractions.size(), c.queries, c.k,
+               c.dtype == DType::kFloat16 ? "f16" : "f32");
+  auto t0 = Clock::now();
+  std::vector<sweep::Cell> cells;
+  bool partial = false;
+  s = sweep::RunSweep(executor.get(), c, Progress, &cells, &partial);
+  if (!s.ok()) return Fail("bench", s);
+  std::string calibrated_label = "Sieve calibrated";
+  if (!have_calibrated) {
+    calibrated = sweep::FitThresholds(cells, c.queries, c.k, defaults, nullptr);
+    calibrated.source = "in-sample fit of this sweep on " + name;
+    calibrated_label = "Sieve calibrated (in-sample fit)";
+  }
+  const PlannerThresholds cuvs = PlannerThresholds::GpuDefaults();
+  std::vector<std::pair<std::string, sweep::Rule>> rules = {
+      {"old_cuvs", [](const PlanInput& in) { return ChooseOldCuvsPath(in); }},
+      {"cuvs_2610", [&](const PlanInput& in) { return ChoosePath(cuvs, in); }},
+      {"sieve_defaults", [&](const PlanInput& in) { return ChoosePath(defaults, in); }},
+      {"sieve_calibrated", [&](const PlanInput& in) { return ChoosePath(calibrated, in); }},
+  };
+  const char* labels[] = {"old cuVS (sparsity < 0.9 -> dense)", "cuVS 26.10",
+                          on_gpu ? "Sieve defaults (= cuVS 26.10)" : "Sieve defaults (CPU)",
+                          calibrated_label.c_str()};
+  if (flags.Has("csv")) {
+    s = sweep::WriteCsv(flags.Get("csv"), cells, c, rules);
+    if (!s.ok()) return Fail("bench", s);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("# sieve bench on %s, %s, l2, k=%u, %u queries; %zu points in %.0f s\n", name.c_str(),
+              c.dtype == DType::kFloat16 ? "f16" : "f32", c.k, c.queries, cells.size(), seconds);
+  for (bool pq : {false, true}) {
+    if ((pq && !c.bitmap) || (!pq && !c.bitset)) continue;
+    std::printf("\n%s: penalty = chosen path's time / fastest path's time\n\n",
+                pq ? "bitmap (per-query filters)" : "bitset (one filter)");
+    std::printf("| rule | points | mean | p90 | worst |\n|---|---|---|---|---|\n");
+    for (size_t r = 0; r < rules.size(); ++r) {
+      sweep::Penalty p = sweep::Score(cells, pq, c.queries, c.k, rules[r].second);
+      std::printf("| %s | %zu | %.3fx | %.3fx | %.2fx%s |\n", labels[r], p.points, p.mean, p.p90,
+                  p.worst, p.lower_bounds ? " (lower bound)" : "");
+    }
+  }
+  std::printf("\ncalibrated thresholds: %s\n", calibrated.ToJson().c_str());
+  size_t disagree = 0;
+  for (const auto& cell : cells) disagree += !cell.results_agree;
+  if (disagree) std::printf("WARNING: the paths disagreed on %zu points\n", disagree);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace sieve::cli
