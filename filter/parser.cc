@@ -90,46 +90,37 @@ class Parser {
     }
   }
 
-  Status ParseOr(size_t depth, std::unique_ptr<FilterNode>* out) {
+  // or := and ( OR and )*  and  and := unary ( AND unary )*: one operand alone stays itself;
+  // several become one n-ary node.
+  Status ParseChain(size_t depth, TokenKind op, FilterNode::Kind kind,
+                    Status (Parser::*operand)(size_t, std::unique_ptr<FilterNode>*),
+                    std::unique_ptr<FilterNode>* out) {
     std::unique_ptr<FilterNode> first;
-    SIEVE_RETURN_IF_ERROR(ParseAnd(depth, &first));
-    if (Peek().kind != TokenKind::kOr) {
+    SIEVE_RETURN_IF_ERROR((this->*operand)(depth, &first));
+    if (Peek().kind != op) {
       *out = std::move(first);
       return Status::OK();
     }
     auto node = std::make_unique<FilterNode>();
-    node->kind = FilterNode::Kind::kOr;
+    node->kind = kind;
     node->pos = first->pos;
     Absorb(node.get(), std::move(first));
-    while (Peek().kind == TokenKind::kOr) {
+    while (Peek().kind == op) {
       Take();
       std::unique_ptr<FilterNode> next;
-      SIEVE_RETURN_IF_ERROR(ParseAnd(depth, &next));
+      SIEVE_RETURN_IF_ERROR((this->*operand)(depth, &next));
       Absorb(node.get(), std::move(next));
     }
     *out = std::move(node);
     return Status::OK();
   }
 
+  Status ParseOr(size_t depth, std::unique_ptr<FilterNode>* out) {
+    return ParseChain(depth, TokenKind::kOr, FilterNode::Kind::kOr, &Parser::ParseAnd, out);
+  }
+
   Status ParseAnd(size_t depth, std::unique_ptr<FilterNode>* out) {
-    std::unique_ptr<FilterNode> first;
-    SIEVE_RETURN_IF_ERROR(ParseUnary(depth, &first));
-    if (Peek().kind != TokenKind::kAnd) {
-      *out = std::move(first);
-      return Status::OK();
-    }
-    auto node = std::make_unique<FilterNode>();
-    node->kind = FilterNode::Kind::kAnd;
-    node->pos = first->pos;
-    Absorb(node.get(), std::move(first));
-    while (Peek().kind == TokenKind::kAnd) {
-      Take();
-      std::unique_ptr<FilterNode> next;
-      SIEVE_RETURN_IF_ERROR(ParseUnary(depth, &next));
-      Absorb(node.get(), std::move(next));
-    }
-    *out = std::move(node);
-    return Status::OK();
+    return ParseChain(depth, TokenKind::kAnd, FilterNode::Kind::kAnd, &Parser::ParseUnary, out);
   }
 
   Status ParseUnary(size_t depth, std::unique_ptr<FilterNode>* out) {
