@@ -379,7 +379,7 @@ Status DBImpl::Ingest(const std::string& collection, const RowBatch& rows,
   }
 
   std::vector<int64_t> ids(n);
-  int64_t next_auto_id = c->meta.next_auto_id;
+  const int64_t first_auto_id = c->meta.next_auto_id;
   if (rows.ids != nullptr) {
     std::copy(rows.ids, rows.ids + n, ids.begin());
     std::unordered_map<int64_t, size_t> seen;
@@ -407,17 +407,11 @@ Status DBImpl::Ingest(const std::string& collection, const RowBatch& rows,
         }
       }
     }
-    for (size_t r = 0; r < n; ++r) {
-      if (ids[r] >= next_auto_id) {
-        next_auto_id = ids[r] == std::numeric_limits<int64_t>::max() ? ids[r] : ids[r] + 1;
-      }
-    }
   } else {
-    if (next_auto_id > std::numeric_limits<int64_t>::max() - static_cast<int64_t>(n)) {
+    if (first_auto_id > std::numeric_limits<int64_t>::max() - static_cast<int64_t>(n)) {
       return Status::InvalidArgument("ingest: assigned ids would overflow int64");
     }
-    std::iota(ids.begin(), ids.end(), next_auto_id);
-    next_auto_id += static_cast<int64_t>(n);
+    std::iota(ids.begin(), ids.end(), first_auto_id);
   }
 
   // Commit in atomic batches.
