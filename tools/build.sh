@@ -5,7 +5,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/tools/install-deps.sh"
 # The CUDA backend is built whenever nvcc is present (it needs the RAFT/RMM wheels).
-if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+if command -v nvcc >/dev/null 2>&1; then
   bash "$root/tools/install-gpu-deps.sh"
 fi
 jobs=${SIEVE_JOBS:-$(nproc)}
