@@ -9,7 +9,9 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 if command -v nvcc >/dev/null 2>&1; then
-  bash "$root/tools/install-gpu-deps.sh"
+  # Without the wheels the build still succeeds, leaving the GPU backend out (it says so).
+  bash "$root/tools/install-gpu-deps.sh" ||
+    echo "build: the RAFT/RMM wheels could not be installed; building without the GPU backend" >&2
 fi
 jobs=${SIEVE_JOBS:-$(nproc)}
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
