@@ -1132,6 +1132,39 @@ class DeviceRun {
     return Status::OK();
   }
 
+  // The filter words that the chunk of queries starting at q0 tests, or null: columns gathered
+  // through a shared bitset all pass it, so only a bitmap needs testing there.
+  const uint32_t* ChunkFilter(uint32_t q0, const uint32_t* col_ids) const {
+    if (col_ids != nullptr && !p_.per_query) return nullptr;
+    return d_filter_.get() + (p_.per_query ? size_t{q0} * p_.words : 0);
+  }
+  int64_t FilterStride() const { return p_.per_query ? static_cast<int64_t>(p_.words) : 0; }
+
+  // Turns the m × n_cols dot products in `dots` into distances in place, the sentinel where
+  // the chunk's filter fails. Columns are col_ids[col_base + j] (or col_base + j without ids).
+  Status Epilogue(float* dots, uint32_t q0, uint32_t m, uint64_t n_cols, const uint32_t* col_ids,
+                  int64_t col_base) {
+    detail::EpilogueArgs e;
+    e.dots = dots;
+    e.out = dots;
+    e.n_cols = static_cast<int64_t>(n_cols);
+    e.m = static_cast<int>(m);
+    e.split = p_.split;
+    e.scale = p_.scale;
+    e.q_sq_norms = qnorms_ + q0;
+    e.x_sq_norms = p_.shard->sq_norms;
+    e.col_ids = col_ids;
+    e.col_base = col_base;
+    e.filter = ChunkFilter(q0, col_ids);
+    e.filter_stride = FilterStride();
+    e.metric = p_.metric;
+    e.sentinel = p_.sentinel;
+    dim3 grid(detail::GridFor(static_cast<int64_t>(n_cols), 256, 4096), m);
+    detail::EpilogueKernel<<<grid, 256, 0, stream_>>>(e);
+    SIEVE_CUDA_CHECK_LAUNCH("EpilogueKernel");
+    return Status::OK();
+  }
+
   // dots (query-major, gemm_cols rows of n_tile) = B · Aᵀ for n_tile rows of A (row-major,
   // dim wide, of the shard's dtype) and gemm_cols query rows of B (float16 rows with float16
   // queries, else float32).
@@ -1188,11 +1221,8 @@ class DeviceRun {
     uint64_t sample = 0, cap = 0;
     CandidateSizes(n_cols, &sample, &cap);
     const int kf = static_cast<int>(std::min<uint64_t>(p.k, n_cols));
-    const bool batch_filter_redundant = col_ids != nullptr && !p.per_query;
-    const uint32_t* filter =
-        batch_filter_redundant ? nullptr
-                               : d_filter_.get() + (p.per_query ? size_t{q0} * p.words : 0);
-    const int64_t filter_stride = p.per_query ? static_cast<int64_t>(p.words) : 0;
+    const uint32_t* filter = ChunkFilter(q0, col_ids);
+    const int64_t filter_stride = FilterStride();
 
     // (1) Thresholds from the exact path on the first `sample` columns.
     DeviceBuffer<float> thresh;
@@ -1208,24 +1238,7 @@ class DeviceRun {
       const void* B = p.split ? static_cast<const void*>(split_ + size_t{2} * q0 * p.dim)
                               : static_cast<const void*>(queries_ + size_t{q0} * p.dim);
       SIEVE_RETURN_IF_ERROR(Gemm(base, sample, B, gemm_cols, dots.get()));
-      detail::EpilogueArgs e;
-      e.dots = dots.get();
-      e.out = dots.get();
-      e.n_cols = static_cast<int64_t>(sample);
-      e.m = static_cast<int>(m);
-      e.split = p.split;
-      e.scale = p.scale;
-      e.q_sq_norms = qnorms_ + q0;
-      e.x_sq_norms = p.shard->sq_norms;
-      e.col_ids = col_ids;
-      e.col_base = 0;
-      e.filter = filter;
-      e.filter_stride = filter_stride;
-      e.metric = p.metric;
-      e.sentinel = p.sentinel;
-      dim3 grid(detail::GridFor(static_cast<int64_t>(sample), 256, 4096), m);
-      detail::EpilogueKernel<<<grid, 256, 0, stream_>>>(e);
-      SIEVE_CUDA_CHECK_LAUNCH("EpilogueKernel");
+      SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
       SIEVE_RETURN_IF_ERROR(select_->Select(dots.get(), m, sample, static_cast<int>(p.k),
                                             p.select_min, vals.get(), pos.get()));
       detail::ThresholdKernel<<<(m + 7) / 8, 256, 0, stream_>>>(
@@ -1533,27 +1546,8 @@ class DeviceRun {
                                       static_cast<int>(n_tile), CUBLAS_COMPUTE_32F,
                                       CUBLAS_GEMM_DEFAULT));
       }
-      detail::EpilogueArgs e;
-      e.dots = dots.get();
-      e.out = dots.get();
-      e.n_cols = static_cast<int64_t>(n_tile);
-      e.m = static_cast<int>(m);
-      e.split = p.split;
-      e.scale = p.scale;
-      e.q_sq_norms = qnorms_ + q0;
-      e.x_sq_norms = p.shard->sq_norms;
-      e.col_ids = col_ids;
-      e.col_base = static_cast<int64_t>(off);
-      // Gathered columns all pass a shared bitset: only a bitmap needs the per-query test.
-      e.filter = col_ids != nullptr && !p.per_query
-                     ? nullptr
-                     : d_filter_.get() + (p.per_query ? size_t{q0} * p.words : 0);
-      e.filter_stride = p.per_query ? static_cast<int64_t>(p.words) : 0;
-      e.metric = p.metric;
-      e.sentinel = p.sentinel;
-      dim3 grid(detail::GridFor(static_cast<int64_t>(n_tile), 256, 4096), m);
-      detail::EpilogueKernel<<<grid, 256, 0, stream_>>>(e);
-      SIEVE_CUDA_CHECK_LAUNCH("EpilogueKernel");
+      SIEVE_RETURN_IF_ERROR(
+          Epilogue(dots.get(), q0, m, n_tile, col_ids, static_cast<int64_t>(off)));
 
       const int kt = static_cast<int>(std::min<uint64_t>(k_tile, n_tile));
       SIEVE_RETURN_IF_ERROR(select_->Select(dots.get(), m, n_tile, kt, p.select_min,
