@@ -156,6 +156,7 @@ std::string Explain::ToJson() const {
     auto stages = nlohmann::ordered_json::object();
     for (const auto& [name, ms] : stage_ms) stages[name] = ms;
     j["stages_ms"] = std::move(stages);
+    if (!thresholds.empty()) j["thresholds"] = thresholds;
     return DumpLine(j);
   } catch (...) {
     // Only allocation failure can get here; keep the line parseable.

@@ -154,8 +154,8 @@ struct Explain {
   // Stage name → milliseconds, in the order the stages ran ("parse", "compile", "plan",
   // "execute", "merge", …).
   std::vector<std::pair<std::string, double>> stage_ms;
-  // Where the planner's thresholds came from (PlannerThresholds::source). Not part of
-  // ToJson(); the CLI adds it to its explain line as "thresholds".
+  // Where the planner's thresholds came from (PlannerThresholds::source); "thresholds" in
+  // ToJson().
   std::string thresholds;
   std::string ToJson() const;  // one line
 };

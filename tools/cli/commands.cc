@@ -292,16 +292,7 @@ int Query(const Args& args) {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
-  if (flags.Has("explain")) {
-    // Explain::ToJson plus where the planner's thresholds came from.
-    std::string line = result.explain.ToJson();
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (j.is_object()) {
-      j["thresholds"] = result.explain.thresholds;
-      line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    }
-    std::fprintf(stderr, "%s\n", line.c_str());
-  }
+  if (flags.Has("explain")) std::fprintf(stderr, "%s\n", result.explain.ToJson().c_str());
   return 0;
 }
 
