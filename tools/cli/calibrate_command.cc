@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +16,7 @@
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "tools/bench/path_sweep.h"
+#include "tools/cli/cli_util.h"
 #include "tools/cli/flags.h"
 
 namespace sieve::cli {
@@ -53,14 +53,6 @@ const char kBenchUsage[] =
     "0.0001..0.6 (12 points); f16, l2, k 64, 100 queries; both modes, overlaps\n"
     "shared,independent.\n";
 
-int Fail(const char* cmd, const Status& s) {
-  std::string msg = s.message().empty() ? s.ToString() : s.message();
-  for (char& c : msg) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  std::fprintf(stderr, "sieve %s: %s\n", cmd, msg.c_str());
-  return 1;
-}
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
@@ -258,13 +250,7 @@ int Calibrate(const Args& args) {
   if (!s.ok()) return Fail("calibrate", s);
 
   std::unique_ptr<DB> db;
-  std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
-    return Fail("calibrate", Status::NotFound("no Sieve database at '" + path + "'"));
-  }
-  Options o;
-  o.create_if_missing = false;
-  s = DB::Open(o, path, &db);
+  s = OpenDb(path, /*create=*/false, &db);
   if (!s.ok()) return Fail("calibrate", s);
 
   const std::string name = executor->name();
@@ -424,9 +410,7 @@ int Bench(const Args& args) {
   bool have_calibrated = false;
   if (flags.Has("db")) {
     std::unique_ptr<DB> db;
-    Options o;
-    o.create_if_missing = false;
-    s = DB::Open(o, flags.Get("db"), &db);
+    s = OpenDb(flags.Get("db"), /*create=*/false, &db);
     std::string stored_name;
     // The stored thresholds of exactly this device (not the DB's own choice of device).
     if (s.ok()) {

@@ -2,10 +2,8 @@
 
 #include "tools/cli/commands.h"
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -13,8 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "sieve/db.h"
+#include "tools/cli/cli_util.h"
 #include "tools/cli/flags.h"
 #include "tools/io/attributes_reader.h"
+#include "tools/io/neighbors_json.h"
 #include "tools/io/npy.h"
 #include "tools/io/vectors_reader.h"
 
@@ -22,17 +22,6 @@ namespace sieve::cli {
 
 namespace {
 
-// Prints "sieve CMD: MESSAGE" on one line of stderr and returns 1.
-int Fail(const char* cmd, const Status& s) {
-  std::string msg = s.message().empty() ? s.ToString() : s.message();
-  for (char& c : msg) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  std::fprintf(stderr, "sieve %s: %s\n", cmd, msg.c_str());
-  return 1;
-}
-
-// A usage error is bad input too: exit 1 with one line, pointing at --help.
 int Usage(const char* cmd, const char* usage, const Status& s) {
   (void)usage;
   std::fprintf(stderr, "sieve %s: %s (see sieve %s --help)\n", cmd, s.message().c_str(), cmd);
@@ -53,23 +42,6 @@ int ParseFlags(const char* cmd, const char* usage, const Args& args, Flags* flag
   }
   *db_path = flags->positional()[0];
   return -1;
-}
-
-Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db) {
-  // Checked here so that a mistyped path is named plainly and no directory is left behind.
-  std::error_code ec;
-  if (!create && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
-    return Status::NotFound("no Sieve database at '" + path + "'");
-  }
-  Options o;
-  o.create_if_missing = create;
-  return DB::Open(o, path, db);
-}
-
-void AppendFloat(std::string* out, float v) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, r.ptr);
 }
 
 const char kCreateUsage[] =
@@ -274,17 +246,9 @@ int Query(const Args& args) {
   std::string out;
   for (size_t q = 0; q < result.results.size(); ++q) {
     const Neighbors& nb = result.results[q];
-    out += "{\"query\": " + std::to_string(q) + ", \"ids\": [";
-    for (size_t i = 0; i < nb.ids.size(); ++i) {
-      if (i) out += ", ";
-      out += std::to_string(nb.ids[i]);
-    }
-    out += "], \"distances\": [";
-    for (size_t i = 0; i < nb.distances.size(); ++i) {
-      if (i) out += ", ";
-      AppendFloat(&out, nb.distances[i]);
-    }
-    out += "]}\n";
+    out += "{\"query\": " + std::to_string(q) + ", ";
+    io::AppendNeighborsJson(nb, &out);
+    out += "}\n";
     if (out.size() > (1 << 20)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();

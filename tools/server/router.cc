@@ -2,7 +2,6 @@
 
 #include "tools/server/router.h"
 
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/io/neighbors_json.h"
 #include "tools/server/npy_body.h"
 
 namespace sieve::server {
@@ -250,27 +250,13 @@ Status ParseAttributes(const json& v, const std::vector<AttributeSpec>& schema, 
   return Status::OK();
 }
 
-void AppendFloat(std::string* out, float v) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, r.ptr);
-}
-
 std::string ResultsBody(const std::vector<Neighbors>& results, const Explain* explain) {
   std::string out = "{\"results\": [";
   for (size_t q = 0; q < results.size(); ++q) {
     const Neighbors& nb = results[q];
-    out += q ? ", {\"ids\": [" : "{\"ids\": [";
-    for (size_t i = 0; i < nb.ids.size(); ++i) {
-      if (i) out += ", ";
-      out += std::to_string(nb.ids[i]);
-    }
-    out += "], \"distances\": [";
-    for (size_t i = 0; i < nb.distances.size(); ++i) {
-      if (i) out += ", ";
-      AppendFloat(&out, nb.distances[i]);
-    }
-    out += "]}";
+    out += q ? ", {" : "{";
+    io::AppendNeighborsJson(nb, &out);
+    out += "}";
   }
   out += "]";
   if (explain != nullptr) out += ", \"plan\": " + explain->ToJson();

@@ -1,0 +1,27 @@
+// Copyright 2026 The Sieve Authors.
+//
+// What every `sieve` command shares: the one-line failure report and opening an existing
+// database.
+
+#ifndef SIEVE_TOOLS_CLI_CLI_UTIL_H_
+#define SIEVE_TOOLS_CLI_CLI_UTIL_H_
+
+#include <memory>
+#include <string>
+
+#include "sieve/db.h"
+#include "sieve/status.h"
+
+namespace sieve::cli {
+
+// Prints "sieve CMD: MESSAGE" as one line of stderr (newlines in the message become spaces)
+// and returns 1, the exit code of bad input or a failed operation.
+int Fail(const char* cmd, const Status& s);
+
+// Opens the database at `path`, creating it when `create`. Without `create`, NotFound names the
+// path when it holds no database, and nothing is created there.
+Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db);
+
+}  // namespace sieve::cli
+
+#endif  // SIEVE_TOOLS_CLI_CLI_UTIL_H_
