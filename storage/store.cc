@@ -1035,11 +1035,18 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
 Status Store::Open(const StoreOptions& options, const std::string& path,
                    std::unique_ptr<Store>* store) {
   return Guarded("opening " + path, [&]() -> Status {
+    rocksdb::Env* env =
+        options.env != nullptr ? static_cast<rocksdb::Env*>(options.env) : rocksdb::Env::Default();
+    // RocksDB would create the directory (and a LOCK and LOG) before failing: a mistyped path
+    // must leave nothing behind.
+    if (!options.create_if_missing && !env->FileExists(path + "/CURRENT").ok()) {
+      return Status::NotFound("no Sieve database at '" + path + "'");
+    }
     rocksdb::DBOptions db_options;
     db_options.create_if_missing = options.create_if_missing;
     db_options.error_if_exists = options.error_if_exists;
     db_options.create_missing_column_families = true;
-    if (options.env != nullptr) db_options.env = static_cast<rocksdb::Env*>(options.env);
+    db_options.env = env;
     db_options.max_background_jobs = 4;
     db_options.bytes_per_sync = 1 << 20;
     // Shared WAL: a small cap would force the vectors memtable to flush early.
@@ -1101,7 +1108,6 @@ Status Store::Open(const StoreOptions& options, const std::string& path,
       }
       return FromRocks(rs, "opening database at " + path);
     }
-    rocksdb::Env* env = db_options.env;
     auto result = std::make_unique<RocksStore>(
         path, std::unique_ptr<rocksdb::DB>(raw), std::move(handles),
         rocksdb::Options(db_options, vector_options), options.vector_file_min_bytes);

@@ -176,8 +176,9 @@ struct CollectionStats {
 class DB {
  public:
   // Opens (or creates, per `options`) the database at `path`. On success stores it in *db.
-  // Returns IOError when the path cannot be used or is locked by another process,
-  // Corruption when its contents are damaged.
+  // Returns NotFound when there is no database at `path` and !options.create_if_missing
+  // (nothing is created then), IOError when the path cannot be used or is locked by another
+  // process, Corruption when its contents are damaged.
   static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
 
   DB() = default;

@@ -51,7 +51,9 @@ void ExpectOracle(const Neighbors& got, Metric m, const float* q, const std::vec
     EXPECT_NEAR(got.distances[i], want[i].second, 1e-4 * std::max(1.0, std::fabs(want[i].second)));
     bool tie = (i > 0 && want[i - 1].second == want[i].second) ||
                (i + 1 < want.size() && want[i + 1].second == want[i].second);
-    if (!tie) EXPECT_EQ(got.ids[i], static_cast<int64_t>(want[i].first) + id_base);
+    if (!tie) {
+      EXPECT_EQ(got.ids[i], static_cast<int64_t>(want[i].first) + id_base);
+    }
   }
 }
 
@@ -238,7 +240,9 @@ TEST(DBTest, ErrorsAreStatusesNotCrashes) {
   o.device = Device::kGpu;
   s = f.db->Search("e", req, o, &r);
   EXPECT_TRUE(s.ok() || s.IsUnavailable()) << s.ToString();
-  if (s.ok()) EXPECT_EQ(r.explain.device.rfind("gpu", 0), 0u);
+  if (s.ok()) {
+    EXPECT_EQ(r.explain.device.rfind("gpu", 0), 0u);
+  }
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include "tools/cli/cli_util.h"
 
 #include <cstdio>
-#include <filesystem>
 
 namespace sieve::cli {
 
@@ -17,11 +16,6 @@ int Fail(const char* cmd, const Status& s) {
 }
 
 Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db) {
-  // Checked here so that a mistyped path is named plainly and no directory is left behind.
-  std::error_code ec;
-  if (!create && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
-    return Status::NotFound("no Sieve database at '" + path + "'");
-  }
   Options o;
   o.create_if_missing = create;
   return DB::Open(o, path, db);

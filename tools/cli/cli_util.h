@@ -18,8 +18,8 @@ namespace sieve::cli {
 // and returns 1, the exit code of bad input or a failed operation.
 int Fail(const char* cmd, const Status& s);
 
-// Opens the database at `path`, creating it when `create`. Without `create`, NotFound names the
-// path when it holds no database, and nothing is created there.
+// Opens the database at `path`, creating it when `create` (without it, NotFound names a path
+// that holds no database, and nothing is created there).
 Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db);
 
 }  // namespace sieve::cli
