@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string>
@@ -522,7 +523,10 @@ TEST(StoreOpenTest, CreateIfMissingAndErrorIfExists) {
   std::unique_ptr<Store> store;
   StoreOptions no_create;
   no_create.create_if_missing = false;
-  EXPECT_FALSE(Store::Open(no_create, dir.Join("db"), &store).ok());
+  Status missing = Store::Open(no_create, dir.Join("db"), &store);
+  EXPECT_TRUE(missing.IsNotFound()) << missing.ToString();
+  EXPECT_NE(missing.message().find(dir.Join("db")), std::string::npos) << missing.message();
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("db")));  // nothing left behind
   ASSERT_TRUE(Store::Open(StoreOptions(), dir.Join("db"), &store).ok());
   store.reset();
   StoreOptions exclusive;
