@@ -620,12 +620,14 @@ Status DBImpl::PutPlannerThresholds(const std::string& device_name,
 std::string PlannerThresholds::ToJson() const {
   nlohmann::ordered_json j;
   j["sddmm_max_rows"] = sddmm_max_rows;
+  j["sddmm_dim_exponent"] = sddmm_dim_exponent;
   j["sddmm_max_fraction"] = sddmm_max_fraction;
   j["gather_min_rows"] = gather_min_rows;
   j["gather_scale"] = gather_scale;
   j["gather_max_fraction"] = gather_max_fraction;
   j["bitmap_sddmm_max_rows"] = bitmap_sddmm_max_rows;
   j["bitmap_sddmm_max_fraction"] = bitmap_sddmm_max_fraction;
+  j["bitmap_sddmm_base_rows"] = bitmap_sddmm_base_rows;
   j["bitmap_sddmm_max_share"] = bitmap_sddmm_max_share;
   j["bitmap_union_gather"] = bitmap_union_gather;
   j["bitmap_gather_max_fraction"] = bitmap_gather_max_fraction;
@@ -658,16 +660,21 @@ Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* o
     return Status::OK();
   };
   const double kHuge = std::numeric_limits<double>::max();
+  // Fields added after the first stored format may be missing: an older calibration keeps
+  // the meaning it was fitted with (no dim scaling, no base count).
+  auto optional = [&](const char* key, double* v, double hi) -> Status {
+    return j.contains(key) ? number(key, v, hi) : Status::OK();
+  };
   SIEVE_RETURN_IF_ERROR(count("sddmm_max_rows", &t.sddmm_max_rows));
+  SIEVE_RETURN_IF_ERROR(optional("sddmm_dim_exponent", &t.sddmm_dim_exponent, 8.0));
   SIEVE_RETURN_IF_ERROR(number("sddmm_max_fraction", &t.sddmm_max_fraction, 1.0));
   SIEVE_RETURN_IF_ERROR(number("gather_min_rows", &t.gather_min_rows, kHuge));
   SIEVE_RETURN_IF_ERROR(number("gather_scale", &t.gather_scale, kHuge));
   SIEVE_RETURN_IF_ERROR(number("gather_max_fraction", &t.gather_max_fraction, 1.0));
   SIEVE_RETURN_IF_ERROR(count("bitmap_sddmm_max_rows", &t.bitmap_sddmm_max_rows));
   SIEVE_RETURN_IF_ERROR(number("bitmap_sddmm_max_fraction", &t.bitmap_sddmm_max_fraction, 1.0));
-  if (j.contains("bitmap_sddmm_max_share")) {
-    SIEVE_RETURN_IF_ERROR(number("bitmap_sddmm_max_share", &t.bitmap_sddmm_max_share, 1.0));
-  }
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_base_rows", &t.bitmap_sddmm_base_rows, kHuge));
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_max_share", &t.bitmap_sddmm_max_share, 1.0));
   auto g = j.find("bitmap_union_gather");
   if (g == j.end() || !g->is_boolean()) {
     return Status::InvalidArgument(
@@ -790,6 +797,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       uint64_t sum = 0;
       for (auto n : bf.passing_rows) sum += n;
       in.passing_rows = sum / nq;
+      for (auto n : bf.passing_rows) in.max_passing_rows = std::max(in.max_passing_rows, n);
       std::vector<const RowSet*> distinct;
       for (auto& s : sets) distinct.push_back(&s);
       in.union_rows = RowSet::Union(distinct.data(), distinct.size()).Cardinality();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace sieve {
 
@@ -22,6 +23,7 @@ PlannerThresholds PlannerThresholds::CpuDefaults() {
   // Bitset: SDDMM wins or ties gather up to 10k-20k passing rows (1M×128: 5.5 vs 11.6 ms at
   // 20k, gather wins at 50k; 200k×128: tied at 10k-20k; dim 256: SDDMM never lost below 100k).
   t.sddmm_max_rows = 20000;
+  t.sddmm_dim_exponent = 0;  // no fall with dim measured on the CPU
   t.sddmm_max_fraction = 1.0;
   // Unlike the GPU, dense GEMM straight from host memory is no faster than compacting first:
   // gather won or tied up to 50% passing at 200k and 1M rows, dense only from ~70-100%, at
@@ -32,8 +34,10 @@ PlannerThresholds PlannerThresholds::CpuDefaults() {
   t.gather_max_fraction = 0.5;
   // Bitmap: per-query SDDMM wins while the mean per-query count is below ~2k (200k×128: 3.97
   // vs 5.79 ms at 2k; 1M×128: tied at 2k; gather wins from 4-5k).
+  // (As the largest per-query count; the measured filters were uniform, so largest ≈ mean.)
   t.bitmap_sddmm_max_rows = 2000;
   t.bitmap_sddmm_max_fraction = 1.0;
+  t.bitmap_sddmm_base_rows = 0;
   t.bitmap_sddmm_max_share = 1.0;
   // The union gather wins up to a union of ~56% of the rows (1M: 136 vs 207 ms); at a union
   // of ~81% the two tie (1M) or dense wins (200k).
@@ -43,14 +47,14 @@ PlannerThresholds PlannerThresholds::CpuDefaults() {
   return t;
 }
 
-PlannerThresholds PlannerThresholds::GpuDefaults() {
+PlannerThresholds Cuvs2610Thresholds() {
   PlannerThresholds t;
   // Exactly cuVS 26.10's constants (cpp/src/neighbors/detail/knn_brute_force.cuh, NVIDIA/cuvs
   // PR #2321): kSddmmMaxPassingRows 2000, kSddmmMaxSelectivity 0.03, kGatherSelectivityScale
   // 5.5, kGatherMaxSelectivity 0.5, kGatherMinDataset 200000. They were fitted on an RTX 5090
-  // (fp16, L2, k=64, 100 queries, 200K-10M rows × dim 128-1024, shared bitset) and are used
-  // here until `sieve calibrate` stores thresholds measured on this device.
+  // (fp16, L2, k=64, 100 queries, 200K-10M rows × dim 128-1024, shared bitset).
   t.sddmm_max_rows = 2000;
+  t.sddmm_dim_exponent = 0;
   t.sddmm_max_fraction = 0.03;
   t.gather_min_rows = 200000;
   t.gather_scale = 5.5;
@@ -59,11 +63,37 @@ PlannerThresholds PlannerThresholds::GpuDefaults() {
   // no union gather.
   t.bitmap_sddmm_max_rows = UINT64_MAX;
   t.bitmap_sddmm_max_fraction = 0.03;
+  t.bitmap_sddmm_base_rows = 0;
   t.bitmap_sddmm_max_share = 1.0;
   t.bitmap_union_gather = false;
   t.bitmap_gather_max_fraction = 0;
-  t.source = "defaults: cuVS 26.10's rule and constants (RTX 5090 fit), not calibrated here";
+  t.source = "cuVS 26.10's rule and constants (RTX 5090 fit)";
   return t;
+}
+
+PlannerThresholds PlannerThresholds::GpuDefaults() {
+  // cuVS 26.10's rule (used until `sieve calibrate` stores thresholds measured on this device),
+  // with its 2,000-row SDDMM bound taken at dim 128 and scaled as (128 / dim)^0.5. On the H200
+  // (tools/bench/results/2026-11-29-h200-sweep) the SDDMM → gather crossover fell from ~3-10k
+  // passing rows at dim 128 to ~1-2k at dim 512 (exponent ~1; a fit to that sweep gave 1.3),
+  // but the quick calibrations at dims 32 and 256 gave 0.1 and 0.4; and with cuVS's gather
+  // amortization (none at ≤ 200k rows) an exponent of 1 sends small shards from SDDMM to dense,
+  // which cost more on that sweep than it saved (tools/bench/results/2026-11-30-replay). 0.5
+  // halves the bound per 4× dim and is neutral there.
+  PlannerThresholds t = Cuvs2610Thresholds();
+  t.sddmm_dim_exponent = 0.5;
+  t.source =
+      "defaults: cuVS 26.10's rule and constants (RTX 5090 fit), SDDMM bound x (128/dim)^0.5; "
+      "not calibrated here";
+  return t;
+}
+
+double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim) {
+  if (t.sddmm_max_rows == UINT64_MAX) return std::numeric_limits<double>::infinity();
+  const double at_reference = static_cast<double>(t.sddmm_max_rows);
+  if (t.sddmm_dim_exponent == 0) return at_reference;
+  return at_reference *
+         std::pow(kSddmmReferenceDim / std::max(dim, 1u), t.sddmm_dim_exponent);
 }
 
 double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
@@ -84,9 +114,10 @@ bool BelowFraction(double sel, double bound) { return bound >= 1.0 || sel < boun
 SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
   if (in.rows == 0 || in.passing_rows == 0) return SearchPath::kSddmm;
   const double rows = static_cast<double>(in.rows);
-  const double sel = static_cast<double>(in.passing_rows) / rows;
   if (!in.per_query) {
-    if (in.passing_rows < t.sddmm_max_rows && BelowFraction(sel, t.sddmm_max_fraction)) {
+    const double sel = static_cast<double>(in.passing_rows) / rows;
+    if (static_cast<double>(in.passing_rows) < SddmmMaxRows(t, in.dim) &&
+        BelowFraction(sel, t.sddmm_max_fraction)) {
       return SearchPath::kSddmm;
     }
     if (in.passing_rows > in.k && sel < GatherMaxSelectivity(t, in.rows, in.dim)) {
@@ -94,19 +125,24 @@ SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
     }
     return SearchPath::kDense;
   }
-  const double share =
-      in.union_rows > 0 ? static_cast<double>(in.passing_rows) / static_cast<double>(in.union_rows)
-                        : 1.0;
-  if (in.passing_rows < t.bitmap_sddmm_max_rows &&
-      BelowFraction(sel, t.bitmap_sddmm_max_fraction) &&
-      BelowFraction(share, t.bitmap_sddmm_max_share)) {
-    return SearchPath::kSddmm;
+  // Per-query SDDMM's cost follows the largest per-query list (every list is padded to it);
+  // the union gather's the union; dense's the rows. Compare SDDMM with the one alternative
+  // that would run instead.
+  const uint64_t most = std::max(in.max_passing_rows, in.passing_rows);
+  const double union_rows = static_cast<double>(std::max(in.union_rows, most));
+  const SearchPath alternative =
+      t.bitmap_union_gather && union_rows < t.bitmap_gather_max_fraction * rows
+          ? SearchPath::kGather
+          : SearchPath::kDense;
+  if (most >= t.bitmap_sddmm_max_rows) return alternative;
+  const double m = static_cast<double>(most);
+  if (alternative == SearchPath::kGather) {
+    const bool sddmm = t.bitmap_sddmm_max_share >= 1.0 || m < t.bitmap_sddmm_max_share * union_rows;
+    return sddmm ? SearchPath::kSddmm : alternative;
   }
-  if (t.bitmap_union_gather &&
-      static_cast<double>(in.union_rows) < t.bitmap_gather_max_fraction * rows) {
-    return SearchPath::kGather;
-  }
-  return SearchPath::kDense;
+  const bool sddmm = t.bitmap_sddmm_max_fraction >= 1.0 ||
+                     m < t.bitmap_sddmm_base_rows + t.bitmap_sddmm_max_fraction * rows;
+  return sddmm ? SearchPath::kSddmm : alternative;
 }
 
 SearchPath ChooseOldCuvsPath(const PlanInput& in) {

@@ -1,8 +1,9 @@
 // Copyright 2026 The Sieve Authors.
 //
 // The planner: picks the SDDMM, gather or dense path for one shard's share of a batch from the
-// absolute number of passing rows, the shard's rows and dim, against thresholds calibrated for
-// the device that will run it.
+// absolute number of passing rows, the shard's rows and dim (and, for per-query filters, the
+// largest per-query count and the union), against thresholds calibrated for the device that
+// will run it. The rule is documented with PlannerThresholds in include/sieve/db.h.
 
 #ifndef SIEVE_QUERY_PLANNER_H_
 #define SIEVE_QUERY_PLANNER_H_
@@ -16,6 +17,9 @@ namespace sieve {
 
 // PlannerThresholds (the rule, the defaults) is declared in include/sieve/db.h.
 
+// The dim at which PlannerThresholds::sddmm_max_rows applies as is.
+inline constexpr double kSddmmReferenceDim = 128;
+
 struct PlanInput {
   uint64_t rows = 0;  // rows in the shard's snapshot (deleted included: they are still scanned)
   uint32_t dim = 0;
@@ -24,15 +28,26 @@ struct PlanInput {
   bool per_query = false;
   uint64_t passing_rows = 0;  // bitset: the set's count; bitmap: the mean per-query count
   uint64_t union_rows = 0;    // bitmap: the size of the union of the per-query sets
+  // bitmap: the largest per-query count (per-query SDDMM pads every query's list to it);
+  // 0 = unknown, taken as passing_rows.
+  uint64_t max_passing_rows = 0;
 };
 
 // Returns kSddmm, kGather or kDense; never kAuto.
 SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in);
 
+// The bitset SDDMM count bound at this dim: sddmm_max_rows * (128 / dim)^sddmm_dim_exponent
+// (infinite when sddmm_max_rows is UINT64_MAX).
+double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim);
+
 // The bitset gather bound of cuVS 26.10's form: (1 - gather_min_rows / rows) *
 // min(gather_scale / sqrt(dim), gather_max_fraction); gather needs sel < this (so <= 0 means
 // never).
 double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
+
+// cuVS 26.10's rule exactly (kSddmmMaxPassingRows 2000 at every dim, ...): GpuDefaults()
+// without the dim scaling of the SDDMM bound. For benchmarks that compare rules.
+PlannerThresholds Cuvs2610Thresholds();
 
 // The old cuVS rule (before 26.10, `sparsity < 0.9` → dense): SDDMM while at most 10% of the
 // (query, row) pairs pass, else dense. For benchmarks that compare rules.

@@ -108,27 +108,36 @@ struct ShardPlan {
 
 // The planner's path-choice thresholds for one device (an Executor name: "cpu" or
 // "gpu:<device name>"). With n_pass the passing rows of a bitset filter, sel = n_pass / rows:
-//   SDDMM   when n_pass < sddmm_max_rows and sel < sddmm_max_fraction;
+//   SDDMM   when n_pass < sddmm_max_rows * (128 / dim)^sddmm_dim_exponent and
+//           sel < sddmm_max_fraction (exponent 0: one count at every dim; 1: a budget on
+//           n_pass * dim; the SDDMM -> gather crossover falls as dim grows);
 //   gather  when amortized = 1 - gather_min_rows / rows > 0, n_pass > k and
 //           sel < amortized * min(gather_scale / sqrt(dim), gather_max_fraction);
 //   dense   otherwise.
-// A bitmap (one filter per query; mean = the mean per-query n_pass, union = the size of the
-// union of the queries' sets):
-//   SDDMM   when mean < bitmap_sddmm_max_rows, mean / rows < bitmap_sddmm_max_fraction and
-//           mean / union < bitmap_sddmm_max_share (per-query SDDMM does mean rows per query,
-//           the union gather union rows per query: overlapping filters favour the gather);
-//   gather  over the union when bitmap_union_gather and union / rows < bitmap_gather_max_fraction;
-//   dense   otherwise.
-// A fraction bound of 1 means no bound. This is cuVS 26.10's rule (GpuDefaults() holds its
-// constants) with the union gather added.
+// A bitmap (one filter per query; most = the largest per-query n_pass, union = the size of the
+// union of the queries' sets): the alternative to per-query SDDMM is the gather over the union
+// when bitmap_union_gather and union / rows < bitmap_gather_max_fraction, else dense; then
+//   SDDMM   when most < bitmap_sddmm_max_rows and, against that alternative,
+//             union gather: most < bitmap_sddmm_max_share * union (per-query SDDMM reads each
+//               query's rows, padded to the largest; the gather reads the union: independent
+//               filters, whose union is ~queries times larger, favour SDDMM, shared ones the
+//               gather);
+//             dense: most < bitmap_sddmm_base_rows + bitmap_sddmm_max_fraction * rows;
+//   else the alternative.
+// A fraction or share bound of 1 means no bound. With GpuDefaults() this is cuVS 26.10's rule
+// except for the SDDMM count's dependence on dim (query/planner.h Cuvs2610Thresholds() has
+// cuVS's exactly). Fields added after the first stored format (sddmm_dim_exponent,
+// bitmap_sddmm_base_rows, bitmap_sddmm_max_share) read as their defaults below when missing.
 struct PlannerThresholds {
-  uint64_t sddmm_max_rows = 0;
+  uint64_t sddmm_max_rows = 0;  // at dim 128 (kSddmmReferenceDim)
+  double sddmm_dim_exponent = 0;
   double sddmm_max_fraction = 1.0;
   double gather_min_rows = 0;
   double gather_scale = 0;
   double gather_max_fraction = 0;
   uint64_t bitmap_sddmm_max_rows = 0;
   double bitmap_sddmm_max_fraction = 1.0;
+  double bitmap_sddmm_base_rows = 0;
   double bitmap_sddmm_max_share = 1.0;
   bool bitmap_union_gather = false;
   double bitmap_gather_max_fraction = 0;
@@ -137,11 +146,12 @@ struct PlannerThresholds {
   std::string source;
 
   // The documented defaults of the CPU backend (measured on the dev VM) and of the GPU
-  // backend (exactly cuVS 26.10's constants), used for a device with no stored calibration.
+  // backend (cuVS 26.10's constants, its 2,000-row SDDMM bound taken at dim 128 and scaled as
+  // (128 / dim)^0.5), used for a device with no stored calibration.
   static PlannerThresholds CpuDefaults();
   static PlannerThresholds GpuDefaults();
   // One JSON object holding every field; FromJson returns InvalidArgument (naming the field)
-  // for malformed text or a missing field.
+  // for malformed text or a missing field (the later fields named above may be missing).
   std::string ToJson() const;
   static Status FromJson(const std::string& text, PlannerThresholds* out);
 };

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "query/planner.h"
 #include "sieve/db.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
@@ -199,6 +200,79 @@ TEST_F(CalibrateTest, TinyCpuCalibrationIsStoredUsedAndExact) {
   EXPECT_EQ(res.explain.thresholds, "calibrated by hand");
 }
 
+// `sieve calibrate --refit` on recorded points of a known cost model: the SDDMM bound's fall
+// with dim and the bitmap rule come out of the fit (no device needed).
+TEST_F(CalibrateTest, RefitRecoversDimScalingAndBitmapOverlap) {
+  // Bitset: SDDMM = n·dim·a, gather = K + n·dim·b, dense far slower; SDDMM is 5% slower than
+  // gather at n·dim = 1.05K / (a - 1.05b) = 512,000, i.e. 4,000 rows at dim 128.
+  const double a = 1e-7, b = 1e-8, K = 0.05 * (a - 1.05 * b) * 512000 / 1.05 / 0.05;
+  json points = json::array();
+  for (uint64_t rows : {1000000ull, 10000000ull}) {
+    for (uint32_t dim : {64u, 512u}) {
+      for (double n = 100; n < 0.5 * rows; n *= 2) {
+        const double nd = n * dim;
+        points.push_back({{"mode", "bitset"},
+                          {"rows", rows},
+                          {"dim", dim},
+                          {"passing", static_cast<uint64_t>(n)},
+                          {"ms", {{"sddmm", nd * a}, {"gather", K + nd * b}, {"dense", 1e3}}}});
+      }
+      // Bitmaps of 100 queries: per-query SDDMM pays for the largest list, the union gather
+      // for the union, dense for the rows.
+      for (const char* overlap : {"shared", "independent"}) {
+        for (double n = 100; n < 0.5 * rows; n *= 2) {
+          const bool shared = std::string(overlap) == "shared";
+          const double uni = shared ? n : std::min<double>(rows, 100 * n);
+          points.push_back({{"mode", "bitmap"},
+                            {"overlap", overlap},
+                            {"rows", rows},
+                            {"dim", dim},
+                            {"passing", static_cast<uint64_t>(n)},
+                            {"union", static_cast<uint64_t>(uni)},
+                            {"ms",
+                             {{"sddmm", 1 + 5e-5 * n},
+                              {"gather", 1.2 + 2e-6 * uni},
+                              {"dense", 1 + 1e-6 * rows}}}});
+        }
+      }
+    }
+  }
+  json summary = {{"device", "gpu:model"}, {"points", points}};
+  const std::string file = dir_.Join("points.json");
+  {
+    std::ofstream out(file);
+    out << summary.dump();
+  }
+  CliRun r = Sieve({"calibrate", "--refit", file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_FALSE(j["stored"].get<bool>());
+  const json& t = j["thresholds"];
+  EXPECT_NEAR(t["sddmm_dim_exponent"].get<double>(), 1.0, 0.1) << t.dump();
+  EXPECT_NEAR(t["sddmm_max_rows"].get<double>(), 4000, 800) << t.dump();
+  PlannerThresholds fitted;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  auto bitmap = [](uint64_t rows, uint64_t n, uint64_t uni) {
+    PlanInput in;
+    in.rows = rows;
+    in.dim = 128;
+    in.num_queries = 100;
+    in.k = 64;
+    in.per_query = true;
+    in.passing_rows = n;
+    in.union_rows = uni;
+    return in;
+  };
+  // Independent filters: SDDMM (1 + 5 ms) beats the union gather (1.2 + 12.7 ms) and dense
+  // (11 ms); shared ones: the gather (1.4 ms) beats SDDMM.
+  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 100000, 6340000)), SearchPath::kSddmm) << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 100000, 100000)), SearchPath::kGather) << t.dump();
+  // SDDMM against dense (union ≈ rows): 1 + 5e-5·n < 1 + 1e-6·rows while n < 2% of rows.
+  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 150000, 10000000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 300000, 10000000)), SearchPath::kDense);
+  EXPECT_EQ(bitmap(1, 1, 1).max_passing_rows, 0u);
+}
+
 TEST(PlannerThresholdsJsonTest, RoundTripAndErrors) {
   PlannerThresholds t = PlannerThresholds::GpuDefaults();
   PlannerThresholds back;
@@ -216,6 +290,43 @@ TEST(PlannerThresholdsJsonTest, RoundTripAndErrors) {
   Status s = PlannerThresholds::FromJson(j.dump(), &back);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("sddmm_max_fraction"), std::string::npos) << s.ToString();
+}
+
+TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
+  PlannerThresholds t = PlannerThresholds::CpuDefaults();
+  t.sddmm_dim_exponent = 0.75;
+  t.bitmap_sddmm_base_rows = 1234.5;
+  t.bitmap_sddmm_max_share = 0.25;
+  PlannerThresholds back;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.ToJson(), &back).ok());
+  EXPECT_DOUBLE_EQ(back.sddmm_dim_exponent, 0.75);
+  EXPECT_DOUBLE_EQ(back.bitmap_sddmm_base_rows, 1234.5);
+  EXPECT_DOUBLE_EQ(back.bitmap_sddmm_max_share, 0.25);
+  EXPECT_EQ(back.ToJson(), t.ToJson());
+  // A calibration stored before these fields existed still loads: no dim scaling, no base
+  // count, no share bound.
+  const std::string old_format =
+      R"({"sddmm_max_rows":5811,"sddmm_max_fraction":1.0,"gather_min_rows":0.0,)"
+      R"("gather_scale":15.85,"gather_max_fraction":0.89,"bitmap_sddmm_max_rows":12589,)"
+      R"("bitmap_sddmm_max_fraction":1.0,"bitmap_union_gather":true,)"
+      R"("bitmap_gather_max_fraction":0.8,"source":"calibrated 2026-11-30T00:10Z"})";
+  PlannerThresholds old;
+  old.sddmm_dim_exponent = 9;
+  ASSERT_TRUE(PlannerThresholds::FromJson(old_format, &old).ok());
+  EXPECT_EQ(old.sddmm_max_rows, 5811u);
+  EXPECT_DOUBLE_EQ(old.sddmm_dim_exponent, 0);
+  EXPECT_DOUBLE_EQ(old.bitmap_sddmm_base_rows, 0);
+  EXPECT_DOUBLE_EQ(old.bitmap_sddmm_max_share, 1.0);
+  // Out of range values are refused, naming the field.
+  PlannerThresholds bad;
+  Status s = PlannerThresholds::FromJson(
+      R"({"sddmm_max_rows":1,"sddmm_dim_exponent":-1,"sddmm_max_fraction":1.0,)"
+      R"("gather_min_rows":0,"gather_scale":1,"gather_max_fraction":0.5,)"
+      R"("bitmap_sddmm_max_rows":1,"bitmap_sddmm_max_fraction":1.0,)"
+      R"("bitmap_union_gather":false,"bitmap_gather_max_fraction":0})",
+      &bad);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("sddmm_dim_exponent"), std::string::npos);
 }
 
 }  // namespace

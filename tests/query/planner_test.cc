@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace sieve {
 namespace {
@@ -36,10 +37,12 @@ PlanInput Bitset(uint64_t rows, uint64_t pass, uint32_t dim = 128, uint32_t k = 
   return in;
 }
 
-PlanInput Bitmap(uint64_t rows, uint64_t mean_pass, uint64_t union_rows) {
+PlanInput Bitmap(uint64_t rows, uint64_t mean_pass, uint64_t union_rows,
+                 uint64_t max_pass = 0) {
   PlanInput in = Bitset(rows, mean_pass);
   in.per_query = true;
   in.union_rows = union_rows;
+  in.max_passing_rows = max_pass;
   return in;
 }
 
@@ -87,9 +90,105 @@ TEST(PlannerTest, EmptyShardOrNothingPassingIsSddmm) {
   EXPECT_EQ(ChoosePath(zero, Bitmap(1000000, 1, 16)), SearchPath::kDense);
 }
 
-// cuVS 26.10's rule, checked against its own worked examples (research notes §1.3).
-TEST(PlannerTest, GpuDefaultsAreCuvs2610) {
+// The SDDMM bound as a budget that falls with dim: sddmm_max_rows at dim 128, scaled by
+// (128 / dim)^sddmm_dim_exponent.
+TEST(PlannerTest, SddmmBoundScalesWithDim) {
+  PlannerThresholds t = Fixed();
+  t.gather_max_fraction = 0.5;
+  t.sddmm_dim_exponent = 1.0;  // a budget on passing rows × dim of 256,000
+  EXPECT_DOUBLE_EQ(SddmmMaxRows(t, 128), 2000);
+  EXPECT_DOUBLE_EQ(SddmmMaxRows(t, 512), 500);
+  EXPECT_DOUBLE_EQ(SddmmMaxRows(t, 32), 8000);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1999, 128)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 2000, 128)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 499, 512)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 500, 512)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1999, 512)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 7999, 32)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 8000, 32)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 249, 1024)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 250, 1024)), SearchPath::kGather);
+  // A fractional exponent: 4× the dim halves the bound at 0.5.
+  t.sddmm_dim_exponent = 0.5;
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 999, 512)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1000, 512)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 3999, 32)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 4000, 32)), SearchPath::kGather);
+  // Exponent 0 is one count at every dim (a calibration stored before the exponent existed).
+  t.sddmm_dim_exponent = 0;
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1999, 2048)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 2000, 8)), SearchPath::kGather);
+  // No count bound at all.
+  t.sddmm_max_rows = UINT64_MAX;
+  t.sddmm_dim_exponent = 1.0;
+  EXPECT_EQ(ChoosePath(t, Bitset(1000000, 900000, 4096)), SearchPath::kSddmm);
+}
+
+// Per-query SDDMM against the alternative that would run instead: with independent filters
+// the union is ~queries times a query's set and SDDMM wins; with shared (overlapping) ones the
+// union gather does, at the same per-query count.
+TEST(PlannerTest, BitmapIndependentAgainstShared) {
+  PlannerThresholds t = Fixed();
+  t.bitmap_sddmm_max_rows = UINT64_MAX;
+  t.bitmap_sddmm_max_share = 0.1;
+  t.bitmap_sddmm_max_fraction = 0.03;
+  t.bitmap_sddmm_base_rows = 5000;
+  t.bitmap_gather_max_fraction = 0.8;
+  const uint64_t rows = 10000000;
+  // The union gather is the alternative (union < 80%): SDDMM iff most < 0.1 · union.
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 6341500)), SearchPath::kSddmm);  // independent
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 30000, 2595730)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 100000)), SearchPath::kGather);  // shared
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 1000, 1000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 99999, 1000000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 1000000)), SearchPath::kGather);
+  // Dense is the alternative (union ≥ 80%): SDDMM iff most < 5000 + 0.03 · rows = 305,000,
+  // however large the union.
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 200000, 8673580)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 304999, 9900000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 305000, 9900000)), SearchPath::kDense);
+  // The base count matters on small shards: 5000 + 0.03 · 100,000 = 8,000.
+  EXPECT_EQ(ChoosePath(t, Bitmap(100000, 7999, 100000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(100000, 8000, 100000)), SearchPath::kDense);
+  // The largest per-query count, not the mean, is what SDDMM pays for (lists are padded to
+  // it): one large filter among small ones tips it to the alternative.
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 1000, 300000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 1000, 300000, 200000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 1000, 9000000, 400000)), SearchPath::kDense);
+  // A count bound still caps SDDMM when set.
+  t.bitmap_sddmm_max_rows = 50000;
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 6341500)), SearchPath::kGather);
+}
+
+// The GPU defaults: cuVS 26.10's, with the SDDMM bound taken at dim 128 and scaled by
+// (128 / dim)^0.5.
+TEST(PlannerTest, GpuDefaultsAreCuvs2610WithDimScaledSddmm) {
   const PlannerThresholds t = PlannerThresholds::GpuDefaults();
+  EXPECT_EQ(t.source.rfind("defaults", 0), 0u);
+  EXPECT_DOUBLE_EQ(t.sddmm_dim_exponent, 0.5);
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 1999, 128)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 2000, 128)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 999, 512)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitset(10000000, 1000, 512)), SearchPath::kGather);
+  // Everything else is cuVS's.
+  const PlannerThresholds c = Cuvs2610Thresholds();
+  EXPECT_EQ(t.sddmm_max_rows, c.sddmm_max_rows);
+  EXPECT_EQ(t.sddmm_max_fraction, c.sddmm_max_fraction);
+  EXPECT_EQ(t.gather_min_rows, c.gather_min_rows);
+  EXPECT_EQ(t.gather_scale, c.gather_scale);
+  EXPECT_EQ(t.gather_max_fraction, c.gather_max_fraction);
+  EXPECT_EQ(t.bitmap_sddmm_max_rows, c.bitmap_sddmm_max_rows);
+  EXPECT_EQ(t.bitmap_sddmm_max_fraction, c.bitmap_sddmm_max_fraction);
+  EXPECT_EQ(t.bitmap_sddmm_base_rows, c.bitmap_sddmm_base_rows);
+  EXPECT_EQ(t.bitmap_sddmm_max_share, c.bitmap_sddmm_max_share);
+  EXPECT_EQ(t.bitmap_union_gather, c.bitmap_union_gather);
+  EXPECT_EQ(t.bitmap_gather_max_fraction, c.bitmap_gather_max_fraction);
+}
+
+// cuVS 26.10's rule, checked against its own worked examples (research notes §1.3).
+TEST(PlannerTest, Cuvs2610ThresholdsAreCuvs) {
+  const PlannerThresholds t = Cuvs2610Thresholds();
+  EXPECT_DOUBLE_EQ(t.sddmm_dim_exponent, 0);
   EXPECT_EQ(t.sddmm_max_rows, 2000u);
   EXPECT_DOUBLE_EQ(t.sddmm_max_fraction, 0.03);
   EXPECT_DOUBLE_EQ(t.gather_min_rows, 200000);
@@ -98,7 +197,6 @@ TEST(PlannerTest, GpuDefaultsAreCuvs2610) {
   EXPECT_DOUBLE_EQ(t.bitmap_sddmm_max_fraction, 0.03);
   EXPECT_FALSE(t.bitmap_union_gather);
   EXPECT_NE(t.source.find("cuVS 26.10"), std::string::npos);
-  EXPECT_EQ(t.source.rfind("defaults", 0), 0u);
 
   // n = 300,000, dim 128: gather iff sel < (1/3)·min(5.5/√128, 0.5) = 0.162.
   EXPECT_NEAR(GatherMaxSelectivity(t, 300000, 128), 0.1620, 1e-4);

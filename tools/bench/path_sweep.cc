@@ -186,6 +186,7 @@ struct PointFilters {
   std::vector<RowSet> sets;  // bitset: 1; bitmap: one per query (shared: 1, reused)
   uint64_t mean = 0;
   uint64_t union_rows = 0;
+  uint64_t max_rows = 0;  // the largest set
 };
 
 PointFilters BuildFilters(uint64_t rows, uint64_t count, bool per_query, Overlap overlap,
@@ -196,6 +197,7 @@ PointFilters BuildFilters(uint64_t rows, uint64_t count, bool per_query, Overlap
     pf.sets.push_back(Exactly(rows, count, seed ^ Mix(count)));
     pf.mean = pf.sets[0].Cardinality();
     pf.union_rows = pf.mean;
+    pf.max_rows = pf.mean;
     return pf;
   }
   pf.sets.resize(queries);
@@ -216,6 +218,7 @@ PointFilters BuildFilters(uint64_t rows, uint64_t count, bool per_query, Overlap
   std::vector<const RowSet*> ptrs;
   for (auto& s : pf.sets) {
     sum += s.Cardinality();
+    pf.max_rows = std::max(pf.max_rows, s.Cardinality());
     ptrs.push_back(&s);
   }
   pf.mean = sum / queries;
@@ -275,6 +278,7 @@ PlanInput Cell::plan_input(uint32_t queries, uint32_t k) const {
   in.per_query = per_query;
   in.passing_rows = passing;
   in.union_rows = union_rows;
+  in.max_passing_rows = max_passing;
   return in;
 }
 
@@ -374,6 +378,7 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
           cell.overlap = s.overlap;
           cell.passing = pf.mean;
           cell.union_rows = pf.union_rows;
+          cell.max_passing = pf.max_rows;
           BatchFilters bf;
           if (s.per_query) {
             for (uint32_t q = 0; q < config.queries; ++q) {
@@ -461,11 +466,11 @@ namespace {
 // confirmed by the next point too (or the last point) ends a's range; the crossover is
 // interpolated in log x between it and the point before. *censored: -1 when a lost from the
 // first point (returns x[0]), +1 when it never lost (returns the last x), else 0.
-double Crossover(const std::vector<double>& x, std::vector<double> r, int* censored) {
-  // Within kTie of each other the two paths are tied: a loss that small is no loss (on a busy
-  // machine it is noise, and either choice costs at most kTie).
-  constexpr double kTie = 0.10;
-  for (double& v : r) v -= std::log1p(kTie);
+double Crossover(const std::vector<double>& x, std::vector<double> r, int* censored,
+                 double tie = 0.10) {
+  // Within `tie` of each other the two paths are tied: a loss that small is no loss (on a busy
+  // machine it is noise, and either choice costs at most `tie`).
+  for (double& v : r) v -= std::log1p(tie);
   const size_t n = x.size();
   *censored = 0;
   if (n == 0) {
@@ -507,6 +512,36 @@ std::map<std::tuple<bool, int, uint64_t, uint32_t>, std::vector<const Cell*>> Gr
   return g;
 }
 
+// Of the settings whose loss is within 1e-9 of the least, the one nearest (in log space) to
+// their log-centroid. Settings are vectors of positive numbers.
+size_t MiddleOfBest(const std::vector<std::vector<double>>& settings,
+                    const std::vector<double>& loss) {
+  const double best = *std::min_element(loss.begin(), loss.end());
+  std::vector<size_t> tied;
+  for (size_t i = 0; i < loss.size(); ++i) {
+    if (loss[i] <= best + 1e-9) tied.push_back(i);
+  }
+  const size_t d = settings[tied[0]].size();
+  std::vector<double> centroid(d, 0.0);
+  for (size_t i : tied) {
+    for (size_t j = 0; j < d; ++j) centroid[j] += std::log(settings[i][j]) / tied.size();
+  }
+  size_t pick = tied[0];
+  double pick_dist = std::numeric_limits<double>::infinity();
+  for (size_t i : tied) {
+    double dist = 0;
+    for (size_t j = 0; j < d; ++j) {
+      const double e = std::log(settings[i][j]) - centroid[j];
+      dist += e * e;
+    }
+    if (dist < pick_dist) {
+      pick_dist = dist;
+      pick = i;
+    }
+  }
+  return pick;
+}
+
 double TimeOrInf(const Cell& c, int p) {
   if (c.failed[p] || (c.reps[p] == 0 && !c.pruned[p]))
     return std::numeric_limits<double>::infinity();
@@ -545,7 +580,9 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       x.push_back(std::max<double>(1, c->passing));
       r.push_back(c->pruned[0] ? 10.0 : LogRatio(TimeOrInf(*c, 0), other));
     }
-    fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored);
+    // A 5% tie: SDDMM and gather approach each other slowly, so a 10% tie would carry SDDMM
+    // well past the point where it starts to lose.
+    fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored, fs.per_query ? 0.10 : 0.05);
     (fs.per_query ? sddmm_bitmap : sddmm_bitset).push_back(fs.sddmm_rows);
     // Gather against dense, along the passing (bitset) or union (bitmap) fraction.
     x.clear();
@@ -571,8 +608,48 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
   }
 
   if (!sddmm_bitset.empty()) {
-    t.sddmm_max_rows = static_cast<uint64_t>(std::llround(LogMedian(sddmm_bitset)));
+    // log(crossover) = log(A) + e · log(128 / dim) over the bracketed series.
+    std::vector<std::pair<double, double>> xy;  // (log(128 / dim), log(crossover))
+    std::vector<uint32_t> dims;
+    for (const auto& fs : rep.series) {
+      if (fs.per_query || fs.sddmm_censored != 0) continue;
+      xy.emplace_back(std::log(kSddmmReferenceDim / fs.dim), std::log(fs.sddmm_rows));
+      dims.push_back(fs.dim);
+    }
+    std::sort(dims.begin(), dims.end());
+    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+    rep.sddmm_series = static_cast<int>(xy.size());
+    rep.sddmm_dims = static_cast<int>(dims.size());
+    double exponent = base.sddmm_dim_exponent;
+    double log_a = 0;
+    if (dims.size() >= 2) {
+      double mx = 0, my = 0;
+      for (auto [x, y] : xy) mx += x / xy.size(), my += y / xy.size();
+      double sxx = 0, sxy = 0;
+      for (auto [x, y] : xy) sxx += (x - mx) * (x - mx), sxy += (x - mx) * (y - my);
+      exponent = std::clamp(sxx > 0 ? sxy / sxx : 0.0, 0.0, 2.0);
+      log_a = my - exponent * mx;
+    } else {
+      // One dim (or none bracketed): the base's exponent, the count from every series.
+      std::vector<double> at_reference;
+      for (const auto& fs : rep.series) {
+        if (fs.per_query) continue;
+        at_reference.push_back(fs.sddmm_rows * std::pow(fs.dim / kSddmmReferenceDim, exponent));
+      }
+      log_a = std::log(LogMedian(at_reference));
+    }
+    t.sddmm_max_rows = static_cast<uint64_t>(std::llround(std::exp(log_a)));
+    t.sddmm_dim_exponent = exponent;
     t.sddmm_max_fraction = 1.0;
+    double sq = 0;
+    for (auto [x, y] : xy) {
+      const double e = log_a + exponent * x - y;
+      sq += e * e;
+    }
+    rep.sddmm_log_rms = xy.empty() ? 0 : std::sqrt(sq / xy.size());
+    for (auto& fs : rep.series) {
+      if (!fs.per_query) fs.model_sddmm_rows = SddmmMaxRows(t, fs.dim);
+    }
   }
   if (!gather_points.empty()) {
     // Grid search of cuVS's form amortized(rows) · min(scale / √dim, cap).
@@ -653,60 +730,59 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     t.bitmap_union_gather = union_pays && !union_fracs.empty();
     t.bitmap_gather_max_fraction =
         t.bitmap_union_gather ? std::min(1.0, LogMedian(union_fracs)) : 0.0;
-    // The SDDMM count, fraction and share bounds jointly, by the mean log penalty over the
-    // bitmap cells (a count alone cannot tell overlapping filters, where the union gather wins
-    // from the start, from independent ones, where SDDMM wins up to a count that may grow with
-    // the rows). Ties go toward the median crossover of the series where SDDMM won at first,
-    // and toward no fraction or share bound.
-    std::vector<double> won_first;
-    for (const auto& fs : rep.series) {
-      if (fs.per_query && fs.sddmm_censored >= 0) won_first.push_back(fs.sddmm_rows);
-    }
-    const double center = won_first.empty() ? LogMedian(sddmm_bitmap) : LogMedian(won_first);
-    std::vector<Cell> bitmap_cells;
+    // Per-query SDDMM against the alternative that would run instead (the union gather or
+    // dense, fixed by the bounds just fitted): the share bound on the cells whose alternative
+    // is the gather, the base count and fraction on those whose alternative is dense, each by
+    // the mean log penalty; no count bound.
+    t.bitmap_sddmm_max_rows = UINT64_MAX;
+    std::vector<const Cell*> vs_gather, vs_dense;
     for (const Cell& c : cells) {
-      if (c.per_query) bitmap_cells.push_back(c);
+      if (!c.per_query) continue;
+      PlannerThresholds never = t;
+      never.bitmap_sddmm_max_rows = 0;
+      const SearchPath alt = ChoosePath(never, c.plan_input(queries, k));
+      (alt == SearchPath::kGather ? vs_gather : vs_dense).push_back(&c);
     }
-    std::vector<double> shares, fracs, counts;
-    for (double e = -2; e <= 0.0001; e += 0.1) shares.push_back(std::min(1.0, std::pow(10.0, e)));
-    for (double e = -3; e <= 0.0001; e += 0.1) fracs.push_back(std::min(1.0, std::pow(10.0, e)));
-    for (double e = 1; e <= 7.001; e += 0.1) counts.push_back(std::pow(10.0, e));
-    counts.push_back(1e19);  // no count bound
-    double best = std::numeric_limits<double>::infinity();
-    uint64_t best_rows = static_cast<uint64_t>(std::llround(center));
-    double best_share = 1.0, best_frac = 1.0;
-    for (double rows_bound : counts) {
-      for (double frac : fracs) {
-        for (double share : shares) {
+    auto mean_log_penalty = [&](const std::vector<const Cell*>& cs, const PlannerThresholds& th) {
+      double sum = 0;
+      size_t n = 0;
+      for (const Cell* c : cs) {
+        const int chosen = PathIndex(ChoosePath(th, c->plan_input(queries, k)));
+        if (c->failed[chosen]) continue;
+        sum += std::log(std::max(1.0, c->ms[chosen] / c->best_ms()));
+        ++n;
+      }
+      return n ? sum / n : 0.0;
+    };
+    std::vector<std::vector<double>> settings;
+    std::vector<double> loss;
+    if (!vs_gather.empty()) {
+      for (double e = -3; e <= 0.0001; e += 0.1) {
+        PlannerThresholds trial = t;
+        trial.bitmap_sddmm_max_share = std::min(1.0, std::pow(10.0, e));
+        settings.push_back({trial.bitmap_sddmm_max_share});
+        loss.push_back(mean_log_penalty(vs_gather, trial));
+      }
+      t.bitmap_sddmm_max_share = settings[MiddleOfBest(settings, loss)][0];
+    }
+    settings.clear();
+    loss.clear();
+    if (!vs_dense.empty()) {
+      std::vector<double> bases = {1};  // 1 stands for 0 (log space)
+      for (double e = 1; e <= 7.001; e += 0.1) bases.push_back(std::pow(10.0, e));
+      for (double base_rows : bases) {
+        for (double e = -4; e <= 0.0001; e += 0.1) {
           PlannerThresholds trial = t;
-          trial.bitmap_sddmm_max_rows =
-              rows_bound > 1e18 ? UINT64_MAX : static_cast<uint64_t>(std::llround(rows_bound));
-          trial.bitmap_sddmm_max_fraction = frac;
-          trial.bitmap_sddmm_max_share = share;
-          double sum = 0;
-          size_t n = 0;
-          for (const Cell& c : bitmap_cells) {
-            const int chosen = PathIndex(ChoosePath(trial, c.plan_input(queries, k)));
-            if (c.failed[chosen]) continue;
-            sum += std::log(std::max(1.0, c.ms[chosen] / c.best_ms()));
-            ++n;
-          }
-          const double loss =
-              (n ? sum / n : 0) +
-              1e-3 * std::fabs(std::log(std::min(rows_bound, 1e9) / std::max(center, 1.0))) +
-              1e-3 * (std::fabs(std::log(frac)) + std::fabs(std::log(share)));
-          if (loss < best) {
-            best = loss;
-            best_rows = trial.bitmap_sddmm_max_rows;
-            best_share = share;
-            best_frac = frac;
-          }
+          trial.bitmap_sddmm_base_rows = base_rows <= 1 ? 0 : base_rows;
+          trial.bitmap_sddmm_max_fraction = std::min(1.0, std::pow(10.0, e));
+          settings.push_back({base_rows, trial.bitmap_sddmm_max_fraction});
+          loss.push_back(mean_log_penalty(vs_dense, trial));
         }
       }
+      const auto& pick = settings[MiddleOfBest(settings, loss)];
+      t.bitmap_sddmm_base_rows = pick[0] <= 1 ? 0 : pick[0];
+      t.bitmap_sddmm_max_fraction = pick[1];
     }
-    t.bitmap_sddmm_max_rows = best_rows;
-    t.bitmap_sddmm_max_fraction = best_frac;
-    t.bitmap_sddmm_max_share = best_share;
   }
   return t;
 }
@@ -737,8 +813,8 @@ Status WriteCsv(const std::string& path, const std::vector<Cell>& cells, const S
                 const std::vector<std::pair<std::string, Rule>>& rules) {
   std::ofstream out(path);
   if (!out) return Status::IOError("file " + path + ": cannot be written");
-  out << "mode,overlap,rows,dim,queries,k,dtype,passing,fraction,union_rows,union_fraction,path,"
-         "ms,reps,status,oracle_path,oracle_ms,penalty";
+  out << "mode,overlap,rows,dim,queries,k,dtype,passing,fraction,union_rows,union_fraction,"
+         "max_passing,path,ms,reps,status,oracle_path,oracle_ms,penalty";
   for (const auto& [name, rule] : rules) out << ",rule_" << name;
   out << "\n";
   char buf[512];
@@ -750,15 +826,16 @@ Status WriteCsv(const std::string& path, const std::vector<Cell>& cells, const S
     }
     for (int p = 0; p < 3; ++p) {
       const char* status = c.failed[p] ? "failed" : c.pruned[p] ? "pruned" : "ok";
-      std::snprintf(
-          buf, sizeof(buf), "%s,%s,%llu,%u,%u,%u,%s,%llu,%.8g,%llu,%.8g,%s,%.6g,%d,%s,%s,%.6g,%.6g",
-          c.per_query ? "bitmap" : "bitset", c.per_query ? OverlapName(c.overlap) : "",
-          static_cast<unsigned long long>(c.rows), c.dim, config.queries, config.k,
-          config.dtype == DType::kFloat16 ? "f16" : "f32",
-          static_cast<unsigned long long>(c.passing), c.fraction(),
-          static_cast<unsigned long long>(c.union_rows), c.union_fraction(),
-          SearchPathName(PathAt(p)), c.ms[p], c.reps[p], status, SearchPathName(PathAt(best)),
-          c.best_ms(), c.failed[p] ? 0.0 : c.ms[p] / c.best_ms());
+      std::snprintf(buf, sizeof(buf),
+                    "%s,%s,%llu,%u,%u,%u,%s,%llu,%.8g,%llu,%.8g,%llu,%s,%.6g,%d,%s,%s,%.6g,%.6g",
+                    c.per_query ? "bitmap" : "bitset", c.per_query ? OverlapName(c.overlap) : "",
+                    static_cast<unsigned long long>(c.rows), c.dim, config.queries, config.k,
+                    config.dtype == DType::kFloat16 ? "f16" : "f32",
+                    static_cast<unsigned long long>(c.passing), c.fraction(),
+                    static_cast<unsigned long long>(c.union_rows), c.union_fraction(),
+                    static_cast<unsigned long long>(c.max_passing), SearchPathName(PathAt(p)),
+                    c.ms[p], c.reps[p], status, SearchPathName(PathAt(best)), c.best_ms(),
+                    c.failed[p] ? 0.0 : c.ms[p] / c.best_ms());
       out << buf;
       for (const auto& name : chosen) out << "," << name;
       out << "\n";

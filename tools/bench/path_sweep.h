@@ -74,6 +74,7 @@ struct Cell {
   Overlap overlap = Overlap::kShared;  // bitmap only
   uint64_t passing = 0;                // bitset: the set's count; bitmap: the mean per-query count
   uint64_t union_rows = 0;             // bitmap: |union of the queries' sets|; bitset: = passing
+  uint64_t max_passing = 0;            // bitmap: the largest per-query count; bitset: = passing
   double ms[3] = {0, 0, 0};            // sddmm, gather, dense (median); a lower bound when pruned
   bool pruned[3] = {false, false, false};
   bool failed[3] = {false, false, false};
@@ -101,9 +102,9 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
 
 // What the fit found, beside the thresholds.
 struct FitReport {
-  // Per bitset series (rows, dim): where SDDMM stopped beating the better of gather and dense
-  // (passing rows) and where gather stopped beating dense (fraction); censored = the crossover
-  // lies outside the measured range (the value is the range's end).
+  // Per series (rows, dim, mode, overlap): where SDDMM stopped beating the better of gather and
+  // dense (passing rows) and where gather stopped beating dense (fraction); censored = the
+  // crossover lies outside the measured range (the value is the range's end).
   struct Series {
     uint64_t rows = 0;
     uint32_t dim = 0;
@@ -114,13 +115,23 @@ struct FitReport {
     double gather_fraction = 0;  // bitset: passing fraction; bitmap: union fraction
     int gather_censored = 0;
     double model_fraction = 0;  // the fitted rule's gather bound at (rows, dim) (bitset)
+    double model_sddmm_rows = 0;  // the fitted rule's SDDMM bound at dim (bitset)
   };
   std::vector<Series> series;
-  double fit_log_rms = 0;  // RMS of log(model / measured) over bracketed bitset series
+  double fit_log_rms = 0;  // RMS of log(model / measured) over bracketed bitset series (gather)
+  // The bitset SDDMM bound's fit: how many bracketed series at how many distinct dims, and the
+  // RMS of log(model / measured crossover) over them.
+  int sddmm_series = 0;
+  int sddmm_dims = 0;
+  double sddmm_log_rms = 0;
 };
 
 // Fits thresholds to the cells (see README "Calibration and the planner"):
-//   sddmm_max_rows        median over series of the SDDMM crossover count;
+//   sddmm_max_rows, sddmm_dim_exponent
+//                         log(crossover) = log(sddmm_max_rows) + e · log(128 / dim) by least
+//                         squares over the bracketed bitset series' SDDMM crossovers (5% tie),
+//                         e clamped to [0, 2]; with fewer than two dims, e stays base's and the
+//                         count is the log-median of the crossovers scaled to dim 128;
 //   sddmm_max_fraction    1 (no bound), or the tightest per-series crossover fraction when
 //                         that lowers the mean penalty over the bitset cells by > 3%;
 //   gather_min_rows, gather_scale, gather_max_fraction
@@ -130,9 +141,15 @@ struct FitReport {
 //   bitmap_union_gather, bitmap_gather_max_fraction
 //                         on when the union gather beat dense by ≥ 10% in some cell, with the
 //                         median crossover union fraction;
-//   bitmap_sddmm_max_rows, bitmap_sddmm_max_fraction, bitmap_sddmm_max_share
-//                         a grid search minimizing the mean log penalty over the bitmap cells,
-//                         ties toward the median SDDMM crossover count and no other bound.
+//   bitmap_sddmm_max_share
+//                         a grid search minimizing the mean log penalty over the bitmap cells
+//                         whose alternative to SDDMM is the union gather;
+//   bitmap_sddmm_base_rows, bitmap_sddmm_max_fraction
+//                         the same over the cells whose alternative is dense;
+//   bitmap_sddmm_max_rows no bound (UINT64_MAX): a count alone does not carry from one shard
+//                         size to another.
+// Each grid search takes, of the settings that reach the least loss, the one nearest (in log)
+// to their log-centroid: the middle of the range the data allows, not an edge of it.
 // `base` supplies whatever the cells cannot (a mode that was not swept).
 PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries, uint32_t k,
                                 const PlannerThresholds& base, FitReport* report);

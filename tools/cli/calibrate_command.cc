@@ -2,13 +2,20 @@
 
 #include "tools/cli/calibrate_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu/gpu_backend.h"
@@ -30,12 +37,16 @@ const char kCalibrateUsage[] =
     "usage: sieve calibrate DB [--device auto|cpu|gpu] [--quick] [--rows-list N,...]\n"
     "                          [--dims D,...] [--queries Q] [--k K] [--dtype f16|f32]\n"
     "                          [--reps R] [--warmup W] [--time-limit-s S] [--dry-run]\n"
+    "       sieve calibrate --refit FILE [--device cpu|gpu]\n"
     "Times the SDDMM, gather and dense paths of the device on synthetic uniform data over a\n"
     "grid of passing-row counts x rows x dims, for one shared filter (bitset) and per-query\n"
     "filters of varied overlap (bitmap), fits the planner thresholds and stores them in DB\n"
     "under the device's name; later searches on that device use them. Prints a JSON summary\n"
     "(thresholds, per-point winners, seconds) on stdout. --dry-run fits without storing;\n"
     "--time-limit-s stops the sweep early (before the next shape) and fits what was measured.\n"
+    "--refit fits to the points recorded in FILE (a calibrate JSON summary or a bench --csv\n"
+    "file) instead of timing anything, and prints the summary without storing it (no DB);\n"
+    "the base thresholds are the --device's defaults (auto: the summary's device, else gpu).\n"
     "Defaults: queries 100, k 64, dtype f16; the grid depends on the device and --quick.\n";
 
 const char kBenchUsage[] =
@@ -52,7 +63,6 @@ const char kBenchUsage[] =
     "Defaults: rows 200000,1000000,3000000,10000000; dims 128,256,512,1024; fractions\n"
     "0.0001..0.6 (12 points); f16, l2, k 64, 100 queries; both modes, overlaps\n"
     "shared,independent.\n";
-
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
@@ -169,7 +179,10 @@ json CellJson(const sweep::Cell& c) {
   j["rows"] = c.rows;
   j["dim"] = c.dim;
   j["passing"] = c.passing;
-  if (c.per_query) j["union"] = c.union_rows;
+  if (c.per_query) {
+    j["union"] = c.union_rows;
+    j["max_passing"] = c.max_passing;
+  }
   json ms;
   for (int p = 0; p < 3; ++p) {
     const char* name = SearchPathName(sweep::PathAt(p));
@@ -185,84 +198,224 @@ json CellJson(const sweep::Cell& c) {
 
 void Progress(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
+// Cells recorded by `sieve calibrate` (the summary's "points") or `sieve bench --csv`, for
+// --refit. *device is the summary's device ("" for a CSV); *queries and *k the CSV's.
+Status ReadCells(const std::string& path, std::vector<sweep::Cell>* cells, std::string* device,
+                 uint32_t* queries, uint32_t* k) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError("file " + path + ": cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  cells->clear();
+  device->clear();
+  auto path_index = [](const std::string& name) {
+    return name == "sddmm" ? 0 : name == "gather" ? 1 : name == "dense" ? 2 : -1;
+  };
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("points") || !j["points"].is_array()) {
+      return Status::InvalidArgument("file " + path + ": not a calibrate summary (no points)");
+    }
+    if (j.contains("device") && j["device"].is_string()) *device = j["device"].get<std::string>();
+    for (const auto& p : j["points"]) {
+      sweep::Cell c;
+      try {
+        c.per_query = p.at("mode").get<std::string>() == "bitmap";
+        if (c.per_query) {
+          SIEVE_RETURN_IF_ERROR(
+              sweep::ParseOverlap(p.at("overlap").get<std::string>(), &c.overlap));
+        }
+        c.rows = p.at("rows").get<uint64_t>();
+        c.dim = p.at("dim").get<uint32_t>();
+        c.passing = p.at("passing").get<uint64_t>();
+        c.union_rows = p.value("union", c.passing);
+        c.max_passing = p.value("max_passing", c.passing);
+        for (const auto& [name, v] : p.at("ms").items()) {
+          const int i = path_index(name);
+          if (i < 0) continue;
+          if (v.is_null()) {
+            c.failed[i] = true;
+            c.ms[i] = std::numeric_limits<double>::quiet_NaN();
+          } else {
+            c.ms[i] = v.get<double>();
+            c.reps[i] = 1;
+          }
+        }
+      } catch (const nlohmann::json::exception& e) {
+        return Status::InvalidArgument("file " + path + ": a point is malformed: " + e.what());
+      }
+      cells->push_back(c);
+    }
+    return Status::OK();
+  }
+  // CSV: one line per cell × path, the columns named by the header.
+  std::istringstream lines(text);
+  std::string line;
+  std::vector<std::string> header;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (true) {
+      const size_t end = l.find(',', start);
+      out.push_back(l.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return out;
+  };
+  if (!std::getline(lines, line)) return Status::InvalidArgument("file " + path + ": empty");
+  header = split(line);
+  auto col = [&](const char* name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  const int c_mode = col("mode"), c_overlap = col("overlap"), c_rows = col("rows"),
+            c_dim = col("dim"), c_queries = col("queries"), c_k = col("k"),
+            c_passing = col("passing"), c_union = col("union_rows"), c_max = col("max_passing"),
+            c_path = col("path"), c_ms = col("ms"), c_reps = col("reps"), c_status = col("status");
+  if (c_mode < 0 || c_rows < 0 || c_dim < 0 || c_passing < 0 || c_union < 0 || c_path < 0 ||
+      c_ms < 0 || c_status < 0) {
+    return Status::InvalidArgument("file " + path +
+                                   ": neither a calibrate summary nor a bench CSV");
+  }
+  std::map<std::tuple<std::string, std::string, uint64_t, uint32_t, uint64_t>, size_t> index;
+  size_t line_no = 1;
+  while (std::getline(lines, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    const std::vector<std::string> f = split(line);
+    if (f.size() < header.size()) {
+      return Status::InvalidArgument("file " + path + ", line " + std::to_string(line_no) +
+                                     ": too few columns");
+    }
+    const uint64_t rows = std::strtoull(f[c_rows].c_str(), nullptr, 10);
+    const uint32_t dim = static_cast<uint32_t>(std::strtoul(f[c_dim].c_str(), nullptr, 10));
+    const uint64_t passing = std::strtoull(f[c_passing].c_str(), nullptr, 10);
+    const std::string overlap = c_overlap >= 0 ? f[c_overlap] : "";
+    auto key = std::make_tuple(f[c_mode], overlap, rows, dim, passing);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      sweep::Cell c;
+      c.per_query = f[c_mode] == "bitmap";
+      if (c.per_query) SIEVE_RETURN_IF_ERROR(sweep::ParseOverlap(overlap, &c.overlap));
+      c.rows = rows;
+      c.dim = dim;
+      c.passing = passing;
+      c.union_rows = std::strtoull(f[c_union].c_str(), nullptr, 10);
+      c.max_passing =
+          c_max >= 0 && !f[c_max].empty() ? std::strtoull(f[c_max].c_str(), nullptr, 10) : passing;
+      it = index.emplace(key, cells->size()).first;
+      cells->push_back(c);
+      if (c_queries >= 0) *queries = static_cast<uint32_t>(std::stoul(f[c_queries]));
+      if (c_k >= 0) *k = static_cast<uint32_t>(std::stoul(f[c_k]));
+    }
+    sweep::Cell& c = (*cells)[it->second];
+    const int i = path_index(f[c_path]);
+    if (i < 0) continue;
+    c.ms[i] = std::strtod(f[c_ms].c_str(), nullptr);
+    c.reps[i] = c_reps >= 0 ? std::atoi(f[c_reps].c_str()) : 1;
+    c.failed[i] = f[c_status] == "failed";
+    c.pruned[i] = f[c_status] == "pruned";
+    if (c.failed[i]) c.ms[i] = std::numeric_limits<double>::quiet_NaN();
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 int Calibrate(const Args& args) {
-  Flags flags(
-      {"device", "rows-list", "dims", "queries", "k", "dtype", "reps", "warmup", "time-limit-s"},
-      {"quick", "dry-run"});
+  Flags flags({"device", "rows-list", "dims", "queries", "k", "dtype", "reps", "warmup",
+               "time-limit-s", "refit"},
+              {"quick", "dry-run"});
   Status s = flags.Parse(args);
   if (flags.help()) {
     std::fputs(kCalibrateUsage, stdout);
     return 0;
   }
-  if (s.ok() && flags.positional().size() != 1) {
+  const bool refit = flags.Has("refit");
+  if (s.ok() && !refit && flags.positional().size() != 1) {
     s = Status::InvalidArgument(flags.positional().empty() ? "missing the database path"
                                                            : "one database path expected");
+  }
+  if (s.ok() && refit && !flags.positional().empty()) {
+    s = Status::InvalidArgument("--refit stores nothing: no database path expected");
   }
   if (!s.ok()) {
     std::fprintf(stderr, "sieve calibrate: %s (see sieve calibrate --help)\n", s.message().c_str());
     return 1;
   }
-  const std::string path = flags.positional()[0];
   Device device = Device::kAuto;
   s = ParseDevice(flags.Get("device", "auto"), &device);
   if (!s.ok()) return Fail("calibrate", s);
   const bool quick = flags.Has("quick");
+  const bool store = !refit && !flags.Has("dry-run");
 
-  std::unique_ptr<Executor> executor;
-  bool on_gpu = false;
-  s = MakeExecutor(device, &executor, &on_gpu);
-  if (!s.ok()) return Fail("calibrate", s);
-
-  // The grid. Counts are the SDDMM side (absolute), fractions the gather → dense side.
   sweep::SweepConfig c;
   c.queries = 100;
   c.k = 64;
-  c.dtype = DType::kFloat16;
-  c.overlaps = {sweep::Overlap::kShared, sweep::Overlap::kIndependent};
-  if (on_gpu) {
-    c.rows_list = quick ? std::vector<uint64_t>{8192, 200000, 2000000}
-                        : std::vector<uint64_t>{8192, 200000, 1000000, 10000000};
-    c.dims = quick ? std::vector<uint32_t>{32, 256} : std::vector<uint32_t>{8, 128, 512, 2048};
-    c.max_shape_bytes = uint64_t{12} << 30;
-    c.warmup = quick ? 1 : 2;
-    c.min_reps = quick ? 2 : 3;
-    c.max_reps = quick ? 5 : 10;
-    c.budget_ms = quick ? 10 : 40;
-  } else {
-    c.rows_list =
-        quick ? std::vector<uint64_t>{8192, 65536} : std::vector<uint64_t>{8192, 65536, 262144};
-    c.dims = quick ? std::vector<uint32_t>{16, 64} : std::vector<uint32_t>{8, 64, 256};
-    c.warmup = 1;
-    c.min_reps = 3;
-    c.max_reps = quick ? 5 : 7;
-    c.budget_ms = quick ? 20 : 60;
-  }
-  // Dense below 12,800 rows (where SDDMM's crossover lies), sparser above; the fractions
-  // cover the rest.
-  for (double n = 100; n < 1e9; n *= (quick || n >= 12800) ? 4.0 : 2.0) {
-    c.counts.push_back(static_cast<uint64_t>(n));
-  }
-  c.fractions = quick ? std::vector<double>{0.05, 0.2, 0.5, 0.8}
-                      : std::vector<double>{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8};
-  s = ParseCommon(flags, &c);
-  if (!s.ok()) return Fail("calibrate", s);
-
-  std::unique_ptr<DB> db;
-  s = OpenDb(path, /*create=*/false, &db);
-  if (!s.ok()) return Fail("calibrate", s);
-
-  const std::string name = executor->name();
-  std::fprintf(stderr, "calibrating %s%s: %zu rows x %zu dims, %u queries, k=%u, %s\n",
-               name.c_str(), quick ? " (quick)" : "", c.rows_list.size(), c.dims.size(), c.queries,
-               c.k, c.dtype == DType::kFloat16 ? "f16" : "f32");
-  auto t0 = Clock::now();
   std::vector<sweep::Cell> cells;
   bool partial = false;
-  s = sweep::RunSweep(executor.get(), c, Progress, &cells, &partial);
-  if (!s.ok()) return Fail("calibrate", s);
-  if (cells.empty()) return Fail("calibrate", Status::InvalidArgument("the grid has no points"));
+  bool on_gpu = false;
+  std::string name;
+  std::unique_ptr<DB> db;
+  auto t0 = Clock::now();
+  if (refit) {
+    s = ReadCells(flags.Get("refit"), &cells, &name, &c.queries, &c.k);
+    if (!s.ok()) return Fail("calibrate", s);
+    if (cells.empty()) return Fail("calibrate", Status::InvalidArgument("no points to refit"));
+    on_gpu = device == Device::kGpu || (device == Device::kAuto && name.rfind("cpu", 0) != 0);
+    if (name.empty()) name = on_gpu ? "gpu" : "cpu";
+  } else {
+    std::unique_ptr<Executor> executor;
+    s = MakeExecutor(device, &executor, &on_gpu);
+    if (!s.ok()) return Fail("calibrate", s);
+
+    // The grid. Counts are the SDDMM side (absolute), fractions the gather → dense side; two
+    // dims or more, far apart, for the SDDMM bound's fall with dim.
+    c.dtype = DType::kFloat16;
+    c.overlaps = {sweep::Overlap::kShared, sweep::Overlap::kIndependent};
+    if (on_gpu) {
+      c.rows_list = quick ? std::vector<uint64_t>{8192, 200000, 2000000}
+                          : std::vector<uint64_t>{8192, 200000, 1000000, 10000000};
+      c.dims = quick ? std::vector<uint32_t>{64, 512} : std::vector<uint32_t>{8, 128, 512, 2048};
+      c.max_shape_bytes = uint64_t{12} << 30;
+      c.warmup = quick ? 1 : 2;
+      c.min_reps = quick ? 2 : 3;
+      c.max_reps = quick ? 5 : 10;
+      c.budget_ms = quick ? 10 : 40;
+    } else {
+      c.rows_list =
+          quick ? std::vector<uint64_t>{8192, 65536} : std::vector<uint64_t>{8192, 65536, 262144};
+      c.dims = quick ? std::vector<uint32_t>{16, 64} : std::vector<uint32_t>{8, 64, 256};
+      c.warmup = 1;
+      c.min_reps = 3;
+      c.max_reps = quick ? 5 : 7;
+      c.budget_ms = quick ? 20 : 60;
+    }
+    // Doubling below 12,800 rows (where SDDMM's crossovers lie, at every dim), sparser above;
+    // the fractions cover the rest.
+    for (double n = 100; n < 1e9; n *= n >= 12800 ? 4.0 : 2.0) {
+      c.counts.push_back(static_cast<uint64_t>(n));
+    }
+    c.fractions = quick ? std::vector<double>{0.05, 0.2, 0.5, 0.8}
+                        : std::vector<double>{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8};
+    s = ParseCommon(flags, &c);
+    if (!s.ok()) return Fail("calibrate", s);
+
+    s = OpenDb(flags.positional()[0], /*create=*/false, &db);
+    if (!s.ok()) return Fail("calibrate", s);
+
+    name = executor->name();
+    std::fprintf(stderr, "calibrating %s%s: %zu rows x %zu dims, %u queries, k=%u, %s\n",
+                 name.c_str(), quick ? " (quick)" : "", c.rows_list.size(), c.dims.size(),
+                 c.queries, c.k, c.dtype == DType::kFloat16 ? "f16" : "f32");
+    t0 = Clock::now();
+    s = sweep::RunSweep(executor.get(), c, Progress, &cells, &partial);
+    if (!s.ok()) return Fail("calibrate", s);
+    if (cells.empty()) return Fail("calibrate", Status::InvalidArgument("the grid has no points"));
+  }
 
   const PlannerThresholds defaults =
       on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
@@ -270,17 +423,22 @@ int Calibrate(const Args& args) {
   PlannerThresholds fitted = sweep::FitThresholds(cells, c.queries, c.k, defaults, &report);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   char src[256];
-  std::snprintf(src, sizeof(src), "calibrated %s on %s (sieve calibrate%s, %zu points, %.0f s)",
-                UtcNow().c_str(), name.c_str(), quick ? " --quick" : "", cells.size(), seconds);
+  if (refit) {
+    std::snprintf(src, sizeof(src), "refitted %s to the %zu points of %s", UtcNow().c_str(),
+                  cells.size(), flags.Get("refit").c_str());
+  } else {
+    std::snprintf(src, sizeof(src), "calibrated %s on %s (sieve calibrate%s, %zu points, %.0f s)",
+                  UtcNow().c_str(), name.c_str(), quick ? " --quick" : "", cells.size(), seconds);
+  }
   fitted.source = src;
-  if (!flags.Has("dry-run")) {
+  if (store) {
     s = db->PutPlannerThresholds(name, fitted);
     if (!s.ok()) return Fail("calibrate", s);
   }
 
   json out;
   out["device"] = name;
-  out["stored"] = !flags.Has("dry-run");
+  out["stored"] = store;
   out["seconds"] = std::round(seconds * 10) / 10;
   out["complete"] = !partial;
   out["thresholds"] = ThresholdsJson(fitted);
@@ -288,6 +446,10 @@ int Calibrate(const Args& args) {
   fit["gather_form"] =
       "(1 - gather_min_rows/rows) * min(gather_scale/sqrt(dim), gather_max_fraction)";
   fit["log_rms"] = report.fit_log_rms;
+  fit["sddmm_form"] = "sddmm_max_rows * (128/dim)^sddmm_dim_exponent";
+  fit["sddmm_series"] = report.sddmm_series;
+  fit["sddmm_dims"] = report.sddmm_dims;
+  fit["sddmm_log_rms"] = report.sddmm_log_rms;
   json series = json::array();
   for (const auto& fs : report.series) {
     json j;
@@ -300,7 +462,10 @@ int Calibrate(const Args& args) {
     j[fs.per_query ? "gather_crossover_union_fraction" : "gather_crossover_fraction"] =
         fs.gather_fraction;
     j["gather_censored"] = fs.gather_censored;
-    if (!fs.per_query) j["model_fraction"] = fs.model_fraction;
+    if (!fs.per_query) {
+      j["model_fraction"] = fs.model_fraction;
+      j["model_sddmm_rows"] = std::round(fs.model_sddmm_rows);
+    }
     series.push_back(j);
   }
   fit["series"] = series;
@@ -321,14 +486,15 @@ int Calibrate(const Args& args) {
   std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   std::fprintf(
       stderr,
-      "%s %s in %.1f s: sddmm_max_rows %llu, gather %s, bitmap sddmm %llu, "
-      "union gather %s\n",
-      flags.Has("dry-run") ? "fitted (not stored)" : "stored", name.c_str(), seconds,
-      static_cast<unsigned long long>(fitted.sddmm_max_rows),
+      "%s %s in %.1f s: sddmm_max_rows %llu at dim 128 x (128/dim)^%.2f, gather %s, "
+      "bitmap sddmm: share %.3g, base %.0f + fraction %.3g, union gather %s\n",
+      store ? "stored" : "fitted (not stored)", name.c_str(), seconds,
+      static_cast<unsigned long long>(fitted.sddmm_max_rows), fitted.sddmm_dim_exponent,
       ("min_rows " + std::to_string(fitted.gather_min_rows) + " scale " +
        std::to_string(fitted.gather_scale) + " cap " + std::to_string(fitted.gather_max_fraction))
           .c_str(),
-      static_cast<unsigned long long>(fitted.bitmap_sddmm_max_rows),
+      fitted.bitmap_sddmm_max_share, fitted.bitmap_sddmm_base_rows,
+      fitted.bitmap_sddmm_max_fraction,
       fitted.bitmap_union_gather
           ? ("< " + std::to_string(fitted.bitmap_gather_max_fraction)).c_str()
           : "off");
@@ -437,16 +603,17 @@ int Bench(const Args& args) {
     calibrated.source = "in-sample fit of this sweep on " + name;
     calibrated_label = "Sieve calibrated (in-sample fit)";
   }
-  const PlannerThresholds cuvs = PlannerThresholds::GpuDefaults();
+  const PlannerThresholds cuvs = Cuvs2610Thresholds();
   std::vector<std::pair<std::string, sweep::Rule>> rules = {
       {"old_cuvs", [](const PlanInput& in) { return ChooseOldCuvsPath(in); }},
       {"cuvs_2610", [&](const PlanInput& in) { return ChoosePath(cuvs, in); }},
       {"sieve_defaults", [&](const PlanInput& in) { return ChoosePath(defaults, in); }},
       {"sieve_calibrated", [&](const PlanInput& in) { return ChoosePath(calibrated, in); }},
   };
-  const char* labels[] = {"old cuVS (sparsity < 0.9 -> dense)", "cuVS 26.10",
-                          on_gpu ? "Sieve defaults (= cuVS 26.10)" : "Sieve defaults (CPU)",
-                          calibrated_label.c_str()};
+  const char* labels[] = {
+      "old cuVS (sparsity < 0.9 -> dense)", "cuVS 26.10",
+      on_gpu ? "Sieve defaults (cuVS 26.10, SDDMM bound x 128/dim)" : "Sieve defaults (CPU)",
+      calibrated_label.c_str()};
   if (flags.Has("csv")) {
     s = sweep::WriteCsv(flags.Get("csv"), cells, c, rules);
     if (!s.ok()) return Fail("bench", s);
