@@ -24,10 +24,13 @@
 #include <utility>
 #include <vector>
 
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "gpu/cuda_util.cuh"
 #include "gpu/gpu_backend.h"
 #include "gpu/raft_select_k.cuh"
+#include "gpu/threshold_select.h"
 
 namespace sieve::gpu {
 namespace detail {
@@ -38,21 +41,20 @@ constexpr uint32_t kInvalidId = 0xffffffffu;
 constexpr size_t kTileBudgetBytes = size_t{1} << 30;
 // Queries per chunk: bounds grid.y and the per-query buffers.
 constexpr uint32_t kMaxQueryChunk = 1024;
-// Upload staging: rows are sent in chunks of at most this many float32 bytes.
-constexpr size_t kUploadChunkBytes = size_t{64} << 20;
+// Resident shards live in PagePool slabs of this size (rounded down to a power-of-two number
+// of pages); SIEVE_GPU_SLAB_KB overrides it (tests use small slabs to cross slab boundaries).
+constexpr size_t kResidentSlabBytes = size_t{256} << 20;
+// Candidate selection needs at least this many columns. On the H200 at 10,000 passing rows
+// (gather path, 0.1 % of 10M) the single-tile exact gather took 0.120 ms and candidate selection
+// 0.157 ms; at 100k columns candidates win (tools/bench/results/2026-11-29-h200-tuned/README.md).
+constexpr uint64_t kMinCandidateColumns = 65536;
 // RAFT select_k workspace pool limit.
 constexpr size_t kSelectWorkspaceBytes = size_t{2} << 30;
 
 // ---------------------------------------------------------------------------------------------
 // Error translation.
 
-Status FromCuda(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return Status::OK();
-  std::string msg = std::string(what) + ": " + cudaGetErrorName(err) + " (" +
-                    cudaGetErrorString(err) + ")";
-  if (err == cudaErrorMemoryAllocation) return Status::ResourceExhausted(msg);
-  return Status::Internal(msg);
-}
+// FromCuda, SIEVE_CUDA_TRY and SIEVE_CUDA_CHECK_LAUNCH come from gpu/cuda_util.cuh.
 
 Status FromCublas(cublasStatus_t st, const char* what) {
   if (st == CUBLAS_STATUS_SUCCESS) return Status::OK();
@@ -62,12 +64,8 @@ Status FromCublas(cublasStatus_t st, const char* what) {
   return Status::Internal(msg);
 }
 
-#define SIEVE_CUDA_TRY(call) SIEVE_RETURN_IF_ERROR(::sieve::gpu::detail::FromCuda((call), #call))
 #define SIEVE_CUBLAS_TRY(call) \
   SIEVE_RETURN_IF_ERROR(::sieve::gpu::detail::FromCublas((call), #call))
-// After every kernel launch: launch-configuration errors and earlier asynchronous faults.
-#define SIEVE_CUDA_CHECK_LAUNCH(name) \
-  SIEVE_RETURN_IF_ERROR(::sieve::gpu::detail::FromCuda(cudaGetLastError(), "launch " name))
 
 // ---------------------------------------------------------------------------------------------
 // Memory.
@@ -153,27 +151,29 @@ __device__ __forceinline__ bool TestBit(const uint32_t* words, uint32_t id) {
   return (words[id >> 5] >> (id & 31u)) & 1u;
 }
 
-// Converts `n` float32 rows to T into `dst` and writes their squared norms (of the converted
-// values). One warp per row.
+// A shard's resident rows on the device, by ordinal: the shard's pages are the identity block
+// table (row r is slot r % 64 of page r / 64), so row r lies in slab r >> shift at row
+// r & mask of it, where a slab holds 64 << slab_pages_log2 rows.
+struct ResidentRows {
+  const void* const* slabs = nullptr;  // device slab table (PagedKeys::slabs)
+  uint32_t shift = 0;                  // slab_pages_log2 + 6
+  uint64_t mask = 0;                   // (64 << slab_pages_log2) - 1
+};
+
+ResidentRows MakeResidentRows(const PagedKeys& keys) {
+  ResidentRows r;
+  r.slabs = keys.slabs;
+  r.shift = keys.slab_pages_log2 + 6;
+  r.mask = (uint64_t{kPageRows} << keys.slab_pages_log2) - 1;
+  return r;
+}
+
+// Row `row` of `rows`, `row_elems` elements of T per row.
 template <typename T>
-__global__ void ConvertRowsKernel(const float* __restrict__ src, int64_t n, int dim,
-                                  T* __restrict__ dst, float* __restrict__ sq_norms) {
-  const int lane = threadIdx.x & 31;
-  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const int64_t n_warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
-  for (int64_t r = warp; r < n; r += n_warps) {
-    const float* s = src + r * dim;
-    T* d = dst + r * dim;
-    float acc = 0.0f;
-    for (int j = lane; j < dim; j += 32) {
-      T v = static_cast<T>(s[j]);
-      d[j] = v;
-      float f = ToFloat(v);
-      acc = fmaf(f, f, acc);
-    }
-    for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (lane == 0) sq_norms[r] = acc;
-  }
+__device__ __forceinline__ const T* RowAt(const ResidentRows& rows, uint64_t row,
+                                          int64_t row_elems) {
+  return static_cast<const T*>(rows.slabs[row >> rows.shift]) +
+         static_cast<int64_t>(row & rows.mask) * row_elems;
 }
 
 // counts[w] = popcount(words[w]), widened so that the in-place scan cannot overflow.
@@ -206,9 +206,9 @@ __global__ void ScatterIdsKernel(const uint32_t* __restrict__ words, int64_t n,
   }
 }
 
-// Copies rows ids[i] of `src` (row_v vector units per row) to row i of `dst`.
+// Copies resident rows ids[i] of `src` (row_v vector units per row) to row i of `dst`.
 template <typename V>
-__global__ void GatherRowsKernel(const V* __restrict__ src, int64_t row_v,
+__global__ void GatherRowsKernel(ResidentRows src, int64_t row_v,
                                  const uint32_t* __restrict__ ids, int64_t n,
                                  V* __restrict__ dst) {
   // One thread per vector unit, so that short rows keep every lane busy.
@@ -216,12 +216,12 @@ __global__ void GatherRowsKernel(const V* __restrict__ src, int64_t row_v,
   for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
        t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t i = t / row_v;
-    dst[t] = src[static_cast<int64_t>(ids[i]) * row_v + (t - i * row_v)];
+    dst[t] = RowAt<V>(src, ids[i], row_v)[t - i * row_v];
   }
 }
 
 struct SddmmArgs {
-  const void* rows;             // resident rows (T)
+  ResidentRows rows;            // resident rows (T)
   const float* x_sq_norms;      // by ordinal
   int dim;
   const float* queries;         // m × dim float32
@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(256) SddmmKernel(SddmmArgs a) {
     }
     id = a.ids[p];
   }
-  const T* x = static_cast<const T*>(a.rows) + static_cast<int64_t>(id) * a.dim;
+  const T* x = RowAt<T>(a.rows, id, a.dim);
   const int nq = min(QB, a.m - q0);
   float acc[QB];
 #pragma unroll
@@ -369,6 +369,48 @@ __global__ void FillKernel(float* p, int64_t n, float v) {
   }
 }
 
+__global__ void FillIntKernel(int32_t* p, int64_t n, int32_t v) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    p[i] = v;
+  }
+}
+
+// Threshold-select dense path (see DeviceRun::ThresholdDense). Per query row r: the query
+// scale (the float16 high halves were divided by it), a threshold of -inf, and the margin 2E,
+// where E bounds |computed - exact| of a score: float16 high halves move a dot product by at
+// most 2^-11 |q||x| and float32 accumulation (tensor cores included) by far less; err_rel
+// (2^-9 + 2^-13) covers both with room, against the largest resident row norm.
+__global__ void ThresholdSetupKernel(int m, float scale, const float* __restrict__ q_sq_norms,
+                                     float max_x_sq_norm, int metric, float err_rel,
+                                     float* __restrict__ scales, float* __restrict__ thresholds,
+                                     float* __restrict__ margin) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const float qn2 = q_sq_norms[r];
+  float e;
+  if (metric == static_cast<int>(Metric::kCosine)) {
+    e = err_rel + 0x1p-20f;
+  } else {
+    e = err_rel * sqrtf(qn2) * sqrtf(max_x_sq_norm);
+    if (metric == static_cast<int>(Metric::kL2)) e = 2.0f * e + 0x1p-20f * (qn2 + max_x_sq_norm);
+  }
+  scales[r] = scale;
+  thresholds[r] = -INFINITY;
+  margin[r] = 2.0f * e * 1.0001f;
+}
+
+// flags[r] = cap + 1 when row r's candidates overflowed (`cap`), its ties overflowed top_k, or
+// its band overflowed `band_cap` (its result would be incomplete), else 0.
+__global__ void ThresholdOverflowKernel(int m, const int32_t* __restrict__ counters, int32_t cap,
+                                        int32_t top_k, const uint32_t* __restrict__ band_counts,
+                                        uint32_t band_cap, uint32_t* __restrict__ flags) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const bool over = counters[2 * r] > cap || counters[2 * r + 1] > top_k ||
+                    band_counts[r] > band_cap;
+  flags[r] = over ? static_cast<uint32_t>(cap) + 1u : 0u;
+}
 
 // Candidate selection (dense and gather over many columns; see DeviceRun::Candidates).
 //
@@ -444,13 +486,14 @@ __global__ void __launch_bounds__(256) CandidateKernel(CandidateArgs a) {
 // The float16 candidate scan fused into one kernel: tensor-core dot products of a tile of 128
 // rows with every query of the chunk (high halves, scaled; held in shared memory), then in
 // registers/shared memory the same test as CandidateKernel. No dot product reaches memory.
-// Rows are `rows[j]` for column j (resident rows, or the gathered block). 8 warps; warp w
-// owns rows 16w..16w+15 of a tile and NF fragments of 16 queries.
+// Rows are `rows[j]` for column j: one slab's contiguous rows (a launch never crosses a slab
+// end), or the gathered block; column j is ordinal col_base + j (or col_ids[col_base + j]).
+// 8 warps; warp w owns rows 16w..16w+15 of a tile and NF fragments of 16 queries.
 constexpr int kFusedRows = 128;
 constexpr int kFusedMaxDim = 256;
 
 struct FusedArgs {
-  const __half* rows;         // n_cols × dim, dim % 8 == 0
+  const __half* rows;         // n_cols × dim, dim % 8 == 0, contiguous
   int64_t n_cols;
   int dim;
   int dimp;                   // dim rounded up to 16
@@ -527,8 +570,8 @@ __global__ void __launch_bounds__(256) FusedCandidateKernel(FusedArgs a) {
         const int q = f * 16 + (e & 15);
         const int64_t j = wrow0 + (e >> 4);
         if (q >= a.m || j >= a.n_cols) continue;
-        const uint32_t id =
-            c.col_ids != nullptr ? c.col_ids[j] : static_cast<uint32_t>(j);
+        const uint32_t id = c.col_ids != nullptr ? c.col_ids[c.col_base + j]
+                                                  : static_cast<uint32_t>(c.col_base + j);
         if (c.filter != nullptr && !TestBit(c.filter + q * c.filter_stride, id)) continue;
         const float qn2 = qn[q];
         const float xn2 = c.x_sq_norms[id];
@@ -548,6 +591,13 @@ __global__ void __launch_bounds__(256) FusedCandidateKernel(FusedArgs a) {
       __syncwarp();
     }
   }
+}
+
+// SIEVE_GPU_THRESHOLD=1 / 0 turns the threshold-select dense path on / off (benchmarks compare
+// both; read at every search). Default: on.
+bool ThresholdSelectEnabled() {
+  const char* v = std::getenv("SIEVE_GPU_THRESHOLD");
+  return v == nullptr || v[0] != '0';
 }
 
 // SIEVE_GPU_FUSED=1 uses FusedCandidateKernel for float16 rows (dim % 8 == 0, dim <= 256,
@@ -582,13 +632,13 @@ __global__ void ThresholdKernel(const float* __restrict__ vals, int m, int kt, b
 }
 
 // Packs each query's candidates into rows of `ld` slots: slot i < counts[q] gets the candidate's
-// exact distance (recomputed from the float32 query and the resident row when `rows` is set,
-// else its computed value) and ordinal; the other slots get the sentinel and kInvalidId.
+// exact distance (recomputed from the float32 query and the resident row when `rows.slabs` is
+// set, else its computed value) and ordinal; the other slots get the sentinel and kInvalidId.
 // Blocks of grid.x stride over a query's slots: threads fill, warps rescore one slot each.
 template <typename T>
 __global__ void __launch_bounds__(256) RescoreKernel(
     const uint32_t* __restrict__ cand_ids, const float* __restrict__ cand_vals, int64_t cap,
-    const uint32_t* __restrict__ counts, const T* __restrict__ rows, int dim,
+    const uint32_t* __restrict__ counts, ResidentRows rows, int dim,
     const float* __restrict__ queries, const float* __restrict__ q_sq_norms,
     const float* __restrict__ x_sq_norms, int metric, float sentinel, int64_t ld,
     float* __restrict__ out_vals, uint32_t* __restrict__ out_ids) {
@@ -604,7 +654,7 @@ __global__ void __launch_bounds__(256) RescoreKernel(
     vals_q[i] = sentinel;
     ids_q[i] = 0xffffffffu;
   }
-  if (rows == nullptr) {
+  if (rows.slabs == nullptr) {
     const float* cvals = cand_vals + static_cast<int64_t>(q) * cap;
     for (int64_t i = thread; i < cnt; i += n_threads) {
       vals_q[i] = cvals[i];
@@ -617,7 +667,7 @@ __global__ void __launch_bounds__(256) RescoreKernel(
   const int64_t n_warps = n_threads >> 5;
   for (int64_t i = warp; i < cnt; i += n_warps) {
     const uint32_t id = cids[i];
-    const T* x = rows + static_cast<int64_t>(id) * dim;
+    const T* x = RowAt<T>(rows, id, dim);
     float acc = 0.0f;
     if constexpr (sizeof(T) == 2) {
       if (dim % 4 == 0) {  // 4 halves (8 bytes) and 4 floats per lane and step
@@ -703,6 +753,7 @@ StageMarks g_marks;
 // Searches that fell back from candidate selection to the full path (tests read it).
 std::atomic<uint64_t> g_candidate_chunks{0};
 std::atomic<uint64_t> g_candidate_fallbacks{0};
+std::atomic<uint64_t> g_threshold_chunks{0};
 
 unsigned GridFor(int64_t n, int block, int64_t cap = 65535LL * 16) {
   int64_t g = (n + block - 1) / block;
@@ -712,25 +763,50 @@ unsigned GridFor(int64_t n, int block, int64_t cap = 65535LL * 16) {
 // ---------------------------------------------------------------------------------------------
 // Device-resident shards.
 
+// A shard's rows live in its own PagePool, in pages taken in order: row r is slot r % 64 of
+// page r / 64, so `pages` is the identity and one page table row serves every request. Slabs
+// never move, so appends upload only the new rows; the norms array of the pool is indexed by
+// row.
 struct DeviceShard {
   uint64_t generation = 0;
   uint32_t rows = 0;
   uint32_t dim = 0;
   DType dtype = DType::kFloat32;
-  size_t capacity = 0;  // rows
-  void* data = nullptr;
-  float* sq_norms = nullptr;
+  std::unique_ptr<PagePool> pool;
+  std::vector<int32_t> pages;    // page of each block of 64 rows, in row order (pages[i] == i)
+  int32_t* d_pages = nullptr;    // device copy of `pages` (a one-row block table)
+  size_t d_pages_capacity = 0;   // entries
+  std::vector<const char*> slab_bases;  // host copy of the pool's slab table (for cuBLAS)
+  float max_sq_norm = 0.0f;      // the largest squared norm of a resident row (error bounds)
 
   size_t elem() const { return dtype == DType::kFloat16 ? 2 : 4; }
+  PagedKeys keys() const { return pool != nullptr ? pool->view() : PagedKeys{}; }
+  ResidentRows resident() const { return MakeResidentRows(keys()); }
+  const float* sq_norms() const { return keys().sq_norms; }
+  // Rows per slab.
+  uint64_t slab_rows() const {
+    return pool != nullptr ? uint64_t{kPageRows} * pool->pages_per_slab() : 0;
+  }
+  uint64_t device_bytes() const {
+    return (pool != nullptr ? pool->device_bytes() : 0) + d_pages_capacity * sizeof(int32_t);
+  }
   void Free() {
-    if (data != nullptr) (void)cudaFree(data);
-    if (sq_norms != nullptr) (void)cudaFree(sq_norms);
-    data = nullptr;
-    sq_norms = nullptr;
-    capacity = 0;
+    pool.reset();
+    if (d_pages != nullptr) (void)cudaFree(d_pages);
+    d_pages = nullptr;
+    d_pages_capacity = 0;
+    pages.clear();
+    slab_bases.clear();
     rows = 0;
   }
 };
+
+// The slab size of new resident shards: kResidentSlabBytes, or SIEVE_GPU_SLAB_KB KiB.
+size_t ResidentSlabBytes() {
+  const char* v = std::getenv("SIEVE_GPU_SLAB_KB");
+  const long kb = v != nullptr ? std::atol(v) : 0;
+  return kb > 0 ? static_cast<size_t>(kb) << 10 : kResidentSlabBytes;
+}
 
 }  // namespace detail
 
@@ -767,7 +843,9 @@ struct GpuExecutor::State {
   }
 
   Status EnsureResident(const ShardView& view, DeviceShard** out);
-  Status Upload(const ShardView& view, DeviceShard* s, uint32_t from);
+  // *out = the largest of n device floats (synchronizes the stream).
+  Status MaxOnDevice(const float* values, size_t n, float* out);
+  Status GrowPages(DeviceShard* s, uint32_t rows);
 };
 
 namespace {
@@ -817,28 +895,77 @@ bool NeedsCompaction(SearchPath p) { return p == SearchPath::kSddmm || p == Sear
 
 }  // namespace
 
-Status GpuExecutor::State::Upload(const ShardView& view, DeviceShard* s, uint32_t from) {
-  const uint32_t dim = view.dim;
-  const size_t chunk_rows = std::max<size_t>(1, detail::kUploadChunkBytes / (size_t{4} * dim));
-  DeviceBuffer<float> staging;
+// Gives `s` pages for `rows` rows (in order: the identity table), its device page table and
+// the host copy of the slab table. On failure the shard may hold pages it has not recorded:
+// the caller drops it.
+Status GpuExecutor::State::GrowPages(DeviceShard* s, uint32_t rows) {
+  const size_t want = (size_t{rows} + kPageRows - 1) / kPageRows;
+  const size_t have = s->pages.size();
+  if (want <= have) return Status::OK();
+  std::vector<int32_t> fresh;
   SIEVE_RETURN_IF_ERROR(
-      staging.Allocate(std::min<size_t>(chunk_rows, view.rows - from) * dim, stream));
-  for (size_t r = from; r < view.rows; r += chunk_rows) {
-    const size_t n = std::min<size_t>(chunk_rows, view.rows - r);
-    SIEVE_CUDA_TRY(cudaMemcpyAsync(staging.get(), view.vectors + r * dim, n * dim * sizeof(float),
-                                   cudaMemcpyHostToDevice, stream));
-    const unsigned grid = detail::GridFor(static_cast<int64_t>(n) * 32, 256);
-    if (s->dtype == DType::kFloat16) {
-      detail::ConvertRowsKernel<__half><<<grid, 256, 0, stream>>>(
-          staging.get(), n, dim, static_cast<__half*>(s->data) + r * dim, s->sq_norms + r);
-    } else {
-      detail::ConvertRowsKernel<float><<<grid, 256, 0, stream>>>(
-          staging.get(), n, dim, static_cast<float*>(s->data) + r * dim, s->sq_norms + r);
+      s->pool->Allocate(static_cast<uint32_t>(want - have), &fresh)
+          .WithContext("resident shard of " + std::to_string(rows) + " rows x " +
+                       std::to_string(s->dim)));
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (fresh[i] != static_cast<int32_t>(have + i)) {
+      return Status::Internal("page pool of a resident shard returned page " +
+                              std::to_string(fresh[i]) + " for rows from " +
+                              std::to_string((have + i) * kPageRows) + " (expected page " +
+                              std::to_string(have + i) + ")");
     }
-    SIEVE_CUDA_CHECK_LAUNCH("ConvertRowsKernel");
   }
+  s->pages.insert(s->pages.end(), fresh.begin(), fresh.end());
+  if (want > s->d_pages_capacity) {
+    // Geometric, like the rows it indexes; it is 1/16 of a float32 norm per row.
+    const size_t cap = std::max<size_t>({want, s->d_pages_capacity * 2, 64});
+    int32_t* d = nullptr;
+    cudaError_t err = cudaMalloc(&d, cap * sizeof(int32_t));
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return FromCuda(err, "cudaMalloc (resident page table)");
+    }
+    if (have > 0) {
+      err = cudaMemcpyAsync(d, s->d_pages, have * sizeof(int32_t), cudaMemcpyDeviceToDevice,
+                            stream);
+      if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+      if (err != cudaSuccess) {
+        (void)cudaFree(d);
+        return FromCuda(err, "copying the resident page table");
+      }
+    }
+    if (s->d_pages != nullptr) (void)cudaFree(s->d_pages);
+    s->d_pages = d;
+    s->d_pages_capacity = cap;
+  }
+  SIEVE_CUDA_TRY(cudaMemcpyAsync(s->d_pages + have, s->pages.data() + have,
+                                 (want - have) * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                 stream));
   SIEVE_CUDA_TRY(cudaStreamSynchronize(stream));
-  uploaded_rows += view.rows - from;
+  // cuBLAS takes row pointers from the host: keep the slab addresses here too.
+  const size_t n_slabs = s->pool->capacity_pages() / s->pool->pages_per_slab();
+  if (n_slabs != s->slab_bases.size()) {
+    std::vector<const char*> bases(n_slabs);
+    SIEVE_CUDA_TRY(cudaMemcpy(bases.data(), s->keys().slabs, n_slabs * sizeof(void*),
+                              cudaMemcpyDeviceToHost));
+    s->slab_bases = std::move(bases);
+  }
+  return Status::OK();
+}
+
+Status GpuExecutor::State::MaxOnDevice(const float* values, size_t n, float* out) {
+  DeviceBuffer<float> result;
+  SIEVE_RETURN_IF_ERROR(result.Allocate(1, stream));
+  size_t temp_bytes = 0;
+  SIEVE_CUDA_TRY(cub::DeviceReduce::Max(nullptr, temp_bytes, values, result.get(),
+                                        static_cast<int64_t>(n), stream));
+  DeviceBuffer<unsigned char> temp;
+  SIEVE_RETURN_IF_ERROR(temp.Allocate(std::max<size_t>(temp_bytes, 1), stream));
+  SIEVE_CUDA_TRY(cub::DeviceReduce::Max(temp.get(), temp_bytes, values, result.get(),
+                                        static_cast<int64_t>(n), stream));
+  SIEVE_CUDA_TRY(cudaMemcpyAsync(out, result.get(), sizeof(float), cudaMemcpyDeviceToHost,
+                                 stream));
+  SIEVE_CUDA_TRY(cudaStreamSynchronize(stream));
   return Status::OK();
 }
 
@@ -861,44 +988,40 @@ Status GpuExecutor::State::EnsureResident(const ShardView& view, DeviceShard** o
     DeviceShard fresh;
     fresh.dim = view.dim;
     fresh.dtype = view.dtype;
-    s = &shards.emplace(view.key, fresh).first->second;
+    const KeyType type = view.dtype == DType::kFloat16 ? KeyType::kFloat16 : KeyType::kFloat32;
+    SIEVE_RETURN_IF_ERROR(
+        PagePool::Create(type, view.dim, detail::ResidentSlabBytes(), &fresh.pool));
+    s = &shards.emplace(view.key, std::move(fresh)).first->second;
   }
   const uint32_t from = s->rows;
-  if (view.rows > s->capacity) {
-    // Geometric growth: appends cost amortized O(new rows); old rows move device to device.
-    const size_t cap = std::max<size_t>({view.rows, s->capacity + s->capacity / 2, 1024});
-    void* data = nullptr;
-    float* norms = nullptr;
-    cudaError_t e1 = cudaMalloc(&data, cap * view.dim * s->elem());
-    cudaError_t e2 = e1 == cudaSuccess ? cudaMalloc(&norms, cap * sizeof(float)) : e1;
-    if (e1 != cudaSuccess || e2 != cudaSuccess) {
-      if (data != nullptr) (void)cudaFree(data);
-      (void)cudaGetLastError();
-      return FromCuda(e1 != cudaSuccess ? e1 : e2, "allocating resident shard vectors")
-          .WithContext("shard of " + std::to_string(view.rows) + " rows x " +
-                       std::to_string(view.dim));
-    }
-    if (s->rows > 0) {
-      SIEVE_CUDA_TRY(cudaMemcpyAsync(data, s->data, size_t{s->rows} * view.dim * s->elem(),
-                                     cudaMemcpyDeviceToDevice, stream));
-      SIEVE_CUDA_TRY(cudaMemcpyAsync(norms, s->sq_norms, size_t{s->rows} * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, stream));
-      SIEVE_CUDA_TRY(cudaStreamSynchronize(stream));
-    }
-    const uint32_t keep_rows = s->rows;
-    s->Free();
-    s->data = data;
-    s->sq_norms = norms;
-    s->capacity = cap;
-    s->rows = keep_rows;
-  }
   if (view.rows > from) {
-    Status st = Upload(view, s, from);
+    const size_t pages_before = s->pages.size();
+    auto grow_and_write = [&]() -> Status {
+      SIEVE_RETURN_IF_ERROR(GrowPages(s, view.rows));
+      // Only the new rows travel; resident rows never move.
+      return s->pool->Write(s->pages, from, view.vectors + size_t{from} * view.dim,
+                            view.rows - from, stream);
+    };
+    Status st = grow_and_write();
     if (!st.ok()) {
-      // Nothing half-updated stays cached.
+      // Nothing half-updated stays cached. A pool that only failed to grow took nothing, and
+      // the shard keeps its rows.
+      if (st.IsResourceExhausted() && s->rows > 0 && s->pages.size() == pages_before &&
+          s->pool->allocated_pages() == pages_before) {
+        return st;
+      }
       s->Free();
       shards.erase(view.key);
       return st;
+    }
+    uploaded_rows += view.rows - from;
+    // The largest squared norm of the new rows, as stored (error bounds of the threshold path).
+    float new_max = std::numeric_limits<float>::infinity();
+    if (MaxOnDevice(s->sq_norms() + from, view.rows - from, &new_max).ok()) {
+      s->max_sq_norm = std::max(s->max_sq_norm, new_max);
+    } else {
+      (void)cudaGetLastError();
+      s->max_sq_norm = std::numeric_limits<float>::infinity();  // the path then never fits
     }
   }
   s->rows = std::max(s->rows, view.rows);
@@ -971,15 +1094,14 @@ GpuPathCounts GpuExecutor::path_counts() const {
   GpuPathCounts c = state_->counts;
   c.candidate_chunks = detail::g_candidate_chunks.load();
   c.candidate_fallbacks = detail::g_candidate_fallbacks.load();
+  c.threshold_chunks = detail::g_threshold_chunks.load();
   return c;
 }
 
 uint64_t GpuExecutor::resident_bytes() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   uint64_t total = 0;
-  for (const auto& [key, s] : state_->shards) {
-    total += s.capacity * (uint64_t{s.dim} * s.elem() + sizeof(float));
-  }
+  for (const auto& [key, s] : state_->shards) total += s.device_bytes();
   return total;
 }
 
@@ -1011,6 +1133,21 @@ Status GpuExecutor::TimeDevicePart(const ShardView& shard, const BatchFilters& f
 
 namespace {
 
+// Device rows for cuBLAS, which takes plain row-major blocks: resident rows are contiguous only
+// within a slab, so a GEMM over rows [off, off + n) is issued in pieces that never cross a
+// block end. The gathered block of the gather path is one block.
+struct RowBlocks {
+  const char* const* bases = nullptr;  // block b holds rows [b * block_rows, (b + 1) * block_rows)
+  uint64_t block_rows = std::numeric_limits<uint64_t>::max();
+  size_t row_bytes = 0;
+
+  const char* At(uint64_t row) const {
+    return bases[row / block_rows] + (row % block_rows) * row_bytes;
+  }
+  // Rows from `row` to the end of its block.
+  uint64_t ToEnd(uint64_t row) const { return block_rows - row % block_rows; }
+};
+
 // The device part of one search: uploads, compaction, the path, top-k and the download of
 // nq × k (value, id) pairs into pinned memory (slots a path left empty hold kInvalidId).
 class DeviceRun {
@@ -1030,6 +1167,8 @@ class DeviceRun {
 
   // The candidate list length of the chunks that ran candidate selection (0: none did).
   uint64_t candidate_cap() const { return cand_cap_; }
+  // Whether a chunk selected through the threshold select.
+  bool used_threshold() const { return used_threshold_; }
 
   Status Run() {
     const Prepared& p = p_;
@@ -1152,7 +1291,7 @@ class DeviceRun {
     e.split = p_.split;
     e.scale = p_.scale;
     e.q_sq_norms = qnorms_ + q0;
-    e.x_sq_norms = p_.shard->sq_norms;
+    e.x_sq_norms = p_.shard->sq_norms();
     e.col_ids = col_ids;
     e.col_base = col_base;
     e.filter = ChunkFilter(q0, col_ids);
@@ -1200,7 +1339,8 @@ class DeviceRun {
     uint64_t sample = 0, cap = 0;
     CandidateSizes(n_cols, &sample, &cap);
     const uint64_t gemm_cols = p_.split ? 2 * m : m;
-    return n_cols >= 4 * sample && n_cols <= std::numeric_limits<int32_t>::max() &&
+    return n_cols >= detail::kMinCandidateColumns && n_cols >= 4 * sample &&
+           n_cols <= std::numeric_limits<int32_t>::max() &&
            gemm_cols * sample * 4 <= detail::kTileBudgetBytes &&
            size_t{m} * cap * 16 <= detail::kTileBudgetBytes;
   }
@@ -1213,11 +1353,10 @@ class DeviceRun {
   // (3) the kept rows are rescored exactly (float16: float32 query against the row, as SDDMM
   // does) and select_k picks the k best. The per-query counts go to the host with the results;
   // a count above `cap` (a list overflowed) makes GpuExecutor::Run rerun with the full path.
-  Status Candidates(uint32_t q0, uint32_t m, const char* base, const uint32_t* col_ids,
+  Status Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                     uint64_t n_cols) {
     const Prepared& p = p_;
     const bool half = p.shard->dtype == DType::kFloat16;
-    const size_t elem = half ? 2 : 4;
     uint64_t sample = 0, cap = 0;
     CandidateSizes(n_cols, &sample, &cap);
     const int kf = static_cast<int>(std::min<uint64_t>(p.k, n_cols));
@@ -1237,7 +1376,11 @@ class DeviceRun {
       SIEVE_RETURN_IF_ERROR(pos.Allocate(size_t{m} * p.k, stream_));
       const void* B = p.split ? static_cast<const void*>(split_ + size_t{2} * q0 * p.dim)
                               : static_cast<const void*>(queries_ + size_t{q0} * p.dim);
-      SIEVE_RETURN_IF_ERROR(Gemm(base, sample, B, gemm_cols, dots.get()));
+      for (uint64_t off = 0; off < sample;) {
+        const uint64_t n = std::min<uint64_t>(sample - off, rows.ToEnd(off));
+        SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n, B, gemm_cols, dots.get() + off, sample));
+        off += n;
+      }
       SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
       SIEVE_RETURN_IF_ERROR(select_->Select(dots.get(), m, sample, static_cast<int>(p.k),
                                             p.select_min, vals.get(), pos.get()));
@@ -1260,7 +1403,7 @@ class DeviceRun {
     detail::CandidateArgs c;
     c.scale = half ? p.scale : 1.0f;
     c.q_sq_norms = qnorms_ + q0;
-    c.x_sq_norms = p.shard->sq_norms;
+    c.x_sq_norms = p.shard->sq_norms();
     c.col_ids = col_ids;
     c.filter = filter;
     c.filter_stride = filter_stride;
@@ -1278,23 +1421,30 @@ class DeviceRun {
                        p.dim <= detail::kFusedMaxDim && m <= 128;
     if (fused) {
       detail::FusedArgs fa;
-      fa.rows = reinterpret_cast<const __half*>(base);
-      fa.n_cols = static_cast<int64_t>(n_cols);
       fa.dim = static_cast<int>(p.dim);
       fa.dimp = static_cast<int>((p.dim + 15) / 16 * 16);
       fa.q_hi = split_ + size_t{2} * q0 * p.dim;
       fa.m = static_cast<int>(m);
       fa.c = c;
-      fa.c.col_base = 0;
       const int nf = m <= 32 ? 2 : m <= 64 ? 4 : 8;
       const size_t smem = detail::FusedSmemBytes(nf, fa.dimp);
-      const int64_t n_tiles = static_cast<int64_t>((n_cols + detail::kFusedRows - 1) / detail::kFusedRows);
-      const unsigned grid = static_cast<unsigned>(std::min<int64_t>(n_tiles, int64_t{sm_count_} * 4));
       auto launch = [&](auto kernel) -> Status {
         SIEVE_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(smem)));
-        kernel<<<grid, 256, smem, stream_>>>(fa);
-        SIEVE_CUDA_CHECK_LAUNCH("FusedCandidateKernel");
+        // One launch per slab piece: the kernel reads its rows as one contiguous block.
+        for (uint64_t off = 0; off < n_cols;) {
+          const uint64_t n = std::min<uint64_t>(n_cols - off, rows.ToEnd(off));
+          fa.rows = reinterpret_cast<const __half*>(rows.At(off));
+          fa.n_cols = static_cast<int64_t>(n);
+          fa.c.col_base = static_cast<int64_t>(off);
+          const int64_t n_tiles =
+              static_cast<int64_t>((n + detail::kFusedRows - 1) / detail::kFusedRows);
+          const unsigned grid =
+              static_cast<unsigned>(std::min<int64_t>(n_tiles, int64_t{sm_count_} * 4));
+          kernel<<<grid, 256, smem, stream_>>>(fa);
+          SIEVE_CUDA_CHECK_LAUNCH("FusedCandidateKernel");
+          off += n;
+        }
         return Status::OK();
       };
       if (nf == 2) {
@@ -1313,17 +1463,18 @@ class DeviceRun {
       DeviceBuffer<float> dots;
       SIEVE_RETURN_IF_ERROR(dots.Allocate(size_t{m} * ((tile_cols + 31) / 32 * 32), stream_));
       c.dots = dots.get();
-      for (uint64_t off = 0; off < n_cols; off += tile_cols) {
-        const uint64_t n_tile = std::min<uint64_t>(tile_cols, n_cols - off);
+      for (uint64_t off = 0; off < n_cols;) {
+        // Tiles end at slab ends too (cuBLAS reads one contiguous block).
+        const uint64_t n_tile = std::min<uint64_t>({tile_cols, n_cols - off, rows.ToEnd(off)});
         const uint64_t ld = (n_tile + 31) / 32 * 32;
-        SIEVE_RETURN_IF_ERROR(
-            Gemm(base + off * p.dim * elem, n_tile, B, gemm_cols, dots.get(), ld));
+        SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n_tile, B, gemm_cols, dots.get(), ld));
         c.n_cols = static_cast<int64_t>(n_tile);
         c.ld = static_cast<int64_t>(ld);
         c.col_base = static_cast<int64_t>(off);
         dim3 grid(detail::GridFor(static_cast<int64_t>(n_tile), 256, 2048), m);
         detail::CandidateKernel<<<grid, 256, 0, stream_>>>(c);
         SIEVE_CUDA_CHECK_LAUNCH("CandidateKernel");
+        off += n_tile;
       }
     }
     Mark("cand.scan");
@@ -1346,13 +1497,13 @@ class DeviceRun {
     dim3 grid(static_cast<unsigned>(std::min<int64_t>((ld + 255) / 256, 64)), m);
     if (half) {
       detail::RescoreKernel<__half><<<grid, 256, 0, stream_>>>(
-          cand_ids.get(), cand_vals.get(), c.cap, counts.get(),
-          static_cast<const __half*>(p.shard->data), static_cast<int>(p.dim),
-          queries_ + size_t{q0} * p.dim, qnorms_ + q0, p.shard->sq_norms, p.metric, p.sentinel,
+          cand_ids.get(), cand_vals.get(), c.cap, counts.get(), p.shard->resident(),
+          static_cast<int>(p.dim), queries_ + size_t{q0} * p.dim, qnorms_ + q0,
+          p.shard->sq_norms(), p.metric, p.sentinel,
           ld, vals.get(), ids.get());
     } else {
       detail::RescoreKernel<float><<<grid, 256, 0, stream_>>>(
-          cand_ids.get(), cand_vals.get(), c.cap, counts.get(), nullptr,
+          cand_ids.get(), cand_vals.get(), c.cap, counts.get(), detail::ResidentRows{},
           static_cast<int>(p.dim), nullptr, nullptr, nullptr, p.metric, p.sentinel, ld,
           vals.get(), ids.get());
     }
@@ -1371,6 +1522,152 @@ class DeviceRun {
     SIEVE_RETURN_IF_ERROR(Map(map));
     Mark("cand.select");
     return Download(q0, m, kf, final_vals.get(), final_ids.get());
+  }
+
+  // The threshold-select dense path: float16 rows the tensor-core kernel takes, k within what
+  // its final top-k sorts, enough columns for a sample to pay.
+  bool UseThreshold(uint32_t m, uint64_t n_cols) const {
+    if (!detail::ThresholdSelectEnabled() || detail::CandidatesDisabled() || p_.no_candidates) {
+      return false;
+    }
+    if (p_.shard->dtype != DType::kFloat16 || !p_.split) return false;
+    if (std::strcmp(ThresholdSelectKernelName(p_.shard->keys()), "mma") != 0) return false;
+    uint64_t sample = 0, cap = 0;
+    CandidateSizes(n_cols, &sample, &cap);
+    return p_.k <= 4096 && n_cols >= detail::kMinCandidateColumns && n_cols >= 4 * sample &&
+           n_cols <= std::numeric_limits<int32_t>::max() &&
+           size_t{m} * (p_.k + std::max(sample, cap)) * 8 <= detail::kTileBudgetBytes;
+  }
+
+  // Exact top-k over every resident row through gpu::ThresholdSelect, without a score matrix:
+  // (1) the threshold select over the first `sample` rows with a threshold of -inf keeps them
+  //     all; its top-k gives each query the k-th best computed score s_k of the sample, and
+  //     T = s_k - 2E (E bounds a computed score's error, see ThresholdSetupKernel);
+  // (2) the threshold select over all rows at T keeps every row whose computed score is at
+  //     least T: every row of the exact top-k among them, since the exact k-th best is at
+  //     least s_k - E;
+  // (3) the k-th best computed score c_k of the kept rows bounds the band: a row of the exact
+  //     top-k has a computed score of at least c_k - 2E. Only the band is rescored exactly
+  //     (float32 query against the row) and select_k takes the k best.
+  // Per-query overflow (candidates past `cap`, ties past k, or a band past its list) goes to
+  // the host with the results, and GpuExecutor::Run reruns the search on the full path.
+  Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols) {
+    const Prepared& p = p_;
+    uint64_t sample = 0, cap = 0;
+    CandidateSizes(n_cols, &sample, &cap);
+    sample = std::min<uint64_t>(n_cols, (sample + kPageRows - 1) / kPageRows * kPageRows);
+    const uint32_t k = p.k;
+    const uint32_t kf = static_cast<uint32_t>(std::min<uint64_t>(k, n_cols));
+    const uint32_t band_cap = std::max<uint32_t>(4 * k, 1024);
+    const uint32_t tiles = (m + kQueryTileRows - 1) / kQueryTileRows;
+    const PagedKeys keys = p.shard->keys();
+
+    DeviceBuffer<float> scales, thresholds, margin, kth_scores, vals, final_vals;
+    DeviceBuffer<int32_t> ends, requests, counters, slots, kth_keys;
+    DeviceBuffer<uint32_t> band_ids, band_counts, flags, ids, final_pos, final_ids;
+    SIEVE_RETURN_IF_ERROR(scales.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(thresholds.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(margin.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(ends.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(requests.Allocate(tiles, stream_));
+    SIEVE_RETURN_IF_ERROR(counters.Allocate(size_t{2} * m, stream_));
+    SIEVE_RETURN_IF_ERROR(slots.Allocate(size_t{m} * (k + std::max(sample, cap)) * 2, stream_));
+    SIEVE_RETURN_IF_ERROR(kth_keys.Allocate(size_t{m} * k, stream_));
+    SIEVE_RETURN_IF_ERROR(kth_scores.Allocate(size_t{m} * k, stream_));
+    SIEVE_CUDA_TRY(cudaMemsetAsync(requests.get(), 0, size_t{tiles} * 4, stream_));
+    SIEVE_CUDA_TRY(cudaMemsetAsync(counters.get(), 0, size_t{m} * 8, stream_));
+    detail::ThresholdSetupKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
+        static_cast<int>(m), p.scale, qnorms_ + q0, p.shard->max_sq_norm, p.metric,
+        0x1p-9f + 0x1p-13f, scales.get(), thresholds.get(), margin.get());
+    SIEVE_CUDA_CHECK_LAUNCH("ThresholdSetupKernel");
+    detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(ends.get(), m,
+                                                                static_cast<int32_t>(sample));
+    SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
+
+    ThresholdSelectArgs a;
+    a.keys = keys;
+    a.metric = static_cast<Metric>(p.metric);
+    a.queries = split_ + size_t{2} * q0 * p.dim;  // the chunk's m high halves
+    a.num_rows = m;
+    a.query_scales = scales.get();
+    a.query_sq_norms = qnorms_ + q0;
+    a.row_ends = ends.get();
+    a.tile_requests = requests.get();
+    a.block_table = p.shard->d_pages;
+    a.blocks_per_request = static_cast<uint32_t>(p.shard->pages.size());
+    a.filter = ChunkFilter(q0, nullptr);
+    a.filter_stride = FilterStride();
+    a.thresholds = thresholds.get();
+    a.counters = counters.get();
+    a.candidates = slots.get();
+    a.top_k = k;
+
+    // (1) The sample: every row kept, then its k-th best.
+    a.max_context = static_cast<uint32_t>(sample);
+    a.capacity = static_cast<uint32_t>(sample);
+    SIEVE_RETURN_IF_ERROR(ThresholdSelect(a, stream_));
+    SIEVE_RETURN_IF_ERROR(TopKFromCandidates(slots.get(), counters.get(), nullptr,
+                                             thresholds.get(), m, k, a.capacity, k,
+                                             kth_keys.get(), kth_scores.get(), stream_));
+    SIEVE_RETURN_IF_ERROR(ThresholdsFromTopK(kth_scores.get(), m, k, margin.get(),
+                                             thresholds.get(), counters.get(), stream_));
+    Mark("ts.threshold");
+
+    // (2) Every row at the threshold.
+    detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(ends.get(), m,
+                                                                static_cast<int32_t>(n_cols));
+    SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
+    a.max_context = static_cast<uint32_t>(n_cols);
+    a.capacity = static_cast<uint32_t>(cap);
+    SIEVE_RETURN_IF_ERROR(ThresholdSelect(a, stream_));
+    Mark("ts.select");
+
+    // (3) The band below the k-th best computed score, rescored exactly.
+    SIEVE_RETURN_IF_ERROR(band_ids.Allocate(size_t{m} * band_cap, stream_));
+    SIEVE_RETURN_IF_ERROR(band_counts.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(TopKFromCandidates(slots.get(), counters.get(), nullptr,
+                                             thresholds.get(), m, k, a.capacity, k,
+                                             kth_keys.get(), kth_scores.get(), stream_));
+    SIEVE_RETURN_IF_ERROR(CollectBand(slots.get(), counters.get(), nullptr, thresholds.get(), m,
+                                      k, a.capacity, kth_scores.get(), k, margin.get(), band_cap,
+                                      band_ids.get(), band_counts.get(), stream_));
+    SIEVE_RETURN_IF_ERROR(flags.Allocate(m, stream_));
+    detail::ThresholdOverflowKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
+        static_cast<int>(m), counters.get(), static_cast<int32_t>(cap), static_cast<int32_t>(k),
+        band_counts.get(), band_cap, flags.get());
+    SIEVE_CUDA_CHECK_LAUNCH("ThresholdOverflowKernel");
+    SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + q0, flags.get(), size_t{m} * 4,
+                                   cudaMemcpyDeviceToHost, stream_));
+    cand_cap_ = cap;
+    Mark("ts.band");
+
+    const int64_t ld = band_cap;
+    SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * ld, stream_));
+    SIEVE_RETURN_IF_ERROR(ids.Allocate(size_t{m} * ld, stream_));
+    SIEVE_RETURN_IF_ERROR(final_vals.Allocate(size_t{m} * kf, stream_));
+    SIEVE_RETURN_IF_ERROR(final_pos.Allocate(size_t{m} * kf, stream_));
+    SIEVE_RETURN_IF_ERROR(final_ids.Allocate(size_t{m} * kf, stream_));
+    dim3 grid(static_cast<unsigned>(std::min<int64_t>((ld + 255) / 256, 64)), m);
+    detail::RescoreKernel<__half><<<grid, 256, 0, stream_>>>(
+        band_ids.get(), nullptr, ld, band_counts.get(), p.shard->resident(),
+        static_cast<int>(p.dim), queries_ + size_t{q0} * p.dim, qnorms_ + q0,
+        p.shard->sq_norms(), p.metric, p.sentinel, ld, vals.get(), ids.get());
+    SIEVE_CUDA_CHECK_LAUNCH("RescoreKernel");
+    Mark("ts.rescore");
+    SIEVE_RETURN_IF_ERROR(select_->Select(vals.get(), m, static_cast<size_t>(ld),
+                                          static_cast<int>(kf), p.select_min, final_vals.get(),
+                                          final_pos.get()));
+    detail::MapArgs map{};
+    map.pos = final_pos.get();
+    map.m = static_cast<int>(m);
+    map.kf = static_cast<int>(kf);
+    map.table = ids.get();
+    map.table_stride = ld;
+    map.ids_out = final_ids.get();
+    map.out_ld = static_cast<int>(kf);
+    SIEVE_RETURN_IF_ERROR(Map(map));
+    Mark("ts.final");
+    return Download(q0, m, static_cast<int>(kf), final_vals.get(), final_ids.get());
   }
 
   void Mark(const char* name) { detail::g_marks.Record(name, stream_); }
@@ -1396,8 +1693,8 @@ class DeviceRun {
     DeviceBuffer<float> dist;
     SIEVE_RETURN_IF_ERROR(dist.Allocate(size_t{m} * ld, stream_));
     detail::SddmmArgs a;
-    a.rows = p.shard->data;
-    a.x_sq_norms = p.shard->sq_norms;
+    a.rows = p.shard->resident();
+    a.x_sq_norms = p.shard->sq_norms();
     a.dim = static_cast<int>(p.dim);
     a.queries = queries_ + size_t{q0} * p.dim;
     a.q_sq_norms = qnorms_ + q0;
@@ -1458,7 +1755,10 @@ class DeviceRun {
     if (n_cols == 0) return Status::OK();
     const bool half = p.shard->dtype == DType::kFloat16;
     const size_t elem = half ? 2 : 4;
-    const char* base = static_cast<const char*>(p.shard->data);
+    RowBlocks rows;
+    rows.bases = p.shard->slab_bases.data();
+    rows.block_rows = p.shard->slab_rows();
+    rows.row_bytes = size_t{p.dim} * elem;
 
     if (col_ids != nullptr) {
       if (!gathered_ready_) {
@@ -1469,36 +1769,53 @@ class DeviceRun {
                                                    : row_bytes % 4 == 0 ? row_bytes / 4
                                                                         : row_bytes / 2);
         const unsigned grid = detail::GridFor(units, 256);
+        const detail::ResidentRows src = p.shard->resident();
         if (row_bytes % 16 == 0) {
           detail::GatherRowsKernel<uint4><<<grid, 256, 0, stream_>>>(
-              reinterpret_cast<const uint4*>(base), row_bytes / 16, col_ids, n_cols,
+              src, row_bytes / 16, col_ids, n_cols,
               reinterpret_cast<uint4*>(gathered_rows_.get()));
         } else if (row_bytes % 4 == 0) {
           detail::GatherRowsKernel<uint32_t><<<grid, 256, 0, stream_>>>(
-              reinterpret_cast<const uint32_t*>(base), row_bytes / 4, col_ids, n_cols,
+              src, row_bytes / 4, col_ids, n_cols,
               reinterpret_cast<uint32_t*>(gathered_rows_.get()));
         } else {
           detail::GatherRowsKernel<uint16_t><<<grid, 256, 0, stream_>>>(
-              reinterpret_cast<const uint16_t*>(base), row_bytes / 2, col_ids, n_cols,
+              src, row_bytes / 2, col_ids, n_cols,
               reinterpret_cast<uint16_t*>(gathered_rows_.get()));
         }
         SIEVE_CUDA_CHECK_LAUNCH("GatherRowsKernel");
         gathered_ready_ = true;
         Mark("gather");
       }
-      base = gathered_rows_.get();
+      // The gathered block is one contiguous block.
+      gathered_base_ = gathered_rows_.get();
+      rows.bases = &gathered_base_;
+      rows.block_rows = std::numeric_limits<uint64_t>::max();
     }
 
+    if (col_ids == nullptr && UseThreshold(m, n_cols)) {
+      ++detail::g_candidate_chunks;
+      ++detail::g_threshold_chunks;
+      used_threshold_ = true;
+      return ThresholdDense(q0, m, n_cols);
+    }
     if (UseCandidates(m, n_cols)) {
       ++detail::g_candidate_chunks;
-      return Candidates(q0, m, base, col_ids, n_cols);
+      return Candidates(q0, m, rows, col_ids, n_cols);
     }
 
     const int gemm_cols = static_cast<int>(p.split ? 2 * m : m);
     const uint64_t budget_cols = detail::kTileBudgetBytes / (size_t{4} * gemm_cols);
     const uint64_t tile_cols =
         std::min<uint64_t>(n_cols, std::max<uint64_t>({budget_cols / 256 * 256, p.k, 1}));
-    const uint64_t n_tiles = (n_cols + tile_cols - 1) / tile_cols;
+    // Tiles of tile_cols columns, cut at slab ends too (cuBLAS reads one contiguous block).
+    std::vector<std::pair<uint64_t, uint64_t>> tiles;  // (first column, columns)
+    for (uint64_t off = 0; off < n_cols;) {
+      const uint64_t n = std::min<uint64_t>({tile_cols, n_cols - off, rows.ToEnd(off)});
+      tiles.emplace_back(off, n);
+      off += n;
+    }
+    const uint64_t n_tiles = tiles.size();
     const int k_tile = static_cast<int>(std::min<uint64_t>(p.k, tile_cols));
     const int kf = static_cast<int>(std::min<uint64_t>(p.k, n_cols));
     const int64_t merge_ld = static_cast<int64_t>(n_tiles) * k_tile;
@@ -1524,9 +1841,9 @@ class DeviceRun {
 
     const float alpha = 1.0f, beta = 0.0f;
     for (uint64_t t = 0; t < n_tiles; ++t) {
-      const uint64_t off = t * tile_cols;
-      const uint64_t n_tile = std::min<uint64_t>(tile_cols, n_cols - off);
-      const void* A = base + off * p.dim * elem;
+      const uint64_t off = tiles[t].first;
+      const uint64_t n_tile = tiles[t].second;
+      const void* A = rows.At(off);
       if (half) {
         // Split queries: B holds, for this chunk, m hi rows then m lo rows. They are laid out
         // per chunk (see Prepare), so the chunk's 2m rows are contiguous.
@@ -1597,6 +1914,7 @@ class DeviceRun {
   uint32_t* h_ids_;
   uint32_t* h_counts_;
   uint64_t cand_cap_ = 0;
+  bool used_threshold_ = false;
   int sm_count_ = [] {
     int dev = 0, n = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -1611,6 +1929,7 @@ class DeviceRun {
   DeviceBuffer<uint32_t> d_ids_;
   uint64_t n_ids_ = 0;
   DeviceBuffer<char> gathered_rows_;
+  const char* gathered_base_ = nullptr;
   bool gathered_ready_ = false;
   const float* queries_ = nullptr;
   const __half* split_ = nullptr;
@@ -1789,10 +2108,12 @@ Status GpuExecutor::Run(const ShardView& shard, const BatchFilters& filters,
   const auto t_host1 = std::chrono::steady_clock::now();
 
   uint64_t cand_cap = 0;
+  bool used_threshold = false;
   auto run_once = [&]() -> Status {
     DeviceRun run(s.stream, s.cublas, s.select.get(), p, h_filter, hq, h_vals, h_ids, h_counts);
     Status st = run.Run();
     cand_cap = run.candidate_cap();
+    used_threshold = run.used_threshold();
     // Buffers are freed (stream-ordered) as `run` goes; wait for the results either way.
     return st;
   };
@@ -1855,6 +2176,9 @@ Status GpuExecutor::Run(const ShardView& shard, const BatchFilters& filters,
     }
     if (ms != nullptr) ms->push_back(last_ms);
   }
+
+  // How the last run selected its top-k (a fallback to the full path uses select_k).
+  if (used_threshold) result->select = "threshold";
 
   // Host check and assembly: drop sentinels and empty slots; anything else must pass.
   const auto t_host2 = std::chrono::steady_clock::now();

@@ -5,11 +5,15 @@
 //
 // Device residency: the first Search of a shard (ShardView::key) uploads its vectors (float32,
 // or float16 when ShardView::dtype says so) and computes their squared norms on the device;
-// both stay there. A later Search whose generation changed and whose rows grew uploads only the
-// new rows (capacity grows geometrically; old rows are copied device to device, never re-read
-// from the host). A snapshot with fewer rows than are resident, same generation, uses a prefix.
-// A shard whose dim or dtype changed, or whose generation changed while its rows shrank, is
-// reloaded in full.
+// both stay there. Each resident shard owns a PagePool (threshold_select.h) of 256 MiB slabs
+// and takes its pages in order, so row r is slot r % 64 of page r / 64 (the shard's block table
+// is the identity). A later Search whose generation changed and whose rows grew takes more
+// pages and uploads only the new rows: resident rows never move (slabs are never reallocated;
+// only the pool's squared norms, 1/(64·dim) of the data, and its small slab table are copied
+// device to device as the pool grows). Kernels address a row through the slab table; cuBLAS
+// tiles over resident rows end at slab ends. A snapshot with fewer rows than are resident,
+// same generation, uses a prefix. A shard whose dim or dtype changed, or whose generation
+// changed while its rows shrank, is reloaded in full.
 //
 // Filters: each RowSet becomes a bitset in pinned host memory (RowSet::ToBitset, by containers)
 // and is copied to the device: one bitset for the batch, or a bitmap of num_queries rows of
@@ -26,13 +30,14 @@
 //   dense  — tiled GEMM over every row; the epilogue that turns dot products into distances
 //            also applies the filter (failing rows get the worst value), top-k per tile, tiles
 //            merged by a second top-k.
-//   Candidate selection (gather and dense over at least 64·k columns): the exact path on a
-//   prefix sample of about sqrt(4·k·n) columns gives each query a threshold no better than its
-//   true k-th best; then L2-sized tiles run GEMM (float16: high query halves only) and one pass
-//   that finishes distances, applies the filter and keeps only rows whose distance, within a
-//   proven error bound, can beat the threshold; kept rows are rescored exactly and select_k
-//   takes the top k. A query keeping more rows than its list holds (about 4× the expected
-//   count) sends the chunk to the full path above, so results are exact either way.
+//   Candidate selection (gather and dense over at least 65,536 and 64·k columns): the exact
+//   path on a prefix sample of about sqrt(4·k·n) columns gives each query a threshold no
+//   better than its true k-th best; then L2-sized tiles run GEMM (float16: high query halves
+//   only) and one pass that finishes distances, applies the filter and keeps only rows whose
+//   distance, within a proven error bound, can beat the threshold; kept rows are rescored
+//   exactly and select_k takes the top k. A query keeping more rows than its list holds (about
+//   4× the expected count) sends the chunk to the full path above, so results are exact either
+//   way.
 // Top-k is raft::matrix::select_k. Results are checked on the host: worst-value sentinels are
 // dropped (fewer than k passing → fewer results), any other row must be in the query's set
 // (Internal error otherwise), and each list is sorted best first, ties by smaller ordinal.
@@ -63,6 +68,9 @@ struct GpuPathCounts {
   // to the full path because a query kept more rows than its candidate list holds.
   uint64_t candidate_chunks = 0;
   uint64_t candidate_fallbacks = 0;
+  // Dense query chunks that selected through gpu::ThresholdSelect (counted in candidate_chunks
+  // too; their fallbacks in candidate_fallbacks).
+  uint64_t threshold_chunks = 0;
 };
 
 class GpuExecutor final : public Executor {
@@ -87,7 +95,8 @@ class GpuExecutor final : public Executor {
 
   GpuPathCounts path_counts() const;
 
-  // Bytes of device memory held by cached shards (vectors and norms, at capacity).
+  // Bytes of device memory held by cached shards (their pools' slabs, norms and slab tables, and
+  // their page tables, at capacity).
   uint64_t resident_bytes() const;
   // Rows uploaded from the host since creation (tests check appends upload only new rows).
   uint64_t uploaded_rows() const;

@@ -1,11 +1,16 @@
 // Copyright 2026 The Sieve Authors.
 //
 // The GPU entry points of a build without the CUDA backend: every request for the GPU answers
-// Unavailable, saying why, and GpuExecutor can never be created (its other members exist only
-// so that code naming them links).
+// Unavailable, saying why, and neither GpuExecutor nor PagePool can ever be created (their
+// other members exist only so that code naming them links).
+
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "gpu/gpu_backend.h"
 #include "gpu/gpu_executor.h"
+#include "gpu/threshold_select.h"
 
 #ifndef SIEVE_GPU_UNAVAILABLE_REASON
 #define SIEVE_GPU_UNAVAILABLE_REASON "this build of Sieve has no CUDA backend"
@@ -42,6 +47,43 @@ Status GpuExecutor::TimeDevicePart(const ShardView&, const BatchFilters&, const 
 }
 Status GpuExecutor::Run(const ShardView&, const BatchFilters&, const ExecRequest&, int, int,
                         std::vector<double>*, ExecResult*) {
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
+}
+
+struct PagePool::Rep {};
+
+Status PagePool::Create(KeyType /*type*/, uint32_t /*dim*/, size_t /*slab_bytes*/,
+                        std::unique_ptr<PagePool>* out) {
+  out->reset();
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
+}
+PagePool::PagePool(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+PagePool::~PagePool() = default;
+Status PagePool::Allocate(uint32_t, std::vector<int32_t>*) {
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
+}
+void PagePool::Release(const std::vector<int32_t>&) {}
+Status PagePool::Write(const std::vector<int32_t>&, uint64_t, const float*, uint64_t, void*) {
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
+}
+PagedKeys PagePool::view() const { return {}; }
+KeyType PagePool::type() const { return KeyType::kFloat16; }
+uint32_t PagePool::dim() const { return 0; }
+uint32_t PagePool::pages_per_slab() const { return 0; }
+uint64_t PagePool::allocated_pages() const { return 0; }
+uint64_t PagePool::capacity_pages() const { return 0; }
+size_t PagePool::device_bytes() const { return 0; }
+
+Status ThresholdSelect(const ThresholdSelectArgs&, void*) {
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
+}
+const char* ThresholdSelectKernelName(const PagedKeys&) { return "none"; }
+Status TopKFromCandidates(const int32_t*, const int32_t*, const int32_t*, const float*, uint32_t,
+                          uint32_t, uint32_t, uint32_t, int32_t*, float*, void*) {
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
+}
+Status ThresholdsFromTopK(const float*, uint32_t, uint32_t, const float*, float*, int32_t*,
+                          void*) {
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }
 

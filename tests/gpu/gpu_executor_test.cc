@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <set>
@@ -466,7 +467,9 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
       HostShard s(rows, dim, dtype, 600 + static_cast<int>(dtype), 71);
       const std::vector<float> queries = test::RandomVectors(nq, dim, 72);
       for (bool per_query : {false, true}) {
-        Filters f(rows, nq, per_query, 0.3, 73);
+        // 0.4 of 200k rows: the gather path over a bitset sees about 80k columns, above the
+        // executor's minimum for candidate selection (65,536).
+        Filters f(rows, nq, per_query, 0.4, 73);
         std::vector<uint32_t> check(nq);
         for (uint32_t q = 0; q < nq; ++q) check[q] = q;
         for (Metric metric : kMetrics) {
@@ -527,6 +530,76 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
   }
 }
 
+// The dense path over float16 rows selects through gpu::ThresholdSelect (tensor-core kernel:
+// dim % 8 == 0, dim <= 256): a sample threshold, one pass over every row, the band rescored.
+// Two query tiles (150 queries, the second partial), dims 40 and 128, k 1 and 64, bitset and
+// bitmap, every metric, with the zero and duplicate rows; then rows ordered so that the sample
+// is the worst possible, where the candidates overflow and the search falls back.
+TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
+  setenv("SIEVE_GPU_THRESHOLD", "1", 1);
+  struct Unset {
+    ~Unset() { unsetenv("SIEVE_GPU_THRESHOLD"); }
+  } unset;
+  {
+    const uint32_t rows = 140000, nq = 150;
+    for (uint32_t dim : {40u, 128u}) {
+      HostShard s(rows, dim, DType::kFloat16, 900 + dim, 91);
+      const std::vector<float> queries = test::RandomVectors(nq, dim, 92);
+      const std::vector<uint32_t> check = {0, 1, 77, 127, 128, 149};
+      for (bool per_query : {false, true}) {
+        Filters f(rows, nq, per_query, 0.6, 93);
+        for (uint32_t k : {1u, 64u}) {
+          for (Metric metric : kMetrics) {
+            const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+            const GpuPathCounts before = exec_->path_counts();
+            ExecResult result;
+            RunAndCheck(std::string("threshold ") + MetricStr(metric) + " dim " +
+                            std::to_string(dim) + " k " + std::to_string(k) +
+                            (per_query ? " bitmap" : " bitset"),
+                        SearchPath::kDense, metric, s, f, queries, nq, k, check, oracle, &result);
+            if (HasFatalFailure()) return;
+            const GpuPathCounts after = exec_->path_counts();
+            EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, 1u);
+            EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+            EXPECT_EQ(result.select, "threshold");
+          }
+        }
+      }
+    }
+  }
+  {
+    const uint32_t rows = 150000, dim = 8, nq = 5, k = 16;
+    HostShard s(rows, dim, DType::kFloat16, 950, 95, false);
+    for (uint32_t r = 0; r < rows; ++r) {
+      double acc = 0;
+      for (uint32_t d = 0; d < dim; ++d) {
+        const float x = RoundToHalf((d % 2 ? 1.0f : 0.5f) * static_cast<float>(r) / rows);
+        s.data[size_t{r} * dim + d] = x;
+        acc += double{x} * x;
+      }
+      s.sq_norms[r] = static_cast<float>(acc);
+    }
+    std::vector<float> queries = test::RandomVectors(nq, dim, 96);
+    for (uint32_t i = 0; i < nq * dim; ++i) {
+      queries[i] = 1.5f * (i % 2 ? 1.0f : 0.5f) + 0.01f * queries[i];
+    }
+    Filters f(rows, nq, false, 0.5, 97);
+    const std::vector<uint32_t> check = {0, 4};
+    for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
+      const GpuPathCounts before = exec_->path_counts();
+      ExecResult result;
+      RunAndCheck(std::string("ordered threshold ") + MetricStr(metric), SearchPath::kDense,
+                  metric, s, f, queries, nq, k, check,
+                  ComputeOracle(metric, queries, s, f, k, check), &result);
+      if (HasFatalFailure()) return;
+      const GpuPathCounts after = exec_->path_counts();
+      EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, 1u);
+      EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 1u);
+      EXPECT_EQ(result.select, "select_k");
+    }
+  }
+}
+
 // Appending rows uploads only the new rows; the next search sees them.
 TEST_F(GpuExecutorTest, AppendUploadsOnlyNewRows) {
   const uint32_t dim = 24, nq = 3, k = 20;
@@ -572,6 +645,78 @@ TEST_F(GpuExecutorTest, AppendUploadsOnlyNewRows) {
                 ComputeOracle(Metric::kL2, queries, prefix, f4, k, check));
   }
   EXPECT_EQ(exec_->uploaded_rows() - up0, 4000u);
+}
+
+// Resident rows span many slabs (SIEVE_GPU_SLAB_KB=64: 40- and 80-byte rows make slabs of 1024
+// and 512 rows, rounded down to a power-of-two number of pages), so every kernel that reads
+// resident rows, the GEMM tiles cut at slab ends, candidate selection and an append that starts
+// mid-page and mid-slab all cross slab boundaries.
+TEST_F(GpuExecutorTest, SmallSlabsCrossBoundaries) {
+  ASSERT_EQ(setenv("SIEVE_GPU_SLAB_KB", "64", 1), 0);
+  struct Restore {
+    GpuExecutor* exec;
+    ~Restore() {
+      unsetenv("SIEVE_GPU_SLAB_KB");
+      exec->ClearCache();
+    }
+  } restore{exec_};
+  exec_->ClearCache();
+  const uint32_t dim = 20, nq = 8, k = 10;
+  std::vector<uint32_t> check(nq);
+  for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    const char* dt = dtype == DType::kFloat16 ? " f16" : " f32";
+    const uint64_t key = 900 + static_cast<int>(dtype);
+    HostShard first(70000, dim, dtype, key, 91);
+    HostShard all(90000, dim, dtype, key, 91);  // the same rows, and 20,000 more
+    ASSERT_TRUE(std::equal(first.data.begin(), first.data.end(), all.data.begin()));
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 92);
+    const uint64_t up0 = exec_->uploaded_rows();
+
+    Filters f0(70000, nq, false, 0.9, 93);
+    RunAndCheck(std::string("first") + dt, SearchPath::kDense, Metric::kL2, first, f0, queries,
+                nq, k, check, ComputeOracle(Metric::kL2, queries, first, f0, k, check));
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(exec_->uploaded_rows() - up0, 70000u);
+
+    // 70,000 = 1093 pages + 48 rows: the append starts mid-page.
+    all.view.generation = 2;
+    for (bool per_query : {false, true}) {
+      Filters f(90000, nq, per_query, 0.9, 94);
+      for (Metric metric : kMetrics) {
+        const Oracle oracle = ComputeOracle(metric, queries, all, f, k, check);
+        for (SearchPath path : kPaths) {
+          const GpuPathCounts before = exec_->path_counts();
+          RunAndCheck(std::string("appended ") + MetricStr(metric) + dt +
+                          (per_query ? " bitmap" : " bitset"),
+                      path, metric, all, f, queries, nq, k, check, oracle);
+          if (HasFatalFailure()) return;
+          const GpuPathCounts after = exec_->path_counts();
+          EXPECT_EQ(after.candidate_chunks - before.candidate_chunks,
+                    path == SearchPath::kSddmm ? 0u : 1u);
+        }
+      }
+    }
+    EXPECT_EQ(exec_->uploaded_rows() - up0, 90000u) << "an append re-uploaded old rows";
+    EXPECT_GT(exec_->resident_bytes(), 0u);
+
+    // An older snapshot below the candidate minimum: the full dense path, its tiles cut at
+    // every slab end, and the full gather path.
+    HostShard prefix(60000, dim, dtype, key, 91);
+    prefix.view.generation = 2;
+    Filters fp(60000, nq, false, 0.9, 95);
+    for (Metric metric : kMetrics) {
+      const Oracle oracle = ComputeOracle(metric, queries, prefix, fp, k, check);
+      for (SearchPath path : kPaths) {
+        const GpuPathCounts before = exec_->path_counts();
+        RunAndCheck(std::string("prefix ") + MetricStr(metric) + dt, path, metric, prefix, fp,
+                    queries, nq, k, check, oracle);
+        if (HasFatalFailure()) return;
+        EXPECT_EQ(exec_->path_counts().candidate_chunks - before.candidate_chunks, 0u);
+      }
+    }
+    EXPECT_EQ(exec_->uploaded_rows() - up0, 90000u);
+  }
 }
 
 TEST_F(GpuExecutorTest, RejectsBadRequests) {

@@ -1,0 +1,1239 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The threshold select (see threshold_select.h for the contract), its final top-k and its
+// threshold helper.
+//
+// Layout of the work. Grid (x: CTAs per query tile, y: tiles). A CTA owns one tile of 128 query
+// rows and a contiguous run of its request's pages; 8 warps split the 128 × 64 score tile of a
+// page as 4 (rows) × 2 (keys), each warp 32 × 32: two m16 × four n8 fragments, so every thread
+// holds 32 scores — rows wm·32 + i·16 + h·8 + lane/4 (i, h ∈ {0, 1}) by keys wn·32 + j·8 +
+// 2·(lane%4) + c (j < 4, c ∈ {0, 1}). Both kernels (tensor-core and CUDA-core) produce scores
+// in that layout, so classification, emission and repair are shared.
+//
+// Emission. A key is interesting when its score is not below the threshold (one compare, done
+// for every score); only then are visibility and the filter tested. A warp with nothing to emit
+// skips the rest. Otherwise the four lanes that share a row add up their candidates and ties
+// (shuffles), one lane reserves slots with one atomic per kind, and each lane writes its own.
+//
+// Repair. Each CTA, when done, adds one to arrivals[tile]; the CTA that makes it gridDim.x is
+// last: every counter of its tile is final. It resets arrivals[tile] to 0, finds the rows that
+// do not fit, and repairs them 16 at a time: four sweeps over the tile's pages build 8-bit
+// histograms of the rows' order-preserving score keys (radix select of the K-th largest, K =
+// min(visible passing keys, top_k)), then the rows' counters are reset, the K-th largest score
+// becomes the threshold and a fifth sweep selects them again. A sweep recomputes the tile's
+// scores with the same code as the first pass, so every score is bit-identical.
+
+#include "gpu/threshold_select.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <string>
+
+namespace sieve::gpu {
+namespace {
+
+Status CudaStatus(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return Status::OK();
+  std::string msg = std::string(what) + ": " + cudaGetErrorName(err) + " (" +
+                    cudaGetErrorString(err) + ")";
+  if (err == cudaErrorMemoryAllocation) return Status::ResourceExhausted(msg);
+  return Status::Internal(msg);
+}
+
+constexpr int kThreads = 256;
+constexpr int kRows = 128;            // query rows per tile
+constexpr int kKeys = 64;             // keys per page
+constexpr int kGroup = 16;            // rows repaired together
+constexpr int kSimtChunk = 32;        // dims per step of the CUDA-core kernel
+constexpr uint32_t kFull = 0xffffffffu;
+
+enum RowMode : uint8_t { kSkip = 0, kEmit = 1, kHist = 2 };
+
+// ---------------------------------------------------------------------------------------------
+// Scores and their order.
+
+__device__ __forceinline__ float Score(int metric, float dot, float qn, float xn) {
+  if (metric == static_cast<int>(Metric::kInnerProduct)) return dot;
+  if (metric == static_cast<int>(Metric::kL2)) {
+    return __fsub_rn(__fmul_rn(2.0f, dot), __fadd_rn(qn, xn));
+  }
+  if (qn == 0.0f || xn == 0.0f) return -1.0f;
+  return __fsub_rn(__fdiv_rn(dot, __fmul_rn(__fsqrt_rn(qn), __fsqrt_rn(xn))), 1.0f);
+}
+
+// Order-preserving unsigned key of a float: larger float, larger key. NaN (either sign) is 0,
+// below every other value (-inf is 0x007fffff).
+__device__ __forceinline__ uint32_t Ordered(float s) {
+  if (isnan(s)) return 0u;
+  const uint32_t b = __float_as_uint(s);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float FromOrdered(uint32_t u) {
+  if (u == 0u) return __int_as_float(0x7fc00000);
+  const uint32_t b = (u & 0x80000000u) ? (u & 0x7fffffffu) : ~u;
+  return __uint_as_float(b);
+}
+
+// The value stored for score s of a row with threshold t (see the header).
+__device__ __forceinline__ float Stored(float s, float t) {
+  return (t > 0.0f && s <= __fmul_rn(2.0f, t)) ? __fsub_rn(s, t) : s;
+}
+__device__ __forceinline__ float Decode(float v, float t) {
+  return (t > 0.0f && v <= t) ? __fadd_rn(v, t) : v;
+}
+
+__device__ __forceinline__ bool TestBit(const uint32_t* words, uint32_t j) {
+  return (__ldg(words + (j >> 5)) >> (j & 31u)) & 1u;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element types.
+
+template <typename T> struct Elem;
+template <> struct Elem<__half> {
+  static __device__ __forceinline__ float ToFloat(__half x) { return __half2float(x); }
+};
+template <> struct Elem<__nv_bfloat16> {
+  static __device__ __forceinline__ float ToFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+};
+template <> struct Elem<float> {
+  static __device__ __forceinline__ float ToFloat(float x) { return x; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// PTX wrappers (sm_80+).
+
+__device__ __forceinline__ uint32_t SmemAddr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(SmemAddr(smem)), "l"(gmem));
+}
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], const void* smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(SmemAddr(smem)));
+}
+template <typename T>
+__device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel arguments (by value) and per-CTA shared state.
+
+struct KernelArgs {
+  const void* const* slabs;
+  uint32_t slab_pages_log2;
+  const float* key_norms;
+  int dim;
+  int metric;
+  const void* queries;
+  uint32_t num_rows;
+  const float* query_scales;
+  const float* query_sq_norms;
+  const int32_t* row_ends;
+  const int32_t* tile_requests;
+  const int32_t* block_table;
+  int64_t blocks_per_request;
+  int32_t max_context;
+  const uint32_t* filter;
+  int64_t filter_stride;
+  float* thresholds;
+  int32_t* counters;
+  int32_t* candidates;
+  int32_t top_k;
+  int32_t capacity;
+  int32_t* arrivals;
+  int32_t* ranges;
+  int32_t pages_per_cta;
+};
+
+struct RowState {
+  float thr[kRows];
+  float qn[kRows];
+  float scale[kRows];
+  int32_t rend[kRows];
+  uint8_t mode[kRows];
+  uint8_t skip_nan[kRows];  // a repaired row with a real threshold leaves NaN keys out
+  int8_t group[kRows];
+  // Repair.
+  uint32_t hist[kGroup][256];
+  uint32_t prefix[kGroup];
+  int32_t remaining[kGroup];
+  int32_t rows[kRows];   // tile-local rows to repair
+  int32_t need[kRows];   // their K
+  int32_t real_ties[kRows];  // stored ties that are not NaN
+  int32_t n_repair;
+  int32_t max_rend;
+  int32_t is_last;
+  uint32_t reduce[kThreads / 32];
+};
+
+template <typename T>
+__device__ __forceinline__ const T* PagePtr(const KernelArgs& a, int32_t page) {
+  const uint32_t slab = static_cast<uint32_t>(page) >> a.slab_pages_log2;
+  const uint32_t in = static_cast<uint32_t>(page) & ((1u << a.slab_pages_log2) - 1u);
+  return static_cast<const T*>(a.slabs[slab]) + static_cast<int64_t>(in) * kKeys * a.dim;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classification of one page's scores (shared by both kernels).
+//
+// dots[i][j][e]: fragment (i, j), element e = 2h + c. key_base: the key index of the page's
+// slot 0. xn[j][c]: squared norms of this thread's keys.
+
+struct Lane {
+  int warp, lane, wm, wn, g, q;
+  __device__ Lane() {
+    warp = threadIdx.x >> 5;
+    lane = threadIdx.x & 31;
+    wm = warp >> 1;
+    wn = warp & 1;
+    g = lane >> 2;
+    q = lane & 3;
+  }
+  __device__ int Row(int i, int h) const { return wm * 32 + i * 16 + h * 8 + g; }
+  __device__ int Col(int j, int c) const { return wn * 32 + j * 8 + q * 2 + c; }
+};
+
+// Turns the dot products of one page into scores, in place. One uniform branch on the metric
+// per page, not one per score: the per-score code is straight-line.
+template <int kMetric>
+__device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L,
+                                           float (&v)[2][4][4], const float (&xn)[4][2]) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = L.Row(i, h);
+      const float qn = st.qn[r];
+      const float sc = st.scale[r];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], sc), qn, xn[j][c]);
+        }
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void ToScores(const KernelArgs& a, const RowState& st, const Lane& L,
+                                         float (&v)[2][4][4], const float (&xn)[4][2]) {
+  if (a.metric == static_cast<int>(Metric::kL2)) {
+    ToScoresOf<static_cast<int>(Metric::kL2)>(st, L, v, xn);
+  } else if (a.metric == static_cast<int>(Metric::kInnerProduct)) {
+    ToScoresOf<static_cast<int>(Metric::kInnerProduct)>(st, L, v, xn);
+  } else {
+    ToScoresOf<static_cast<int>(Metric::kCosine)>(st, L, v, xn);
+  }
+}
+
+__device__ __forceinline__ bool Passes(const KernelArgs& a, int tile, int r, int64_t key) {
+  return a.filter == nullptr ||
+         TestBit(a.filter + static_cast<int64_t>(tile * kRows + r) * a.filter_stride,
+                 static_cast<uint32_t>(key));
+}
+
+// Emits the candidates and ties of the rows in kEmit mode. Called by every lane of the warp.
+__device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, const Lane& L, int tile,
+                         int64_t key_base, const float (&s)[2][4][4]) {
+  uint32_t cmask[2][2], tmask[2][2];
+  bool any = false;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = L.Row(i, h);
+      const float t = st.thr[r];
+      const bool emit = st.mode[r] == kEmit;
+      const int32_t rend = st.rend[r];
+      uint32_t cm = 0, tm = 0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const float v = s[i][j][2 * h + c];
+          if (emit && !(v < t)) {
+            const int64_t key = key_base + L.Col(j, c);
+            if (key < rend && !(isnan(v) && st.skip_nan[r]) && Passes(a, tile, r, key)) {
+              if (v > t) {
+                cm |= 1u << (j * 2 + c);
+              } else {
+                tm |= 1u << (j * 2 + c);
+              }
+            }
+          }
+        }
+      }
+      cmask[i][h] = cm;
+      tmask[i][h] = tm;
+      any |= (cm | tm) != 0;
+    }
+  }
+  if (!__any_sync(kFull, any)) return;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = L.Row(i, h);
+      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+      const uint32_t cm = cmask[i][h], tm = tmask[i][h];
+      const int nc = __popc(cm), nt = __popc(tm);
+      // Inclusive scans over the quad (lanes 4g .. 4g + 3).
+      int ic = nc, it = nt;
+#pragma unroll
+      for (int d = 1; d < 4; d <<= 1) {
+        const int xc = __shfl_up_sync(kFull, ic, d, 4);
+        const int xt = __shfl_up_sync(kFull, it, d, 4);
+        if (L.q >= d) {
+          ic += xc;
+          it += xt;
+        }
+      }
+      const int total_c = __shfl_sync(kFull, ic, 3, 4);
+      const int total_t = __shfl_sync(kFull, it, 3, 4);
+      int base_c = 0, base_t = 0;
+      if (L.q == 0) {
+        if (total_c > 0) base_c = atomicAdd(a.counters + 2 * row, total_c);
+        if (total_t > 0) base_t = atomicAdd(a.counters + 2 * row + 1, total_t);
+      }
+      base_c = __shfl_sync(kFull, base_c, 0, 4);
+      base_t = __shfl_sync(kFull, base_t, 0, 4);
+      if ((cm | tm) == 0) continue;
+      const float t = st.thr[r];
+      int2* slots = reinterpret_cast<int2*>(a.candidates) +
+                    row * static_cast<int64_t>(a.top_k + a.capacity);
+      // Static indexing only (a dynamic index would put the scores in local memory).
+      int nc_at = base_c + ic - nc;
+      int nt_at = base_t + it - nt;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const uint32_t bit = 1u << (j * 2 + c);
+          if ((cm | tm) & bit) {
+            const int2 slot = make_int2(static_cast<int32_t>(key_base + L.Col(j, c)),
+                                        __float_as_int(Stored(s[i][j][2 * h + c], t)));
+            if (cm & bit) {
+              if (nc_at < a.capacity) slots[a.top_k + nc_at] = slot;
+              ++nc_at;
+            } else {
+              if (nt_at < a.top_k) slots[a.top_k - 1 - nt_at] = slot;
+              ++nt_at;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+
+// Adds the rows in kHist mode to their histograms: pass b looks at bits [24 - 8b, 32 - 8b) of
+// the keys whose higher bits equal the row's prefix.
+__device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, const Lane& L, int tile,
+                          int64_t key_base, const float (&s)[2][4][4], int pass) {
+  const int shift = 24 - 8 * pass;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = L.Row(i, h);
+      if (st.mode[r] != kHist) continue;
+      const int grp = st.group[r];
+      const uint32_t prefix = st.prefix[grp];
+      const int32_t rend = st.rend[r];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int64_t key = key_base + L.Col(j, c);
+          if (key >= rend || !Passes(a, tile, r, key)) continue;
+          const uint32_t u = Ordered(s[i][j][2 * h + c]);
+          if (pass == 0 || (u >> (shift + 8)) == prefix) {
+            atomicAdd(&st.hist[grp][(u >> shift) & 255u], 1u);
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tensor-core core: float16 / bfloat16 keys, dim % 8 == 0, dim <= DMAX. Each warp keeps its
+// 32 query rows (A fragments, all of DMAX) in registers; pages stream through kStages shared
+// buffers with cp.async; B fragments come from shared memory with ldmatrix.
+
+template <typename T, int DMAX>
+struct MmaCore {
+  using Type = T;
+  static constexpr int kStages = DMAX <= 128 ? 4 : 3;
+  static constexpr int kLd = DMAX + 8;  // elements per key in shared memory (conflict-free)
+  static constexpr int kStageElems = kKeys * kLd;
+  static constexpr int kSteps = DMAX / 16;
+  static size_t SmemBytes() {
+    return kStages * (static_cast<size_t>(kStageElems) * sizeof(T) + kKeys * sizeof(float));
+  }
+
+  uint32_t areg[2][kSteps][4];
+  T* keys;
+  float* norms;
+  int steps;
+
+  __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane& L) {
+    keys = reinterpret_cast<T*>(smem);
+    norms = reinterpret_cast<float*>(smem + kStages * kStageElems * sizeof(T));
+    steps = (a.dim + 15) / 16;
+    // Dims [dim, DMAX) of every buffer are zero (cp.async never writes them).
+    const int pad = DMAX - a.dim;
+    if (pad > 0) {
+      for (int t = threadIdx.x; t < kStages * kKeys * pad; t += blockDim.x) {
+        const int row = t / pad;
+        keys[row * kLd + a.dim + t % pad] = T{};
+      }
+    }
+    const T* q = static_cast<const T*>(a.queries);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int64_t r0 = static_cast<int64_t>(tile) * kRows + L.Row(i, 0);
+      const int64_t r1 = r0 + 8;
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        const int k = s * 16 + L.q * 2;
+        areg[i][s][0] = Load2(a, q, r0, k);
+        areg[i][s][1] = Load2(a, q, r1, k);
+        areg[i][s][2] = Load2(a, q, r0, k + 8);
+        areg[i][s][3] = Load2(a, q, r1, k + 8);
+      }
+    }
+  }
+
+  static __device__ uint32_t Load2(const KernelArgs& a, const T* q, int64_t row, int k) {
+    if (row >= a.num_rows || k >= a.dim) return 0u;
+    return *reinterpret_cast<const uint32_t*>(q + row * a.dim + k);
+  }
+
+  // Four threads per key (256 threads, 64 keys), each copying every fourth 16-byte chunk.
+  __device__ void Issue(const KernelArgs& a, const int32_t* table, int p, int stage) {
+    const int32_t page = __ldg(table + p);
+    const T* src = PagePtr<T>(a, page);
+    T* dst = keys + stage * kStageElems;
+    const int vecs = a.dim / 8;
+    const int key = threadIdx.x >> 2;
+    const T* s = src + static_cast<int64_t>(key) * a.dim;
+    T* d = dst + key * kLd;
+#pragma unroll
+    for (int v = static_cast<int>(threadIdx.x & 3); v < DMAX / 8; v += 4) {
+      if (v < vecs) CpAsync16(d + v * 8, s + v * 8);
+    }
+    if (threadIdx.x < kKeys / 4) {
+      CpAsync16(norms + stage * kKeys + threadIdx.x * 4,
+                a.key_norms + static_cast<int64_t>(page) * kKeys + threadIdx.x * 4);
+    }
+  }
+
+  // Calls f(p, v, xn) for every page p in [p0, p1): v holds the page's dot products.
+  template <typename F>
+  __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
+                        F&& f) {
+    if (p0 >= p1) return;
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (p0 + s < p1) Issue(a, table, p0 + s, s);
+      CpAsyncCommit();
+    }
+    for (int p = p0; p < p1; ++p) {
+      CpAsyncWait<kStages - 2>();
+      __syncthreads();  // page p is in; every warp is done with page p - 1
+      const int next = p + kStages - 1;
+      if (next < p1) Issue(a, table, next, (next - p0) % kStages);
+      CpAsyncCommit();
+      const int stage = (p - p0) % kStages;
+      const T* ks = keys + stage * kStageElems;
+      float v[2][4][4];
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) v[i][j][e] = 0.0f;
+      const int key_row = L.wn * 32 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
+      const int key_col = ((L.lane >> 3) & 1) * 8;
+      // B fragments are loaded one k-step ahead of the products that use them.
+      const T* bptr = ks + key_row * kLd + key_col;
+      uint32_t b[2][2][4];
+      LdMatrixX4(b[0][0], bptr);
+      LdMatrixX4(b[0][1], bptr + 16 * kLd);
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        if (s < steps) {
+          if (s + 1 < kSteps && s + 1 < steps) {
+            LdMatrixX4(b[(s + 1) & 1][0], bptr + (s + 1) * 16);
+            LdMatrixX4(b[(s + 1) & 1][1], bptr + 16 * kLd + (s + 1) * 16);
+          }
+#pragma unroll
+          for (int jj = 0; jj < 2; ++jj) {
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              Mma<T>(v[i][2 * jj], areg[i][s], b[s & 1][jj][0], b[s & 1][jj][1]);
+              Mma<T>(v[i][2 * jj + 1], areg[i][s], b[s & 1][jj][2], b[s & 1][jj][3]);
+            }
+          }
+        }
+      }
+      float xn[4][2];
+      const float* ns = norms + stage * kKeys;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) xn[j][c] = ns[L.Col(j, c)];
+      f(p, v, xn);
+    }
+    CpAsyncWait<0>();
+    __syncthreads();
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The CUDA-core core: any key type and dim. Pages and query rows pass through shared memory in
+// steps of 32 dims as float32; each thread accumulates its 32 scores with fmaf in dim order.
+
+template <typename T>
+struct SimtCore {
+  using Type = T;
+  static constexpr int kLd = kSimtChunk + 1;
+  static size_t SmemBytes() { return static_cast<size_t>(kRows + kKeys) * kLd * sizeof(float); }
+
+  float* qs;
+  float* ks;
+
+  __device__ void Init(const KernelArgs&, unsigned char* smem, int, const Lane&) {
+    qs = reinterpret_cast<float*>(smem);
+    ks = qs + kRows * kLd;
+  }
+
+  template <typename F>
+  __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
+                        F&& f) {
+    const int tile = blockIdx.y;
+    const T* q = static_cast<const T*>(a.queries);
+    for (int p = p0; p < p1; ++p) {
+      const int32_t page = __ldg(table + p);
+      const T* src = PagePtr<T>(a, page);
+      float v[2][4][4];
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) v[i][j][e] = 0.0f;
+      for (int d0 = 0; d0 < a.dim; d0 += kSimtChunk) {
+        __syncthreads();
+        for (int t = threadIdx.x; t < kRows * kSimtChunk; t += blockDim.x) {
+          const int r = t / kSimtChunk, d = t % kSimtChunk;
+          const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+          qs[r * kLd + d] = (row < a.num_rows && d0 + d < a.dim)
+                                ? Elem<T>::ToFloat(q[row * a.dim + d0 + d])
+                                : 0.0f;
+        }
+        for (int t = threadIdx.x; t < kKeys * kSimtChunk; t += blockDim.x) {
+          const int k = t / kSimtChunk, d = t % kSimtChunk;
+          ks[k * kLd + d] = d0 + d < a.dim
+                                ? Elem<T>::ToFloat(src[static_cast<int64_t>(k) * a.dim + d0 + d])
+                                : 0.0f;
+        }
+        __syncthreads();
+        const int dn = min(kSimtChunk, a.dim - d0);
+        for (int d = 0; d < dn; ++d) {
+          float kv[4][2];
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int c = 0; c < 2; ++c) kv[j][c] = ks[L.Col(j, c) * kLd + d];
+#pragma unroll
+          for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float qv = qs[L.Row(i, h) * kLd + d];
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                  v[i][j][2 * h + c] = __fmaf_rn(qv, kv[j][c], v[i][j][2 * h + c]);
+                }
+            }
+        }
+      }
+      float xn[4][2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          xn[j][c] = __ldg(a.key_norms + static_cast<int64_t>(page) * kKeys + L.Col(j, c));
+        }
+      f(p, v, xn);
+    }
+    __syncthreads();
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The kernel.
+
+// Stored ties of `row` (there are `ties` of them) whose scores are not NaN.
+__device__ int32_t RealTies(const KernelArgs& a, int64_t row, int32_t ties) {
+  const int32_t n = min(ties, a.top_k);
+  const int2* slots = reinterpret_cast<const int2*>(a.candidates) +
+                      row * static_cast<int64_t>(a.top_k + a.capacity);
+  int32_t real = 0;
+  for (int32_t i = a.top_k - n; i < a.top_k; ++i) {
+    real += isnan(__int_as_float(__ldcg(&slots[i].y))) ? 0 : 1;
+  }
+  return real;
+}
+
+__device__ uint32_t BlockSum(RowState& st, uint32_t x) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(kFull, x, d);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) st.reduce[threadIdx.x >> 5] = x;
+  __syncthreads();
+  uint32_t total = 0;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) total += st.reduce[w];
+  return total;
+}
+
+// Keys j < rend of row r that pass its filter.
+__device__ uint32_t VisiblePassing(const KernelArgs& a, RowState& st, int64_t row, int32_t rend) {
+  const uint32_t* words = a.filter + row * a.filter_stride;
+  const int32_t full = rend / 32;
+  uint32_t n = 0;
+  for (int32_t w = threadIdx.x; w < full; w += blockDim.x) n += __popc(__ldcg(words + w));
+  if (threadIdx.x == 0 && (rend & 31) != 0) {
+    n += __popc(__ldcg(words + full) & ((1u << (rend & 31)) - 1u));
+  }
+  return BlockSum(st, n);
+}
+
+constexpr size_t kRowStateBytes = (sizeof(RowState) + 127) / 128 * 128;
+
+template <typename Core>
+__global__ void __launch_bounds__(kThreads) SelectKernel(KernelArgs a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  RowState& st = *reinterpret_cast<RowState*>(smem);
+  const Lane L;
+  const int tile = blockIdx.y;
+  const int32_t* table =
+      a.block_table + static_cast<int64_t>(__ldg(a.tile_requests + tile)) * a.blocks_per_request;
+
+  if (threadIdx.x == 0) {
+    st.max_rend = 0;
+    st.n_repair = 0;
+    st.is_last = 0;
+  }
+  __syncthreads();
+  if (threadIdx.x < kRows) {
+    const int r = threadIdx.x;
+    const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+    const bool valid = row < a.num_rows;
+    const int32_t rend = valid ? min(max(__ldg(a.row_ends + row), 0), a.max_context) : 0;
+    st.rend[r] = rend;
+    st.thr[r] = valid ? a.thresholds[row] : 0.0f;
+    st.scale[r] = valid && a.query_scales != nullptr ? __ldg(a.query_scales + row) : 1.0f;
+    st.mode[r] = kEmit;
+    st.skip_nan[r] = 0;
+    st.group[r] = -1;
+    if (valid && a.query_sq_norms != nullptr) st.qn[r] = __ldg(a.query_sq_norms + row);
+    if (rend > 0) atomicMax(&st.max_rend, rend);
+  }
+  __syncthreads();
+  if (a.query_sq_norms == nullptr) {
+    // |q|^2 of the stored query, times the scale squared; one warp per row, fixed order.
+    for (int r = L.warp; r < kRows; r += kThreads / 32) {
+      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+      float acc = 0.0f;
+      if (row < a.num_rows) {
+        for (int d = L.lane; d < a.dim; d += 32) {
+          using T = typename Core::Type;
+          const float x = Elem<T>::ToFloat(static_cast<const T*>(a.queries)[row * a.dim + d]);
+          acc = __fmaf_rn(x, x, acc);
+        }
+      }
+#pragma unroll
+      for (int d = 16; d > 0; d >>= 1) acc = __fadd_rn(acc, __shfl_xor_sync(kFull, acc, d));
+      if (L.lane == 0) st.qn[r] = __fmul_rn(acc, __fmul_rn(st.scale[r], st.scale[r]));
+    }
+  }
+  __syncthreads();
+
+  Core core;
+  core.Init(a, smem + kRowStateBytes, tile, L);
+  __syncthreads();
+  const int tile_pages = (st.max_rend + kKeys - 1) / kKeys;
+  const int p0 = static_cast<int>(blockIdx.x) * a.pages_per_cta;
+  const int p1 = min(p0 + a.pages_per_cta, tile_pages);
+  auto emit = [&](int p, float (&v)[2][4][4], const float (&xn)[4][2]) {
+    ToScores(a, st, L, v, xn);
+    Classify(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v);
+  };
+  core.Sweep(a, table, p0, p1, L, emit);
+  if (a.arrivals == nullptr) return;
+
+  // Arrival: the last CTA of the tile repairs it.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const int prev = atomicAdd(a.arrivals + tile, 1);
+    st.is_last = prev == static_cast<int>(gridDim.x) - 1;
+  }
+  __syncthreads();
+  if (!st.is_last) return;
+  __threadfence();
+  if (threadIdx.x == 0) atomicExch(a.arrivals + tile, 0);
+
+  // Rows that do not fit. need[r]: -1 fits; -2 needs its visible passing count; else K.
+  // Only real ties count towards fitting: NaN keys rank below every other key, so a row whose
+  // tie slots hold NaN keys may have lost real ties to them.
+  if (threadIdx.x < kRows) {
+    const int r = threadIdx.x;
+    const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+    int32_t need = -1;
+    if (row < a.num_rows) {
+      const int32_t c = __ldcg(a.counters + 2 * row);
+      const int32_t t = __ldcg(a.counters + 2 * row + 1);
+      const int32_t real_ties = RealTies(a, row, t);
+      st.real_ties[r] = real_ties;
+      const int32_t reach = c + real_ties;
+      const int32_t bound = min(st.rend[r], a.top_k);  // K <= bound
+      if (c > a.capacity || reach < bound) need = a.filter != nullptr ? -2 : bound;
+    }
+    st.need[r] = need;
+  }
+  __syncthreads();
+  if (a.filter != nullptr) {
+    int32_t last_rend = -1;
+    uint32_t last_count = 0;
+    for (int r = 0; r < kRows; ++r) {
+      if (st.need[r] != -2) continue;  // uniform: st.need is stable here
+      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+      uint32_t count;
+      if (a.filter_stride == 0 && st.rend[r] == last_rend) {
+        count = last_count;
+      } else {
+        count = VisiblePassing(a, st, row, st.rend[r]);
+        last_rend = st.rend[r];
+        last_count = count;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) st.need[r] = static_cast<int32_t>(min(count, static_cast<uint32_t>(a.top_k)));
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x < kRows && st.need[threadIdx.x] >= 0) {
+    const int r = threadIdx.x;
+    const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+    const int32_t c = __ldcg(a.counters + 2 * row);
+    const int32_t k = st.need[r];
+    if (c <= a.capacity && c + st.real_ties[r] >= k) st.need[r] = -1;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int n = 0;
+    for (int r = 0; r < kRows; ++r) {
+      if (st.need[r] >= 0) st.rows[n++] = r;
+    }
+    st.n_repair = n;
+  }
+  __syncthreads();
+
+  const int n_repair = st.n_repair;
+  for (int g0 = 0; g0 < n_repair; g0 += kGroup) {
+    const int gn = min(kGroup, n_repair - g0);
+    if (threadIdx.x < kRows) {
+      st.mode[threadIdx.x] = kSkip;
+      st.group[threadIdx.x] = -1;
+    }
+    if (threadIdx.x == 0) st.max_rend = 0;
+    __syncthreads();
+    if (threadIdx.x < gn) {
+      const int r = st.rows[g0 + threadIdx.x];
+      st.mode[r] = kHist;
+      st.group[r] = static_cast<int8_t>(threadIdx.x);
+      st.prefix[threadIdx.x] = 0;
+      st.remaining[threadIdx.x] = st.need[r];
+      atomicMax(&st.max_rend, st.rend[r]);
+    }
+    __syncthreads();
+    const int pages = (st.max_rend + kKeys - 1) / kKeys;
+    for (int pass = 0; pass < 4; ++pass) {
+      for (int t = threadIdx.x; t < kGroup * 256; t += blockDim.x) (&st.hist[0][0])[t] = 0u;
+      __syncthreads();
+      auto hist = [&](int p, float (&v)[2][4][4], const float (&xn)[4][2]) {
+        ToScores(a, st, L, v, xn);
+        Histogram(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v, pass);
+      };
+      core.Sweep(a, table, 0, pages, L, hist);
+      __syncthreads();
+      if (threadIdx.x < gn) {
+        const int grp = threadIdx.x;
+        const int32_t want = st.remaining[grp];
+        uint32_t cum = 0;
+        uint32_t digit = 0;
+        for (int d = 255; d >= 0; --d) {
+          const uint32_t h = st.hist[grp][d];
+          if (cum + h >= static_cast<uint32_t>(want)) {
+            digit = static_cast<uint32_t>(d);
+            break;
+          }
+          cum += h;
+        }
+        st.remaining[grp] = want - static_cast<int32_t>(cum);
+        st.prefix[grp] = (st.prefix[grp] << 8) | digit;
+      }
+      __syncthreads();
+    }
+    // The K-th largest score is the new threshold (-inf when it is NaN: fewer than K keys
+    // are not NaN); the rows are selected again from empty counters.
+    if (threadIdx.x < gn) {
+      const int r = st.rows[g0 + threadIdx.x];
+      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+      const uint32_t u = st.prefix[threadIdx.x];
+      const float t = u == 0u ? -INFINITY : FromOrdered(u);
+      st.thr[r] = t;
+      a.thresholds[row] = t;
+      a.counters[2 * row] = 0;
+      a.counters[2 * row + 1] = 0;
+      st.mode[r] = kEmit;
+      // With a real K-th largest score, K keys score at least t: NaN keys are not needed and
+      // must not take tie slots from real ties. With t = -inf (fewer than K keys are not NaN)
+      // NaN keys fill the row up to K.
+      st.skip_nan[r] = u != 0u;
+    }
+    __syncthreads();
+    core.Sweep(a, table, 0, pages, L, emit);
+    __syncthreads();
+  }
+
+  if (a.ranges != nullptr && threadIdx.x < kRows) {
+    const int64_t row = static_cast<int64_t>(tile) * kRows + threadIdx.x;
+    if (row < a.num_rows) {
+      const int32_t c = __ldcg(a.counters + 2 * row);
+      const int32_t t = __ldcg(a.counters + 2 * row + 1);
+      a.ranges[row] = a.top_k - min(t, a.top_k);
+      a.ranges[a.num_rows + row] = a.top_k + min(c, a.capacity);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Final top-k from the slots: one CTA per row. Items are ranked by a 64-bit key, the ordered
+// stored score above the complement of the key index (unique within a row), radix-selected
+// (8 bits a pass, stopping as soon as the prefix holds exactly the remaining count), then
+// bitonic-sorted best first.
+
+constexpr int kTopKMax = 4096;
+
+__global__ void __launch_bounds__(kThreads) TopKKernel(const int2* __restrict__ slots,
+                                                       const int32_t* __restrict__ counters,
+                                                       const int32_t* __restrict__ ranges,
+                                                       const float* __restrict__ thresholds,
+                                                       uint32_t num_rows, int top_k, int capacity,
+                                                       int k, int32_t* __restrict__ out_keys,
+                                                       float* __restrict__ out_scores) {
+  __shared__ uint32_t hist[256];
+  __shared__ unsigned long long buf[kTopKMax];
+  __shared__ int s_count;
+  __shared__ unsigned long long s_prefix;
+  __shared__ int s_shift;
+  __shared__ int s_remaining;
+  __shared__ int s_done;
+  const int64_t row = blockIdx.x;
+  int lo, hi;
+  if (ranges != nullptr) {
+    lo = ranges[row];
+    hi = ranges[num_rows + row];
+  } else {
+    lo = top_k - min(counters[2 * row + 1], top_k);
+    hi = top_k + min(counters[2 * row], capacity);
+  }
+  const int n = max(hi - lo, 0);
+  const int2* items = slots + row * static_cast<int64_t>(top_k + capacity) + lo;
+  auto key_of = [&](int i) -> unsigned long long {
+    const int2 it = items[i];
+    const uint32_t u = Ordered(__int_as_float(it.y));
+    return (static_cast<unsigned long long>(u) << 32) | static_cast<uint32_t>(~it.x);
+  };
+  const int take = min(n, k);
+  if (threadIdx.x == 0) {
+    s_count = 0;
+    s_prefix = 0;
+    s_shift = 64;
+    s_remaining = take;
+    s_done = n <= k;
+  }
+  __syncthreads();
+  // Radix select: after it, the chosen items are those whose top (64 - s_shift) bits are above
+  // s_prefix, plus all of those equal to it.
+  for (int pass = 0; pass < 8 && !s_done; ++pass) {
+    for (int t = threadIdx.x; t < 256; t += blockDim.x) hist[t] = 0;
+    __syncthreads();
+    const int shift = s_shift - 8;
+    const unsigned long long prefix = s_prefix;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const unsigned long long key = key_of(i);
+      if (pass == 0 || (key >> (shift + 8)) == prefix) atomicAdd(&hist[(key >> shift) & 255u], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const int want = s_remaining;
+      int cum = 0, digit = 0;
+      for (int d = 255; d >= 0; --d) {
+        if (cum + static_cast<int>(hist[d]) >= want) {
+          digit = d;
+          break;
+        }
+        cum += static_cast<int>(hist[d]);
+      }
+      s_remaining = want - cum;
+      s_prefix = (prefix << 8) | static_cast<unsigned long long>(digit);
+      s_shift = shift;
+      if (static_cast<int>(hist[digit]) == s_remaining || shift == 0) s_done = 1;
+    }
+    __syncthreads();
+  }
+  const int P = take <= 1 ? 1 : 1 << (32 - __clz(take - 1));
+  for (int t = threadIdx.x; t < P; t += blockDim.x) buf[t] = 0ull;
+  __syncthreads();
+  {
+    const int shift = s_shift;
+    const unsigned long long prefix = s_prefix;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const unsigned long long key = key_of(i);
+      if (n <= k || shift >= 64 || (key >> shift) >= prefix) {
+        const int pos = atomicAdd(&s_count, 1);
+        if (pos < take) buf[pos] = key;
+      }
+    }
+  }
+  __syncthreads();
+  // Bitonic sort, descending.
+  for (int size = 2; size <= P; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < P; t += blockDim.x) {
+        const int o = t ^ stride;
+        if (o > t) {
+          const bool desc = (t & size) == 0;
+          const unsigned long long x = buf[t], y = buf[o];
+          if (desc ? (x < y) : (x > y)) {
+            buf[t] = y;
+            buf[o] = x;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+  const float thr = thresholds[row];
+  for (int i = threadIdx.x; i < k; i += blockDim.x) {
+    int32_t key = -1;
+    float score = -INFINITY;
+    if (i < take) {
+      const unsigned long long x = buf[i];
+      key = static_cast<int32_t>(~static_cast<uint32_t>(x & 0xffffffffu));
+      const uint32_t u = static_cast<uint32_t>(x >> 32);
+      score = u == 0u ? __int_as_float(0x7fc00000) : Decode(FromOrdered(u), thr);
+    }
+    out_keys[row * k + i] = key;
+    out_scores[row * k + i] = score;
+  }
+}
+
+__global__ void ThresholdsKernel(const float* __restrict__ scores, uint32_t num_rows, int k,
+                                 const float* __restrict__ margin, float* __restrict__ thresholds,
+                                 int32_t* __restrict__ counters) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= num_rows) return;
+  float s = scores[r * k + k - 1];
+  if (isnan(s)) s = -INFINITY;
+  if (margin != nullptr && s != -INFINITY) s = __fsub_rn(s, margin[r]);
+  thresholds[r] = s;
+  counters[2 * r] = 0;
+  counters[2 * r + 1] = 0;
+}
+
+// One CTA per row: keys whose decoded score is at least the row's floor.
+__global__ void __launch_bounds__(kThreads) BandKernel(const int2* __restrict__ slots,
+                                                       const int32_t* __restrict__ counters,
+                                                       const int32_t* __restrict__ ranges,
+                                                       const float* __restrict__ thresholds,
+                                                       uint32_t num_rows, int top_k, int capacity,
+                                                       const float* __restrict__ kth_scores, int k,
+                                                       const float* __restrict__ margin,
+                                                       uint32_t out_cap, uint32_t* __restrict__ out_ids,
+                                                       uint32_t* __restrict__ out_counts) {
+  __shared__ uint32_t s_count;
+  const int64_t row = blockIdx.x;
+  int lo, hi;
+  if (ranges != nullptr) {
+    lo = ranges[row];
+    hi = ranges[num_rows + row];
+  } else {
+    lo = top_k - min(counters[2 * row + 1], top_k);
+    hi = top_k + min(counters[2 * row], capacity);
+  }
+  float floor_score = kth_scores[row * k + k - 1];
+  if (isnan(floor_score) || floor_score == -INFINITY) {
+    floor_score = -INFINITY;
+  } else if (margin != nullptr) {
+    floor_score = __fsub_rn(floor_score, margin[row]);
+  }
+  const float thr = thresholds[row];
+  if (threadIdx.x == 0) s_count = 0;
+  __syncthreads();
+  const int2* items = slots + row * static_cast<int64_t>(top_k + capacity);
+  for (int i = lo + static_cast<int>(threadIdx.x); i < hi; i += blockDim.x) {
+    const int2 it = items[i];
+    const float s = Decode(__int_as_float(it.y), thr);
+    if (floor_score == -INFINITY || s >= floor_score) {
+      const uint32_t pos = atomicAdd(&s_count, 1u);
+      if (pos < out_cap) out_ids[row * out_cap + pos] = static_cast<uint32_t>(it.x);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) out_counts[row] = s_count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+struct LaunchInfo {
+  size_t smem = 0;
+  int blocks_per_sm = 0;
+  int sms = 0;
+};
+
+template <typename Core>
+Status Prepare(LaunchInfo* info) {
+  static std::mutex mu;
+  static LaunchInfo cache[64];
+  static bool ready[64] = {};
+  int dev = 0;
+  if (Status st = CudaStatus(cudaGetDevice(&dev), "cudaGetDevice"); !st.ok()) return st;
+  if (dev < 0 || dev >= 64) return Status::Internal("CUDA device index out of range");
+  std::lock_guard<std::mutex> lock(mu);
+  if (!ready[dev]) {
+    LaunchInfo li;
+    li.smem = kRowStateBytes + Core::SmemBytes();
+    auto kernel = SelectKernel<Core>;
+    if (Status st = CudaStatus(cudaFuncSetAttribute(kernel,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(li.smem)),
+                               "threshold select: shared memory attribute");
+        !st.ok()) {
+      return st;
+    }
+    if (Status st = CudaStatus(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                   &li.blocks_per_sm, kernel, kThreads, li.smem),
+                               "threshold select: occupancy");
+        !st.ok()) {
+      return st;
+    }
+    if (Status st = CudaStatus(
+            cudaDeviceGetAttribute(&li.sms, cudaDevAttrMultiProcessorCount, dev),
+            "threshold select: SM count");
+        !st.ok()) {
+      return st;
+    }
+    if (li.blocks_per_sm < 1) return Status::Internal("threshold select kernel cannot launch");
+    cache[dev] = li;
+    ready[dev] = true;
+  }
+  *info = cache[dev];
+  return Status::OK();
+}
+
+template <typename Core>
+Status Launch(KernelArgs k, uint32_t tiles, cudaStream_t stream) {
+  LaunchInfo li;
+  if (Status st = Prepare<Core>(&li); !st.ok()) return st;
+  const int64_t pages = (static_cast<int64_t>(k.max_context) + kKeys - 1) / kKeys;
+  const int64_t target = std::max<int64_t>(1, int64_t{li.sms} * li.blocks_per_sm / tiles);
+  const int64_t per_cta = std::max<int64_t>(1, (pages + target - 1) / target);
+  const int64_t ctas = std::max<int64_t>(1, (pages + per_cta - 1) / per_cta);
+  k.pages_per_cta = static_cast<int32_t>(per_cta);
+  dim3 grid(static_cast<unsigned>(ctas), tiles);
+  SelectKernel<Core><<<grid, kThreads, li.smem, stream>>>(k);
+  return CudaStatus(cudaGetLastError(), "launch threshold select");
+}
+
+bool UsesMma(const PagedKeys& keys) {
+  return keys.type != KeyType::kFloat32 && keys.dim % 8 == 0 && keys.dim <= 256;
+}
+
+template <typename T>
+Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
+  if (k.dim <= 32) return Launch<MmaCore<T, 32>>(k, tiles, stream);
+  if (k.dim <= 64) return Launch<MmaCore<T, 64>>(k, tiles, stream);
+  if (k.dim <= 128) return Launch<MmaCore<T, 128>>(k, tiles, stream);
+  return Launch<MmaCore<T, 256>>(k, tiles, stream);
+}
+
+}  // namespace
+
+const char* ThresholdSelectKernelName(const PagedKeys& keys) {
+  return UsesMma(keys) ? "mma" : "simt";
+}
+
+Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {
+  const auto bad = [](const std::string& what) {
+    return Status::InvalidArgument("threshold select: " + what);
+  };
+  if (x.num_rows == 0) return Status::OK();
+  if (x.keys.dim == 0) return bad("keys.dim is 0");
+  if (x.keys.slabs == nullptr || x.keys.sq_norms == nullptr) return bad("keys have no pages");
+  if (x.keys.slab_pages_log2 > 24) return bad("keys.slab_pages_log2 above 24");
+  if (x.queries == nullptr) return bad("queries is null");
+  if (x.row_ends == nullptr || x.tile_requests == nullptr || x.block_table == nullptr) {
+    return bad("row_ends, tile_requests and block_table are required");
+  }
+  if (x.thresholds == nullptr || x.counters == nullptr || x.candidates == nullptr) {
+    return bad("thresholds, counters and candidates are required");
+  }
+  if (x.top_k == 0) return bad("top_k is 0");
+  if (x.top_k > static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) ||
+      x.capacity > static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) - x.top_k) {
+    return bad("top_k + capacity exceeds int32");
+  }
+  if (x.max_context > static_cast<uint32_t>(std::numeric_limits<int32_t>::max())) {
+    return bad("max_context exceeds int32");
+  }
+  if (uint64_t{x.max_context} > uint64_t{x.blocks_per_request} * kPageRows) {
+    return bad("max_context " + std::to_string(x.max_context) + " exceeds the block table's " +
+               std::to_string(uint64_t{x.blocks_per_request} * kPageRows) + " keys");
+  }
+  if ((x.arrivals == nullptr) != (x.ranges == nullptr)) {
+    return bad("arrivals and ranges go together (repair needs both)");
+  }
+  if (x.arrivals != nullptr && x.capacity + 1 < x.top_k) {
+    return bad("repair needs capacity >= top_k - 1");
+  }
+  const uint32_t tiles = (x.num_rows + kRows - 1) / kRows;
+  if (tiles > 65535) return bad("more than 65535 query tiles");
+  const int metric = static_cast<int>(x.metric);
+  if (metric < 0 || metric > 2) return bad("unknown metric");
+
+  KernelArgs k{};
+  k.slabs = x.keys.slabs;
+  k.slab_pages_log2 = x.keys.slab_pages_log2;
+  k.key_norms = x.keys.sq_norms;
+  k.dim = static_cast<int>(x.keys.dim);
+  k.metric = metric;
+  k.queries = x.queries;
+  k.num_rows = x.num_rows;
+  k.query_scales = x.query_scales;
+  k.query_sq_norms = x.query_sq_norms;
+  k.row_ends = x.row_ends;
+  k.tile_requests = x.tile_requests;
+  k.block_table = x.block_table;
+  k.blocks_per_request = x.blocks_per_request;
+  k.max_context = static_cast<int32_t>(x.max_context);
+  k.filter = x.filter;
+  k.filter_stride = x.filter_stride;
+  k.thresholds = x.thresholds;
+  k.counters = x.counters;
+  k.candidates = x.candidates;
+  k.top_k = static_cast<int32_t>(x.top_k);
+  k.capacity = static_cast<int32_t>(x.capacity);
+  k.arrivals = x.arrivals;
+  k.ranges = x.ranges;
+  auto s = static_cast<cudaStream_t>(stream);
+  if (UsesMma(x.keys)) {
+    if (x.keys.type == KeyType::kFloat16) return LaunchMma<__half>(k, tiles, s);
+    return LaunchMma<__nv_bfloat16>(k, tiles, s);
+  }
+  switch (x.keys.type) {
+    case KeyType::kFloat16: return Launch<SimtCore<__half>>(k, tiles, s);
+    case KeyType::kBFloat16: return Launch<SimtCore<__nv_bfloat16>>(k, tiles, s);
+    default: return Launch<SimtCore<float>>(k, tiles, s);
+  }
+}
+
+Status TopKFromCandidates(const int32_t* candidates, const int32_t* counters,
+                          const int32_t* ranges, const float* thresholds, uint32_t num_rows,
+                          uint32_t top_k, uint32_t capacity, uint32_t k, int32_t* out_keys,
+                          float* out_scores, void* stream) {
+  if (num_rows == 0) return Status::OK();
+  if (candidates == nullptr || thresholds == nullptr || out_keys == nullptr ||
+      out_scores == nullptr || (ranges == nullptr && counters == nullptr)) {
+    return Status::InvalidArgument("top-k from candidates: a required buffer is null");
+  }
+  if (k == 0 || k > kTopKMax || uint64_t{k} > uint64_t{top_k} + capacity) {
+    return Status::InvalidArgument("top-k from candidates: k must be in [1, min(4096, top_k + "
+                                   "capacity)], got " + std::to_string(k));
+  }
+  TopKKernel<<<num_rows, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      reinterpret_cast<const int2*>(candidates), counters, ranges, thresholds, num_rows,
+      static_cast<int>(top_k), static_cast<int>(capacity), static_cast<int>(k), out_keys,
+      out_scores);
+  return CudaStatus(cudaGetLastError(), "launch top-k from candidates");
+}
+
+Status ThresholdsFromTopK(const float* out_scores, uint32_t num_rows, uint32_t k,
+                          const float* margin, float* thresholds, int32_t* counters,
+                          void* stream) {
+  if (num_rows == 0) return Status::OK();
+  if (out_scores == nullptr || thresholds == nullptr || counters == nullptr || k == 0) {
+    return Status::InvalidArgument("thresholds from top-k: bad arguments");
+  }
+  ThresholdsKernel<<<(num_rows + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      out_scores, num_rows, static_cast<int>(k), margin, thresholds, counters);
+  return CudaStatus(cudaGetLastError(), "launch thresholds from top-k");
+}
+
+Status CollectBand(const int32_t* candidates, const int32_t* counters, const int32_t* ranges,
+                   const float* thresholds, uint32_t num_rows, uint32_t top_k, uint32_t capacity,
+                   const float* kth_scores, uint32_t k, const float* margin, uint32_t out_cap,
+                   uint32_t* out_ids, uint32_t* out_counts, void* stream) {
+  if (num_rows == 0) return Status::OK();
+  if (candidates == nullptr || thresholds == nullptr || kth_scores == nullptr || k == 0 ||
+      out_counts == nullptr || (out_cap > 0 && out_ids == nullptr) ||
+      (ranges == nullptr && counters == nullptr)) {
+    return Status::InvalidArgument("collect band: bad arguments");
+  }
+  BandKernel<<<num_rows, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      reinterpret_cast<const int2*>(candidates), counters, ranges, thresholds, num_rows,
+      static_cast<int>(top_k), static_cast<int>(capacity), kth_scores, static_cast<int>(k),
+      margin, out_cap, out_ids, out_counts);
+  return CudaStatus(cudaGetLastError(), "launch collect band");
+}
+
+}  // namespace sieve::gpu
