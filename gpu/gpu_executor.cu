@@ -400,16 +400,20 @@ __global__ void ThresholdSetupKernel(int m, float scale, const float* __restrict
   margin[r] = 2.0f * e * 1.0001f;
 }
 
-// flags[r] = cap + 1 when row r's candidates overflowed (`cap`), its ties overflowed top_k, or
-// its band overflowed `band_cap` (its result would be incomplete), else 0.
+// Overflow bits of one level of the threshold-select path, ORed into why[r]: 1 its candidates
+// passed `cap`, 2 its ties passed top_k, 4 its band passed band_cap (band_counts given). With
+// `host_cap` set, the last level writes flags[r] = host_cap + why[r] (or 0) for the host.
 __global__ void ThresholdOverflowKernel(int m, const int32_t* __restrict__ counters, int32_t cap,
                                         int32_t top_k, const uint32_t* __restrict__ band_counts,
-                                        uint32_t band_cap, uint32_t* __restrict__ flags) {
+                                        uint32_t band_cap, uint32_t* __restrict__ why,
+                                        uint32_t host_cap, uint32_t* __restrict__ flags) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= m) return;
-  const bool over = counters[2 * r] > cap || counters[2 * r + 1] > top_k ||
-                    band_counts[r] > band_cap;
-  flags[r] = over ? static_cast<uint32_t>(cap) + 1u : 0u;
+  uint32_t w = why[r] | (counters[2 * r] > cap ? 1u : 0u) |
+               (counters[2 * r + 1] > top_k ? 2u : 0u) |
+               (band_counts != nullptr && band_counts[r] > band_cap ? 4u : 0u);
+  why[r] = w;
+  if (flags != nullptr) flags[r] = w != 0 ? host_cap + w : 0u;
 }
 
 // Candidate selection (dense and gather over many columns; see DeviceRun::Candidates).
@@ -1524,74 +1528,116 @@ class DeviceRun {
     return Download(q0, m, kf, final_vals.get(), final_ids.get());
   }
 
+  // The levels of the threshold-select dense path over n_cols rows: each level's rows are a
+  // prefix of the next one's, the last is every row. Level 0 keeps every key of its prefix; a
+  // later level keeps the keys above the previous level's k-th best score less 2E, about
+  // k · (its rows) / (the previous level's rows) a query. With L levels each keeps about
+  // e = (k^(L-1) · n)^(1/L) a query when the prefixes grow by e / k: as many levels as fit
+  // (up to four) with every prefix at most a quarter of the rows. caps[i]: the slots a query
+  // has at level i (8× the expected count, at least 16,384: small k has a wide spread).
+  void ThresholdLevels(uint64_t n_cols, std::vector<uint64_t>* ends,
+                       std::vector<uint64_t>* caps) const {
+    const double k = p_.k, n = static_cast<double>(n_cols);
+    auto pages = [](double x) {
+      return (static_cast<uint64_t>(std::ceil(x)) + kPageRows - 1) / kPageRows * kPageRows;
+    };
+    ends->clear();
+    caps->clear();
+    for (int levels = 4; levels >= 2; --levels) {
+      const double e = std::pow(std::pow(k, levels - 1) * n, 1.0 / levels);
+      std::vector<uint64_t> prefix = {std::max(pages(e), pages(4 * k))};
+      for (int i = 1; i < levels - 1; ++i) {
+        prefix.push_back(pages(static_cast<double>(prefix.back()) * e / k));
+      }
+      bool ok = true;
+      for (size_t i = 0; i < prefix.size(); ++i) {
+        ok = ok && prefix[i] * 4 <= n_cols && (i == 0 || prefix[i] > prefix[i - 1]);
+      }
+      if (!ok) continue;
+      *ends = prefix;
+      ends->push_back(n_cols);
+      caps->push_back(prefix[0]);
+      for (size_t i = 1; i < ends->size(); ++i) {
+        const double expect = k * static_cast<double>((*ends)[i]) / (*ends)[i - 1];
+        caps->push_back(std::min<uint64_t>((*ends)[i], std::max<uint64_t>(pages(8 * expect),
+                                                                          16384)));
+      }
+      return;
+    }
+  }
+
   // The threshold-select dense path: float16 rows the tensor-core kernel takes, k within what
-  // its final top-k sorts, enough columns for a sample to pay.
+  // its final top-k sorts, enough columns for sampling to pay, buffers within the budget.
   bool UseThreshold(uint32_t m, uint64_t n_cols) const {
     if (!detail::ThresholdSelectEnabled() || detail::CandidatesDisabled() || p_.no_candidates) {
       return false;
     }
     if (p_.shard->dtype != DType::kFloat16 || !p_.split) return false;
     if (std::strcmp(ThresholdSelectKernelName(p_.shard->keys()), "mma") != 0) return false;
-    uint64_t sample = 0, cap = 0;
-    CandidateSizes(n_cols, &sample, &cap);
-    return p_.k <= 4096 && n_cols >= detail::kMinCandidateColumns && n_cols >= 4 * sample &&
-           n_cols <= std::numeric_limits<int32_t>::max() &&
-           size_t{m} * (p_.k + std::max(sample, cap)) * 8 <= detail::kTileBudgetBytes;
+    if (p_.k > 4096 || n_cols < detail::kMinCandidateColumns ||
+        n_cols > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+      return false;
+    }
+    std::vector<uint64_t> ends, caps;
+    ThresholdLevels(n_cols, &ends, &caps);
+    const uint64_t most = *std::max_element(caps.begin(), caps.end());
+    return ends.size() > 1 && size_t{m} * (p_.k + most) * 8 <= detail::kTileBudgetBytes;
   }
 
-  // Exact top-k over every resident row through gpu::ThresholdSelect, without a score matrix:
-  // (1) the threshold select over the first `sample` rows with a threshold of -inf keeps them
-  //     all; its top-k gives each query the k-th best computed score s_k of the sample, and
-  //     T = s_k - 2E (E bounds a computed score's error, see ThresholdSetupKernel);
-  // (2) the threshold select over all rows at T keeps every row whose computed score is at
-  //     least T: every row of the exact top-k among them, since the exact k-th best is at
-  //     least s_k - E;
-  // (3) the k-th best computed score c_k of the kept rows bounds the band: a row of the exact
-  //     top-k has a computed score of at least c_k - 2E. Only the band is rescored exactly
+  // Exact top-k over every resident row through gpu::ThresholdSelect, without a score matrix.
+  // E bounds |computed - exact| of a score (float16 high halves of the queries, float32
+  // accumulation; see ThresholdSetupKernel).
+  // (1) Levels (ThresholdLevels): level 0 keeps every key of a prefix of the rows; its k-th best
+  //     computed score s less 2E is the next level's threshold, and so on: a row of a prefix's
+  //     exact top-k scores at least s - 2E, so every level keeps the top-k of its rows, and the
+  //     last level keeps every row of the exact top-k among all rows.
+  // (2) The k-th best computed score c of the last level bounds the band: a row of the exact
+  //     top-k has a computed score of at least c - 2E. Only the band is rescored exactly
   //     (float32 query against the row) and select_k takes the k best.
-  // Per-query overflow (candidates past `cap`, ties past k, or a band past its list) goes to
-  // the host with the results, and GpuExecutor::Run reruns the search on the full path.
+  // Overflow at any level (candidates past its cap, ties past k, or a band past its list) goes
+  // to the host with the results, and GpuExecutor::Run reruns the search on the full path.
   Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols) {
     const Prepared& p = p_;
-    uint64_t sample = 0, cap = 0;
-    CandidateSizes(n_cols, &sample, &cap);
-    sample = std::min<uint64_t>(n_cols, (sample + kPageRows - 1) / kPageRows * kPageRows);
+    std::vector<uint64_t> ends, caps;
+    ThresholdLevels(n_cols, &ends, &caps);
+    const uint64_t most = *std::max_element(caps.begin(), caps.end());
     const uint32_t k = p.k;
     const uint32_t kf = static_cast<uint32_t>(std::min<uint64_t>(k, n_cols));
     const uint32_t band_cap = std::max<uint32_t>(4 * k, 1024);
     const uint32_t tiles = (m + kQueryTileRows - 1) / kQueryTileRows;
-    const PagedKeys keys = p.shard->keys();
 
     DeviceBuffer<float> scales, thresholds, margin, kth_scores, vals, final_vals;
-    DeviceBuffer<int32_t> ends, requests, counters, slots, kth_keys;
-    DeviceBuffer<uint32_t> band_ids, band_counts, flags, ids, final_pos, final_ids;
+    DeviceBuffer<int32_t> row_ends, requests, counters, slots, kth_keys;
+    DeviceBuffer<uint32_t> band_ids, band_counts, why, flags, ids, final_pos, final_ids;
     SIEVE_RETURN_IF_ERROR(scales.Allocate(m, stream_));
     SIEVE_RETURN_IF_ERROR(thresholds.Allocate(m, stream_));
     SIEVE_RETURN_IF_ERROR(margin.Allocate(m, stream_));
-    SIEVE_RETURN_IF_ERROR(ends.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(row_ends.Allocate(m, stream_));
     SIEVE_RETURN_IF_ERROR(requests.Allocate(tiles, stream_));
     SIEVE_RETURN_IF_ERROR(counters.Allocate(size_t{2} * m, stream_));
-    SIEVE_RETURN_IF_ERROR(slots.Allocate(size_t{m} * (k + std::max(sample, cap)) * 2, stream_));
+    SIEVE_RETURN_IF_ERROR(slots.Allocate(size_t{m} * (k + most) * 2, stream_));
     SIEVE_RETURN_IF_ERROR(kth_keys.Allocate(size_t{m} * k, stream_));
     SIEVE_RETURN_IF_ERROR(kth_scores.Allocate(size_t{m} * k, stream_));
+    SIEVE_RETURN_IF_ERROR(why.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(flags.Allocate(m, stream_));
+    SIEVE_RETURN_IF_ERROR(band_ids.Allocate(size_t{m} * band_cap, stream_));
+    SIEVE_RETURN_IF_ERROR(band_counts.Allocate(m, stream_));
     SIEVE_CUDA_TRY(cudaMemsetAsync(requests.get(), 0, size_t{tiles} * 4, stream_));
     SIEVE_CUDA_TRY(cudaMemsetAsync(counters.get(), 0, size_t{m} * 8, stream_));
+    SIEVE_CUDA_TRY(cudaMemsetAsync(why.get(), 0, size_t{m} * 4, stream_));
     detail::ThresholdSetupKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
         static_cast<int>(m), p.scale, qnorms_ + q0, p.shard->max_sq_norm, p.metric,
         0x1p-9f + 0x1p-13f, scales.get(), thresholds.get(), margin.get());
     SIEVE_CUDA_CHECK_LAUNCH("ThresholdSetupKernel");
-    detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(ends.get(), m,
-                                                                static_cast<int32_t>(sample));
-    SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
 
     ThresholdSelectArgs a;
-    a.keys = keys;
+    a.keys = p.shard->keys();
     a.metric = static_cast<Metric>(p.metric);
     a.queries = split_ + size_t{2} * q0 * p.dim;  // the chunk's m high halves
     a.num_rows = m;
     a.query_scales = scales.get();
     a.query_sq_norms = qnorms_ + q0;
-    a.row_ends = ends.get();
+    a.row_ends = row_ends.get();
     a.tile_requests = requests.get();
     a.block_table = p.shard->d_pages;
     a.blocks_per_request = static_cast<uint32_t>(p.shard->pages.size());
@@ -1602,45 +1648,41 @@ class DeviceRun {
     a.candidates = slots.get();
     a.top_k = k;
 
-    // (1) The sample: every row kept, then its k-th best.
-    a.max_context = static_cast<uint32_t>(sample);
-    a.capacity = static_cast<uint32_t>(sample);
-    SIEVE_RETURN_IF_ERROR(ThresholdSelect(a, stream_));
-    SIEVE_RETURN_IF_ERROR(TopKFromCandidates(slots.get(), counters.get(), nullptr,
-                                             thresholds.get(), m, k, a.capacity, k,
-                                             kth_keys.get(), kth_scores.get(), stream_));
-    SIEVE_RETURN_IF_ERROR(ThresholdsFromTopK(kth_scores.get(), m, k, margin.get(),
-                                             thresholds.get(), counters.get(), stream_));
-    Mark("ts.threshold");
-
-    // (2) Every row at the threshold.
-    detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(ends.get(), m,
-                                                                static_cast<int32_t>(n_cols));
-    SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
-    a.max_context = static_cast<uint32_t>(n_cols);
-    a.capacity = static_cast<uint32_t>(cap);
-    SIEVE_RETURN_IF_ERROR(ThresholdSelect(a, stream_));
-    Mark("ts.select");
-
-    // (3) The band below the k-th best computed score, rescored exactly.
-    SIEVE_RETURN_IF_ERROR(band_ids.Allocate(size_t{m} * band_cap, stream_));
-    SIEVE_RETURN_IF_ERROR(band_counts.Allocate(m, stream_));
-    SIEVE_RETURN_IF_ERROR(TopKFromCandidates(slots.get(), counters.get(), nullptr,
-                                             thresholds.get(), m, k, a.capacity, k,
-                                             kth_keys.get(), kth_scores.get(), stream_));
-    SIEVE_RETURN_IF_ERROR(CollectBand(slots.get(), counters.get(), nullptr, thresholds.get(), m,
-                                      k, a.capacity, kth_scores.get(), k, margin.get(), band_cap,
-                                      band_ids.get(), band_counts.get(), stream_));
-    SIEVE_RETURN_IF_ERROR(flags.Allocate(m, stream_));
-    detail::ThresholdOverflowKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
-        static_cast<int>(m), counters.get(), static_cast<int32_t>(cap), static_cast<int32_t>(k),
-        band_counts.get(), band_cap, flags.get());
-    SIEVE_CUDA_CHECK_LAUNCH("ThresholdOverflowKernel");
+    // (1) The levels; after each, its top-k (whose k-th best is the next threshold, and after
+    // the last, the top of the band).
+    for (size_t level = 0; level < ends.size(); ++level) {
+      detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
+          row_ends.get(), m, static_cast<int32_t>(ends[level]));
+      SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
+      a.max_context = static_cast<uint32_t>(ends[level]);
+      a.capacity = static_cast<uint32_t>(caps[level]);
+      SIEVE_RETURN_IF_ERROR(ThresholdSelect(a, stream_));
+      SIEVE_RETURN_IF_ERROR(TopKFromCandidates(slots.get(), counters.get(), nullptr,
+                                               thresholds.get(), m, k, a.capacity, k,
+                                               kth_keys.get(), kth_scores.get(), stream_));
+      const bool last = level + 1 == ends.size();
+      if (last) {
+        SIEVE_RETURN_IF_ERROR(CollectBand(slots.get(), counters.get(), nullptr, thresholds.get(),
+                                          m, k, a.capacity, kth_scores.get(), k, margin.get(),
+                                          band_cap, band_ids.get(), band_counts.get(), stream_));
+      }
+      detail::ThresholdOverflowKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
+          static_cast<int>(m), counters.get(), static_cast<int32_t>(a.capacity),
+          static_cast<int32_t>(k), last ? band_counts.get() : nullptr, band_cap, why.get(),
+          static_cast<uint32_t>(most), last ? flags.get() : nullptr);
+      SIEVE_CUDA_CHECK_LAUNCH("ThresholdOverflowKernel");
+      if (!last) {
+        SIEVE_RETURN_IF_ERROR(ThresholdsFromTopK(kth_scores.get(), m, k, margin.get(),
+                                                 thresholds.get(), counters.get(), stream_));
+        Mark("ts.level");
+      }
+    }
     SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + q0, flags.get(), size_t{m} * 4,
                                    cudaMemcpyDeviceToHost, stream_));
-    cand_cap_ = cap;
-    Mark("ts.band");
+    cand_cap_ = most;
+    Mark("ts.select");
 
+    // (2) The band, rescored exactly; the k best of it.
     const int64_t ld = band_cap;
     SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * ld, stream_));
     SIEVE_RETURN_IF_ERROR(ids.Allocate(size_t{m} * ld, stream_));
@@ -2127,6 +2169,11 @@ Status GpuExecutor::Run(const ShardView& shard, const BatchFilters& filters,
     if (cand_cap == 0) return false;
     for (uint32_t q = 0; q < nq; ++q) {
       if (h_counts[q] > cand_cap) {
+        if (std::getenv("SIEVE_GPU_DEBUG") != nullptr) {
+          std::fprintf(stderr, "sieve gpu: query %u overflowed its candidate lists (%s, code %llu)\n",
+                       q, used_threshold ? "threshold select" : "candidate scan",
+                       static_cast<unsigned long long>(h_counts[q] - cand_cap));
+        }
         p.no_candidates = true;
         ++detail::g_candidate_fallbacks;
         return true;

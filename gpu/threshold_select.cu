@@ -50,7 +50,7 @@ Status CudaStatus(cudaError_t err, const char* what) {
 constexpr int kThreads = 256;
 constexpr int kRows = 128;            // query rows per tile
 constexpr int kKeys = 64;             // keys per page
-constexpr int kGroup = 16;            // rows repaired together
+constexpr int kGroup = 8;             // rows repaired together
 constexpr int kSimtChunk = 32;        // dims per step of the CUDA-core kernel
 constexpr uint32_t kFull = 0xffffffffu;
 
@@ -234,11 +234,18 @@ __device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L,
       const int r = L.Row(i, h);
       const float qn = st.qn[r];
       const float sc = st.scale[r];
+      const float sc2 = __fmul_rn(2.0f, sc);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], sc), qn, xn[j][c]);
+          if constexpr (kMetric == static_cast<int>(Metric::kL2)) {
+            // 2 (dot · scale) == dot · (2 scale) exactly: one product saved.
+            v[i][j][2 * h + c] = __fsub_rn(__fmul_rn(v[i][j][2 * h + c], sc2),
+                                           __fadd_rn(qn, xn[j][c]));
+          } else {
+            v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], sc), qn, xn[j][c]);
+          }
         }
       }
     }
@@ -262,43 +269,12 @@ __device__ __forceinline__ bool Passes(const KernelArgs& a, int tile, int r, int
                  static_cast<uint32_t>(key));
 }
 
-// Emits the candidates and ties of the rows in kEmit mode. Called by every lane of the warp.
-__device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, const Lane& L, int tile,
-                         int64_t key_base, const float (&s)[2][4][4]) {
-  uint32_t cmask[2][2], tmask[2][2];
-  bool any = false;
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = L.Row(i, h);
-      const float t = st.thr[r];
-      const bool emit = st.mode[r] == kEmit;
-      const int32_t rend = st.rend[r];
-      uint32_t cm = 0, tm = 0;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const float v = s[i][j][2 * h + c];
-          if (emit && !(v < t)) {
-            const int64_t key = key_base + L.Col(j, c);
-            if (key < rend && !(isnan(v) && st.skip_nan[r]) && Passes(a, tile, r, key)) {
-              if (v > t) {
-                cm |= 1u << (j * 2 + c);
-              } else {
-                tm |= 1u << (j * 2 + c);
-              }
-            }
-          }
-        }
-      }
-      cmask[i][h] = cm;
-      tmask[i][h] = tm;
-      any |= (cm | tm) != 0;
-    }
-  }
-  if (!__any_sync(kFull, any)) return;
+// Reserves slots for this page's candidates and ties (one atomic per kind, row and quad) and
+// writes them. Kept out of line: the hot loop stays small, and only pages with something to
+// emit pay for the call.
+__device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, const Lane& L, int tile,
+                                  int64_t key_base, const float (&s)[2][4][4],
+                                  const uint32_t (&cmask)[2][2], const uint32_t (&tmask)[2][2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
@@ -357,6 +333,46 @@ __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, cons
 }
 
 
+// Emits the candidates and ties of the rows in kEmit mode. Called by every lane of the warp.
+__device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, const Lane& L, int tile,
+                         int64_t key_base, const float (&s)[2][4][4]) {
+  uint32_t cmask[2][2], tmask[2][2];
+  bool any = false;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = L.Row(i, h);
+      const float t = st.thr[r];
+      const bool emit = st.mode[r] == kEmit;
+      const int32_t rend = st.rend[r];
+      uint32_t cm = 0, tm = 0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const float v = s[i][j][2 * h + c];
+          if (emit && !(v < t)) {
+            const int64_t key = key_base + L.Col(j, c);
+            if (key < rend && !(isnan(v) && st.skip_nan[r]) && Passes(a, tile, r, key)) {
+              if (v > t) {
+                cm |= 1u << (j * 2 + c);
+              } else {
+                tm |= 1u << (j * 2 + c);
+              }
+            }
+          }
+        }
+      }
+      cmask[i][h] = cm;
+      tmask[i][h] = tm;
+      any |= (cm | tm) != 0;
+    }
+  }
+  if (!__any_sync(kFull, any)) return;
+  Emit(a, st, L, tile, key_base, s, cmask, tmask);
+}
+
 // Adds the rows in kHist mode to their histograms: pass b looks at bits [24 - 8b, 32 - 8b) of
 // the keys whose higher bits equal the row's prefix.
 __device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, const Lane& L, int tile,
@@ -388,31 +404,35 @@ __device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, con
 }
 
 // ---------------------------------------------------------------------------------------------
-// The tensor-core core: float16 / bfloat16 keys, dim % 8 == 0, dim <= DMAX. Each warp keeps its
-// 32 query rows (A fragments, all of DMAX) in registers; pages stream through kStages shared
-// buffers with cp.async; B fragments come from shared memory with ldmatrix.
+// The tensor-core core: float16 / bfloat16 keys, dim % 8 == 0, dim <= DMAX. The tile's 128 query
+// rows stay in shared memory; pages stream through kStages shared buffers with cp.async; A and B
+// fragments come from shared memory with ldmatrix. Up to DMAX = 128 a CTA needs under 128
+// registers a thread and about 100 KB of shared memory, so two CTAs (16 warps) share an SM.
 
 template <typename T, int DMAX>
 struct MmaCore {
   using Type = T;
-  static constexpr int kStages = DMAX <= 128 ? 4 : 3;
-  static constexpr int kLd = DMAX + 8;  // elements per key in shared memory (conflict-free)
+  static constexpr int kStages = 3;
+  static constexpr int kMinBlocks = DMAX <= 128 ? 2 : 1;
+  static constexpr int kLd = DMAX + 8;  // elements per row in shared memory (conflict-free)
   static constexpr int kStageElems = kKeys * kLd;
   static constexpr int kSteps = DMAX / 16;
   static size_t SmemBytes() {
-    return kStages * (static_cast<size_t>(kStageElems) * sizeof(T) + kKeys * sizeof(float));
+    return static_cast<size_t>(kRows) * kLd * sizeof(T) +
+           kStages * (static_cast<size_t>(kStageElems) * sizeof(T) + kKeys * sizeof(float));
   }
 
-  uint32_t areg[2][kSteps][4];
+  T* qs;
   T* keys;
   float* norms;
   int steps;
 
-  __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane& L) {
-    keys = reinterpret_cast<T*>(smem);
-    norms = reinterpret_cast<float*>(smem + kStages * kStageElems * sizeof(T));
+  __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
+    qs = reinterpret_cast<T*>(smem);
+    keys = qs + kRows * kLd;
+    norms = reinterpret_cast<float*>(keys + kStages * kStageElems);
     steps = (a.dim + 15) / 16;
-    // Dims [dim, DMAX) of every buffer are zero (cp.async never writes them).
+    // Dims [dim, DMAX) of every key buffer are zero (cp.async never writes them).
     const int pad = DMAX - a.dim;
     if (pad > 0) {
       for (int t = threadIdx.x; t < kStages * kKeys * pad; t += blockDim.x) {
@@ -420,31 +440,35 @@ struct MmaCore {
         keys[row * kLd + a.dim + t % pad] = T{};
       }
     }
+    // The query tile, zero past num_rows and dim, 16 bytes at a time.
     const T* q = static_cast<const T*>(a.queries);
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int64_t r0 = static_cast<int64_t>(tile) * kRows + L.Row(i, 0);
-      const int64_t r1 = r0 + 8;
-#pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        const int k = s * 16 + L.q * 2;
-        areg[i][s][0] = Load2(a, q, r0, k);
-        areg[i][s][1] = Load2(a, q, r1, k);
-        areg[i][s][2] = Load2(a, q, r0, k + 8);
-        areg[i][s][3] = Load2(a, q, r1, k + 8);
+    constexpr int kVecs = DMAX / 8;
+    const int vecs = a.dim / 8;
+    for (int t = threadIdx.x; t < kRows * kVecs; t += blockDim.x) {
+      const int r = t / kVecs, v = t % kVecs;
+      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+      uint4 x = make_uint4(0, 0, 0, 0);
+      if (row < a.num_rows && v < vecs) {
+        x = *reinterpret_cast<const uint4*>(q + row * a.dim + v * 8);
       }
+      *reinterpret_cast<uint4*>(qs + r * kLd + v * 8) = x;
     }
   }
 
-  static __device__ uint32_t Load2(const KernelArgs& a, const T* q, int64_t row, int k) {
-    if (row >= a.num_rows || k >= a.dim) return 0u;
-    return *reinterpret_cast<const uint32_t*>(q + row * a.dim + k);
+  // The source of page p of the table (its rows, and its norms at a.key_norms + page * 64).
+  struct Src {
+    const T* rows;
+    int32_t page;
+  };
+  __device__ Src SrcOf(const KernelArgs& a, const int32_t* table, int p) const {
+    const int32_t page = __ldg(table + p);
+    return Src{PagePtr<T>(a, page), page};
   }
 
   // Four threads per key (256 threads, 64 keys), each copying every fourth 16-byte chunk.
-  __device__ void Issue(const KernelArgs& a, const int32_t* table, int p, int stage) {
-    const int32_t page = __ldg(table + p);
-    const T* src = PagePtr<T>(a, page);
+  __device__ void Issue(const KernelArgs& a, Src from, int stage) {
+    const int32_t page = from.page;
+    const T* src = from.rows;
     T* dst = keys + stage * kStageElems;
     const int vecs = a.dim / 8;
     const int key = threadIdx.x >> 2;
@@ -467,17 +491,24 @@ struct MmaCore {
     if (p0 >= p1) return;
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (p0 + s < p1) Issue(a, table, p0 + s, s);
+      if (p0 + s < p1) Issue(a, SrcOf(a, table, p0 + s), s);
       CpAsyncCommit();
     }
+    // The source of the page issued next, looked up one page ahead (off the critical path).
+    Src ahead{nullptr, 0};
+    if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
+    const T* aptr = qs + (L.wm * 32 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
+    const int key_row = L.wn * 32 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
+    const int key_col = ((L.lane >> 3) & 1) * 8;
     for (int p = p0; p < p1; ++p) {
       CpAsyncWait<kStages - 2>();
       __syncthreads();  // page p is in; every warp is done with page p - 1
       const int next = p + kStages - 1;
-      if (next < p1) Issue(a, table, next, (next - p0) % kStages);
+      if (next < p1) Issue(a, ahead, (next - p0) % kStages);
       CpAsyncCommit();
+      if (next + 1 < p1) ahead = SrcOf(a, table, next + 1);
       const int stage = (p - p0) % kStages;
-      const T* ks = keys + stage * kStageElems;
+      const T* bptr = keys + stage * kStageElems + key_row * kLd + key_col;
       float v[2][4][4];
 #pragma unroll
       for (int i = 0; i < 2; ++i)
@@ -485,26 +516,20 @@ struct MmaCore {
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) v[i][j][e] = 0.0f;
-      const int key_row = L.wn * 32 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
-      const int key_col = ((L.lane >> 3) & 1) * 8;
-      // B fragments are loaded one k-step ahead of the products that use them.
-      const T* bptr = ks + key_row * kLd + key_col;
-      uint32_t b[2][2][4];
-      LdMatrixX4(b[0][0], bptr);
-      LdMatrixX4(b[0][1], bptr + 16 * kLd);
 #pragma unroll
       for (int s = 0; s < kSteps; ++s) {
         if (s < steps) {
-          if (s + 1 < kSteps && s + 1 < steps) {
-            LdMatrixX4(b[(s + 1) & 1][0], bptr + (s + 1) * 16);
-            LdMatrixX4(b[(s + 1) & 1][1], bptr + 16 * kLd + (s + 1) * 16);
-          }
+          uint32_t af[2][4], bf[2][4];
+          LdMatrixX4(af[0], aptr + s * 16);
+          LdMatrixX4(af[1], aptr + 16 * kLd + s * 16);
+          LdMatrixX4(bf[0], bptr + s * 16);
+          LdMatrixX4(bf[1], bptr + 16 * kLd + s * 16);
 #pragma unroll
           for (int jj = 0; jj < 2; ++jj) {
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              Mma<T>(v[i][2 * jj], areg[i][s], b[s & 1][jj][0], b[s & 1][jj][1]);
-              Mma<T>(v[i][2 * jj + 1], areg[i][s], b[s & 1][jj][2], b[s & 1][jj][3]);
+              Mma<T>(v[i][2 * jj], af[i], bf[jj][0], bf[jj][1]);
+              Mma<T>(v[i][2 * jj + 1], af[i], bf[jj][2], bf[jj][3]);
             }
           }
         }
@@ -529,6 +554,7 @@ struct MmaCore {
 template <typename T>
 struct SimtCore {
   using Type = T;
+  static constexpr int kMinBlocks = 1;
   static constexpr int kLd = kSimtChunk + 1;
   static size_t SmemBytes() { return static_cast<size_t>(kRows + kKeys) * kLd * sizeof(float); }
 
@@ -647,7 +673,7 @@ __device__ uint32_t VisiblePassing(const KernelArgs& a, RowState& st, int64_t ro
 constexpr size_t kRowStateBytes = (sizeof(RowState) + 127) / 128 * 128;
 
 template <typename Core>
-__global__ void __launch_bounds__(kThreads) SelectKernel(KernelArgs a) {
+__global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(KernelArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
   RowState& st = *reinterpret_cast<RowState*>(smem);
   const Lane L;
@@ -1150,6 +1176,10 @@ Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {
   if (tiles > 65535) return bad("more than 65535 query tiles");
   const int metric = static_cast<int>(x.metric);
   if (metric < 0 || metric > 2) return bad("unknown metric");
+
+  if (UsesMma(x.keys) && reinterpret_cast<uintptr_t>(x.queries) % 16 != 0) {
+    return bad("queries must be 16-byte aligned for the tensor-core kernel");
+  }
 
   KernelArgs k{};
   k.slabs = x.keys.slabs;

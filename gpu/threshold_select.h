@@ -43,7 +43,7 @@
 //     the tile's keys five times: cheap for short rows, long for millions of keys.
 //
 // Kernels: float16 and bfloat16 keys with dim % 8 == 0 and dim <= 256 use tensor cores
-// (mma.sync, float32 accumulation; the query tile stays in registers, pages stream through
+// (mma.sync, float32 accumulation; the query tile stays in shared memory, pages stream through
 // shared memory with cp.async); float32 keys and other dims use a CUDA-core kernel with the
 // same contract. Within one kernel a (row, key) score is computed bit-identically every time
 // (the repair relies on it).
@@ -118,7 +118,7 @@ struct ThresholdSelectArgs {
   PagedKeys keys;
   Metric metric = Metric::kL2;
 
-  const void* queries = nullptr;         // [num_rows, keys.dim] of keys.type
+  const void* queries = nullptr;         // [num_rows, keys.dim] of keys.type, 16-byte aligned
   uint32_t num_rows = 0;
   const float* query_scales = nullptr;   // optional [num_rows]
   const float* query_sq_norms = nullptr; // optional [num_rows]

@@ -550,6 +550,9 @@ TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
         Filters f(rows, nq, per_query, 0.6, 93);
         for (uint32_t k : {1u, 64u}) {
           for (Metric metric : kMetrics) {
+            SCOPED_TRACE(std::string("threshold ") + MetricStr(metric) + " dim " +
+                         std::to_string(dim) + " k " + std::to_string(k) +
+                         (per_query ? " bitmap" : " bitset"));
             const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
             const GpuPathCounts before = exec_->path_counts();
             ExecResult result;

@@ -437,7 +437,8 @@ class Harness {
   // NaN keys the kernel counts the real ties among its stored tie slots, which depends on
   // which ties took the slots, so HasNaN rows are not predicted.
   bool FitsAt(uint32_t r, float t) const {
-    auto [c, ties] = Counts(r, t, false);
+    // At -inf (fewer than K keys are not NaN) NaN keys fill the row.
+    auto [c, ties] = Counts(r, t, t == -kInf);
     return c <= int64_t{capacity} &&
            c + std::min<int64_t>(ties, top_k) >= std::min<int64_t>(Passing(r), top_k);
   }

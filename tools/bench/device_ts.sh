@@ -3,7 +3,10 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|bench|tests   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|final   (logs go to $OUT)
+#   final: the bundle also holds build/tests/e2e_tests and build/tools/sieve. Every gpu_tests
+#          test, with the CLI contract tests on --device gpu beside it (both on the one GPU),
+#          then the path bench (10M x 128 f16, 100 queries, k = 64) and the PyTorch baseline.
 #   probe: the threshold-select tests, an ncu profile of one threshold-select launch at 1M keys,
 #          the threshold-select bench at 10M keys (no repair cases), the dense path at 10M rows
 #          with the threshold select on and off (per-stage device times).
@@ -16,10 +19,11 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
 case "${1:-probe}" in
   probe)
-    timeout 120 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.ThresholdSelectDensePath' > "$OUT/ts_tests.log" 2>&1
+    SIEVE_GPU_DEBUG=1 timeout 120 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.ThresholdSelectDensePath' > "$OUT/ts_tests.log" 2>&1
+    grep "overflowed" "$OUT/ts_tests.log" | sort | uniq -c | head
     echo "ts tests exit: $?"; grep -E "^\[  (PASSED|FAILED) " "$OUT/ts_tests.log" | head -40
-    grep -B2 -A6 "Failure" "$OUT/ts_tests.log" | head -80
-    timeout 150 ncu --clock-control none --kernel-name regex:SelectKernel --launch-skip 7 --launch-count 1 \
+    grep -A14 "Failure" "$OUT/ts_tests.log" | grep -E "Failure|Which is|trace|gpu_executor_test.cc:[0-9]+: [a-z]|threshold_select_test.cc:[0-9]+: [a-z]" | head -60
+    [ -n "${NCU:-}" ] && timeout 150 ncu --clock-control none --kernel-name regex:SelectKernel --launch-skip 7 --launch-count 1 \
       --section SpeedOfLight --section Occupancy \
       --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio,smsp__inst_executed.sum,smsp__cycles_active.avg \
       "$B/threshold_select_bench" --rows 1000000 --reps 2 --warmup 1 --repair-reps 0 > "$OUT/ncu.txt" 2>&1
@@ -27,8 +31,18 @@ case "${1:-probe}" in
     timeout 150 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > "$OUT/ts_bench.jsonl" 2> "$OUT/ts_bench.txt"
     echo "ts bench exit: $?"; cat "$OUT/ts_bench.txt"
     for t in 1 0; do
-      SIEVE_GPU_THRESHOLD=$t SIEVE_GPU_STAGES=1 timeout 120 "$B/gpu_paths_bench" --reps 5 --paths dense --fractions 1.0 --extra-rows '' > "$OUT/dense_t$t.jsonl" 2> "$OUT/dense_t$t.txt"
+      SIEVE_GPU_DEBUG=1 SIEVE_GPU_THRESHOLD=$t SIEVE_GPU_STAGES=1 timeout 120 "$B/gpu_paths_bench" --reps 5 --paths dense --fractions 1.0 --extra-rows '' > "$OUT/dense_t$t.jsonl" 2> "$OUT/dense_t$t.txt"
       echo "dense (threshold=$t) exit: $?"; cat "$OUT/dense_t$t.txt"
     done
+    ;;
+  final)
+    SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
+    E2E=$!
+    timeout 240 "$B/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
+    echo "gpu_tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/gpu_tests.log" | head -20
+    wait $E2E; echo "e2e_tests (gpu) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/e2e_gpu.log" | head -20
+    SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
+    echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
+    timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
     ;;
 esac
