@@ -400,6 +400,34 @@ __global__ void ThresholdSetupKernel(int m, float scale, const float* __restrict
   margin[r] = 2.0f * e * 1.0001f;
 }
 
+__global__ void IotaKernel(int32_t* p, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    p[i] = static_cast<int32_t>(i);
+  }
+}
+
+// out[j] = norms[ids[j]]: the squared norms of a gathered block, by position.
+__global__ void GatherNormsKernel(const float* __restrict__ norms, const uint32_t* __restrict__ ids,
+                                  int64_t n, float* __restrict__ out) {
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    out[j] = norms[ids[j]];
+  }
+}
+
+// Band lists of positions in a gathered block become resident ordinals: ids[q * cap + i] =
+// col_ids[ids[q * cap + i]] for i < min(counts[q], cap). One block per query.
+__global__ void PositionsToOrdinalsKernel(uint32_t* __restrict__ ids,
+                                          const uint32_t* __restrict__ counts, uint32_t cap,
+                                          const uint32_t* __restrict__ col_ids) {
+  const int64_t q = blockIdx.x;
+  const uint32_t n = min(counts[q], cap);
+  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+    ids[q * cap + i] = col_ids[ids[q * cap + i]];
+  }
+}
+
 // Overflow bits of one level of the threshold-select path, ORed into why[r]: 1 its candidates
 // passed `cap`, 2 its ties passed top_k, 4 its band passed band_cap (band_counts given). With
 // `host_cap` set, the last level writes flags[r] = host_cap + why[r] (or 0) for the host.
@@ -602,6 +630,13 @@ __global__ void __launch_bounds__(256) FusedCandidateKernel(FusedArgs a) {
 bool ThresholdSelectEnabled() {
   const char* v = std::getenv("SIEVE_GPU_THRESHOLD");
   return v == nullptr || v[0] != '0';
+}
+
+// SIEVE_GPU_THRESHOLD_GATHER=1 sends the gather path over a bitset through the threshold select
+// too (read at every search). Default: off until measured on a device.
+bool ThresholdGatherEnabled() {
+  const char* v = std::getenv("SIEVE_GPU_THRESHOLD_GATHER");
+  return v != nullptr && v[0] == '1';
 }
 
 // SIEVE_GPU_FUSED=1 uses FusedCandidateKernel for float16 rows (dim % 8 == 0, dim <= 256,
@@ -1490,7 +1525,20 @@ class DeviceRun {
     cand_cap_ = cap;
 
     // (3) Exact rescoring of the kept rows, then top-k.
-    const int64_t ld = static_cast<int64_t>(cap);
+    return RescoreAndSelect(q0, m, cand_ids.get(), half ? nullptr : cand_vals.get(),
+                            static_cast<int64_t>(cap), counts.get(), kf, "cand.rescore",
+                            "cand.select");
+  }
+
+  // The last stage of candidate selection and of the threshold path: lists of `cap` slots a
+  // query (ordinals, counts[q] of them) are rescored exactly — float16 rows: float32 query
+  // against the resident row; float32 rows: `vals` holds the exact distances already — and
+  // select_k keeps the kf best, downloaded with their ordinals.
+  Status RescoreAndSelect(uint32_t q0, uint32_t m, const uint32_t* ids_in, const float* vals_in,
+                          int64_t cap, const uint32_t* counts, int kf, const char* rescore_mark,
+                          const char* select_mark) {
+    const Prepared& p = p_;
+    const int64_t ld = cap;
     DeviceBuffer<float> vals, final_vals;
     DeviceBuffer<uint32_t> ids, final_pos, final_ids;
     SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * ld, stream_));
@@ -1499,20 +1547,18 @@ class DeviceRun {
     SIEVE_RETURN_IF_ERROR(final_pos.Allocate(size_t{m} * kf, stream_));
     SIEVE_RETURN_IF_ERROR(final_ids.Allocate(size_t{m} * kf, stream_));
     dim3 grid(static_cast<unsigned>(std::min<int64_t>((ld + 255) / 256, 64)), m);
-    if (half) {
+    if (vals_in == nullptr) {
       detail::RescoreKernel<__half><<<grid, 256, 0, stream_>>>(
-          cand_ids.get(), cand_vals.get(), c.cap, counts.get(), p.shard->resident(),
-          static_cast<int>(p.dim), queries_ + size_t{q0} * p.dim, qnorms_ + q0,
-          p.shard->sq_norms(), p.metric, p.sentinel,
-          ld, vals.get(), ids.get());
+          ids_in, nullptr, cap, counts, p.shard->resident(), static_cast<int>(p.dim),
+          queries_ + size_t{q0} * p.dim, qnorms_ + q0, p.shard->sq_norms(), p.metric,
+          p.sentinel, ld, vals.get(), ids.get());
     } else {
       detail::RescoreKernel<float><<<grid, 256, 0, stream_>>>(
-          cand_ids.get(), cand_vals.get(), c.cap, counts.get(), detail::ResidentRows{},
-          static_cast<int>(p.dim), nullptr, nullptr, nullptr, p.metric, p.sentinel, ld,
-          vals.get(), ids.get());
+          ids_in, vals_in, cap, counts, detail::ResidentRows{}, static_cast<int>(p.dim),
+          nullptr, nullptr, nullptr, p.metric, p.sentinel, ld, vals.get(), ids.get());
     }
     SIEVE_CUDA_CHECK_LAUNCH("RescoreKernel");
-    Mark("cand.rescore");
+    Mark(rescore_mark);
     SIEVE_RETURN_IF_ERROR(select_->Select(vals.get(), m, static_cast<size_t>(ld), kf,
                                           p.select_min, final_vals.get(), final_pos.get()));
     detail::MapArgs map{};
@@ -1524,7 +1570,7 @@ class DeviceRun {
     map.ids_out = final_ids.get();
     map.out_ld = kf;
     SIEVE_RETURN_IF_ERROR(Map(map));
-    Mark("cand.select");
+    Mark(select_mark);
     return Download(q0, m, kf, final_vals.get(), final_ids.get());
   }
 
@@ -1596,7 +1642,54 @@ class DeviceRun {
   //     (float32 query against the row) and select_k takes the k best.
   // Overflow at any level (candidates past its cap, ties past k, or a band past its list) goes
   // to the host with the results, and GpuExecutor::Run reruns the search on the full path.
-  Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols) {
+  // What the threshold select reads: pages (the resident shard's, or a gathered block's), the
+  // block table (one row), the filter (none for a block gathered through a bitset: every row of
+  // it passes), and for a gathered block the ordinal of each position.
+  struct ThresholdKeys {
+    PagedKeys keys;
+    const int32_t* table = nullptr;
+    uint32_t blocks = 0;
+    const uint32_t* filter = nullptr;
+    int64_t filter_stride = 0;
+    const uint32_t* col_ids = nullptr;
+  };
+
+  // The gathered block (whole pages) as one slab of pages, with its norms by position and an
+  // identity block table; built once per search.
+  Status GatheredPages(const uint32_t* col_ids, uint64_t n_cols, ThresholdKeys* out) {
+    const Prepared& p = p_;
+    const uint64_t pages = (n_cols + kPageRows - 1) / kPageRows;
+    if (!gathered_pages_ready_) {
+      SIEVE_RETURN_IF_ERROR(gathered_norms_.Allocate(pages * kPageRows, stream_));
+      SIEVE_CUDA_TRY(cudaMemsetAsync(gathered_norms_.get(), 0, pages * kPageRows * 4, stream_));
+      detail::GatherNormsKernel<<<detail::GridFor(static_cast<int64_t>(n_cols), 256), 256, 0,
+                                  stream_>>>(p.shard->sq_norms(), col_ids,
+                                             static_cast<int64_t>(n_cols), gathered_norms_.get());
+      SIEVE_CUDA_CHECK_LAUNCH("GatherNormsKernel");
+      SIEVE_RETURN_IF_ERROR(gathered_table_.Allocate(pages, stream_));
+      detail::IotaKernel<<<detail::GridFor(static_cast<int64_t>(pages), 256), 256, 0, stream_>>>(
+          gathered_table_.get(), static_cast<int64_t>(pages));
+      SIEVE_CUDA_CHECK_LAUNCH("IotaKernel");
+      SIEVE_RETURN_IF_ERROR(gathered_slab_.Allocate(1, stream_));
+      gathered_slab_host_ = gathered_rows_.get();
+      SIEVE_CUDA_TRY(cudaMemcpyAsync(gathered_slab_.get(), &gathered_slab_host_, sizeof(void*),
+                                     cudaMemcpyHostToDevice, stream_));
+      gathered_pages_ready_ = true;
+    }
+    uint32_t log2 = 0;
+    while ((uint64_t{1} << log2) < pages) ++log2;
+    out->keys.type = KeyType::kFloat16;
+    out->keys.dim = p.dim;
+    out->keys.slabs = gathered_slab_.get();
+    out->keys.slab_pages_log2 = log2;
+    out->keys.sq_norms = gathered_norms_.get();
+    out->table = gathered_table_.get();
+    out->blocks = static_cast<uint32_t>(pages);
+    out->col_ids = col_ids;
+    return Status::OK();
+  }
+
+  Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const ThresholdKeys& tk) {
     const Prepared& p = p_;
     std::vector<uint64_t> ends, caps;
     ThresholdLevels(n_cols, &ends, &caps);
@@ -1606,9 +1699,9 @@ class DeviceRun {
     const uint32_t band_cap = std::max<uint32_t>(4 * k, 1024);
     const uint32_t tiles = (m + kQueryTileRows - 1) / kQueryTileRows;
 
-    DeviceBuffer<float> scales, thresholds, margin, kth_scores, vals, final_vals;
+    DeviceBuffer<float> scales, thresholds, margin, kth_scores;
     DeviceBuffer<int32_t> row_ends, requests, counters, slots, kth_keys;
-    DeviceBuffer<uint32_t> band_ids, band_counts, why, flags, ids, final_pos, final_ids;
+    DeviceBuffer<uint32_t> band_ids, band_counts, why, flags;
     SIEVE_RETURN_IF_ERROR(scales.Allocate(m, stream_));
     SIEVE_RETURN_IF_ERROR(thresholds.Allocate(m, stream_));
     SIEVE_RETURN_IF_ERROR(margin.Allocate(m, stream_));
@@ -1631,7 +1724,7 @@ class DeviceRun {
     SIEVE_CUDA_CHECK_LAUNCH("ThresholdSetupKernel");
 
     ThresholdSelectArgs a;
-    a.keys = p.shard->keys();
+    a.keys = tk.keys;
     a.metric = static_cast<Metric>(p.metric);
     a.queries = split_ + size_t{2} * q0 * p.dim;  // the chunk's m high halves
     a.num_rows = m;
@@ -1639,10 +1732,10 @@ class DeviceRun {
     a.query_sq_norms = qnorms_ + q0;
     a.row_ends = row_ends.get();
     a.tile_requests = requests.get();
-    a.block_table = p.shard->d_pages;
-    a.blocks_per_request = static_cast<uint32_t>(p.shard->pages.size());
-    a.filter = ChunkFilter(q0, nullptr);
-    a.filter_stride = FilterStride();
+    a.block_table = tk.table;
+    a.blocks_per_request = tk.blocks;
+    a.filter = tk.filter;
+    a.filter_stride = tk.filter_stride;
     a.thresholds = thresholds.get();
     a.counters = counters.get();
     a.candidates = slots.get();
@@ -1683,33 +1776,13 @@ class DeviceRun {
     Mark("ts.select");
 
     // (2) The band, rescored exactly; the k best of it.
-    const int64_t ld = band_cap;
-    SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * ld, stream_));
-    SIEVE_RETURN_IF_ERROR(ids.Allocate(size_t{m} * ld, stream_));
-    SIEVE_RETURN_IF_ERROR(final_vals.Allocate(size_t{m} * kf, stream_));
-    SIEVE_RETURN_IF_ERROR(final_pos.Allocate(size_t{m} * kf, stream_));
-    SIEVE_RETURN_IF_ERROR(final_ids.Allocate(size_t{m} * kf, stream_));
-    dim3 grid(static_cast<unsigned>(std::min<int64_t>((ld + 255) / 256, 64)), m);
-    detail::RescoreKernel<__half><<<grid, 256, 0, stream_>>>(
-        band_ids.get(), nullptr, ld, band_counts.get(), p.shard->resident(),
-        static_cast<int>(p.dim), queries_ + size_t{q0} * p.dim, qnorms_ + q0,
-        p.shard->sq_norms(), p.metric, p.sentinel, ld, vals.get(), ids.get());
-    SIEVE_CUDA_CHECK_LAUNCH("RescoreKernel");
-    Mark("ts.rescore");
-    SIEVE_RETURN_IF_ERROR(select_->Select(vals.get(), m, static_cast<size_t>(ld),
-                                          static_cast<int>(kf), p.select_min, final_vals.get(),
-                                          final_pos.get()));
-    detail::MapArgs map{};
-    map.pos = final_pos.get();
-    map.m = static_cast<int>(m);
-    map.kf = static_cast<int>(kf);
-    map.table = ids.get();
-    map.table_stride = ld;
-    map.ids_out = final_ids.get();
-    map.out_ld = static_cast<int>(kf);
-    SIEVE_RETURN_IF_ERROR(Map(map));
-    Mark("ts.final");
-    return Download(q0, m, static_cast<int>(kf), final_vals.get(), final_ids.get());
+    if (tk.col_ids != nullptr) {
+      detail::PositionsToOrdinalsKernel<<<m, 256, 0, stream_>>>(band_ids.get(), band_counts.get(),
+                                                                band_cap, tk.col_ids);
+      SIEVE_CUDA_CHECK_LAUNCH("PositionsToOrdinalsKernel");
+    }
+    return RescoreAndSelect(q0, m, band_ids.get(), nullptr, band_cap, band_counts.get(),
+                            static_cast<int>(kf), "ts.rescore", "ts.final");
   }
 
   void Mark(const char* name) { detail::g_marks.Record(name, stream_); }
@@ -1804,7 +1877,9 @@ class DeviceRun {
 
     if (col_ids != nullptr) {
       if (!gathered_ready_) {
-        SIEVE_RETURN_IF_ERROR(gathered_rows_.Allocate(n_cols * p.dim * elem, stream_));
+        // Whole pages of 64 rows: the threshold select reads pages whole.
+        SIEVE_RETURN_IF_ERROR(gathered_rows_.Allocate(
+            (n_cols + kPageRows - 1) / kPageRows * kPageRows * p.dim * elem, stream_));
         const size_t row_bytes = size_t{p.dim} * elem;
         const int64_t units = static_cast<int64_t>(n_cols) *
                               (row_bytes % 16 == 0 ? row_bytes / 16
@@ -1839,7 +1914,22 @@ class DeviceRun {
       ++detail::g_candidate_chunks;
       ++detail::g_threshold_chunks;
       used_threshold_ = true;
-      return ThresholdDense(q0, m, n_cols);
+      ThresholdKeys keys;
+      keys.keys = p.shard->keys();
+      keys.table = p.shard->d_pages;
+      keys.blocks = static_cast<uint32_t>(p.shard->pages.size());
+      keys.filter = ChunkFilter(q0, nullptr);
+      keys.filter_stride = FilterStride();
+      return ThresholdDense(q0, m, n_cols, keys);
+    }
+    if (col_ids != nullptr && !p.per_query && detail::ThresholdGatherEnabled() &&
+        UseThreshold(m, n_cols)) {
+      ThresholdKeys keys;
+      SIEVE_RETURN_IF_ERROR(GatheredPages(col_ids, n_cols, &keys));
+      ++detail::g_candidate_chunks;
+      ++detail::g_threshold_chunks;
+      used_threshold_ = true;
+      return ThresholdDense(q0, m, n_cols, keys);
     }
     if (UseCandidates(m, n_cols)) {
       ++detail::g_candidate_chunks;
@@ -1973,6 +2063,12 @@ class DeviceRun {
   DeviceBuffer<char> gathered_rows_;
   const char* gathered_base_ = nullptr;
   bool gathered_ready_ = false;
+  // The gathered block as pages (threshold select over a bitset's gather).
+  DeviceBuffer<float> gathered_norms_;
+  DeviceBuffer<int32_t> gathered_table_;
+  DeviceBuffer<const void*> gathered_slab_;
+  const void* gathered_slab_host_ = nullptr;
+  bool gathered_pages_ready_ = false;
   const float* queries_ = nullptr;
   const __half* split_ = nullptr;
   const float* qnorms_ = nullptr;

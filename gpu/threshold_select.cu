@@ -23,8 +23,6 @@
 // becomes the threshold and a fifth sweep selects them again. A sweep recomputes the tile's
 // scores with the same code as the first pass, so every score is bit-identical.
 
-#include "gpu/threshold_select.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -36,22 +34,19 @@
 #include <mutex>
 #include <string>
 
+#include "gpu/cuda_util.cuh"
+#include "gpu/threshold_select.h"
+
 namespace sieve::gpu {
 namespace {
 
-Status CudaStatus(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return Status::OK();
-  std::string msg = std::string(what) + ": " + cudaGetErrorName(err) + " (" +
-                    cudaGetErrorString(err) + ")";
-  if (err == cudaErrorMemoryAllocation) return Status::ResourceExhausted(msg);
-  return Status::Internal(msg);
-}
+using detail::FromCuda;
 
 constexpr int kThreads = 256;
-constexpr int kRows = 128;            // query rows per tile
-constexpr int kKeys = 64;             // keys per page
-constexpr int kGroup = 8;             // rows repaired together
-constexpr int kSimtChunk = 32;        // dims per step of the CUDA-core kernel
+constexpr int kRows = 128;      // query rows per tile
+constexpr int kKeys = 64;       // keys per page
+constexpr int kGroup = 8;       // rows repaired together
+constexpr int kSimtChunk = 32;  // dims per step of the CUDA-core kernel
 constexpr uint32_t kFull = 0xffffffffu;
 
 enum RowMode : uint8_t { kSkip = 0, kEmit = 1, kHist = 2 };
@@ -96,14 +91,18 @@ __device__ __forceinline__ bool TestBit(const uint32_t* words, uint32_t j) {
 // ---------------------------------------------------------------------------------------------
 // Element types.
 
-template <typename T> struct Elem;
-template <> struct Elem<__half> {
+template <typename T>
+struct Elem;
+template <>
+struct Elem<__half> {
   static __device__ __forceinline__ float ToFloat(__half x) { return __half2float(x); }
 };
-template <> struct Elem<__nv_bfloat16> {
+template <>
+struct Elem<__nv_bfloat16> {
   static __device__ __forceinline__ float ToFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
 };
-template <> struct Elem<float> {
+template <>
+struct Elem<float> {
   static __device__ __forceinline__ float ToFloat(float x) { return x; }
 };
 
@@ -186,8 +185,8 @@ struct RowState {
   uint32_t hist[kGroup][256];
   uint32_t prefix[kGroup];
   int32_t remaining[kGroup];
-  int32_t rows[kRows];   // tile-local rows to repair
-  int32_t need[kRows];   // their K
+  int32_t rows[kRows];       // tile-local rows to repair
+  int32_t need[kRows];       // their K
   int32_t real_ties[kRows];  // stored ties that are not NaN
   int32_t n_repair;
   int32_t max_rend;
@@ -225,8 +224,8 @@ struct Lane {
 // Turns the dot products of one page into scores, in place. One uniform branch on the metric
 // per page, not one per score: the per-score code is straight-line.
 template <int kMetric>
-__device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L,
-                                           float (&v)[2][4][4], const float (&xn)[4][2]) {
+__device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L, float (&v)[2][4][4],
+                                           const float (&xn)[4][2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
@@ -241,8 +240,8 @@ __device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L,
         for (int c = 0; c < 2; ++c) {
           if constexpr (kMetric == static_cast<int>(Metric::kL2)) {
             // 2 (dot · scale) == dot · (2 scale) exactly: one product saved.
-            v[i][j][2 * h + c] = __fsub_rn(__fmul_rn(v[i][j][2 * h + c], sc2),
-                                           __fadd_rn(qn, xn[j][c]));
+            v[i][j][2 * h + c] =
+                __fsub_rn(__fmul_rn(v[i][j][2 * h + c], sc2), __fadd_rn(qn, xn[j][c]));
           } else {
             v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], sc), qn, xn[j][c]);
           }
@@ -272,9 +271,9 @@ __device__ __forceinline__ bool Passes(const KernelArgs& a, int tile, int r, int
 // Reserves slots for this page's candidates and ties (one atomic per kind, row and quad) and
 // writes them. Kept out of line: the hot loop stays small, and only pages with something to
 // emit pay for the call.
-__device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, const Lane& L, int tile,
-                                  int64_t key_base, const float (&s)[2][4][4],
-                                  const uint32_t (&cmask)[2][2], const uint32_t (&tmask)[2][2]) {
+__device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, const Lane& L,
+                                     int tile, int64_t key_base, const float (&s)[2][4][4],
+                                     const uint32_t (&cmask)[2][2], const uint32_t (&tmask)[2][2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
@@ -305,8 +304,8 @@ __device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, co
       base_t = __shfl_sync(kFull, base_t, 0, 4);
       if ((cm | tm) == 0) continue;
       const float t = st.thr[r];
-      int2* slots = reinterpret_cast<int2*>(a.candidates) +
-                    row * static_cast<int64_t>(a.top_k + a.capacity);
+      int2* slots =
+          reinterpret_cast<int2*>(a.candidates) + row * static_cast<int64_t>(a.top_k + a.capacity);
       // Static indexing only (a dynamic index would put the scores in local memory).
       int nc_at = base_c + ic - nc;
       int nt_at = base_t + it - nt;
@@ -332,10 +331,9 @@ __device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, co
   }
 }
 
-
 // Emits the candidates and ties of the rows in kEmit mode. Called by every lane of the warp.
 __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, const Lane& L, int tile,
-                         int64_t key_base, const float (&s)[2][4][4]) {
+                                         int64_t key_base, const float (&s)[2][4][4]) {
   uint32_t cmask[2][2], tmask[2][2];
   bool any = false;
 #pragma unroll
@@ -375,8 +373,9 @@ __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, cons
 
 // Adds the rows in kHist mode to their histograms: pass b looks at bits [24 - 8b, 32 - 8b) of
 // the keys whose higher bits equal the row's prefix.
-__device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, const Lane& L, int tile,
-                          int64_t key_base, const float (&s)[2][4][4], int pass) {
+__device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, const Lane& L,
+                                          int tile, int64_t key_base, const float (&s)[2][4][4],
+                                          int pass) {
   const int shift = 24 - 8 * pass;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -727,7 +726,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
   const int tile_pages = (st.max_rend + kKeys - 1) / kKeys;
   const int p0 = static_cast<int>(blockIdx.x) * a.pages_per_cta;
   const int p1 = min(p0 + a.pages_per_cta, tile_pages);
-  auto emit = [&](int p, float (&v)[2][4][4], const float (&xn)[4][2]) {
+  auto emit = [&](int p, float(&v)[2][4][4], const float(&xn)[4][2]) {
     ToScores(a, st, L, v, xn);
     Classify(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v);
   };
@@ -780,7 +779,8 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
         last_count = count;
       }
       __syncthreads();
-      if (threadIdx.x == 0) st.need[r] = static_cast<int32_t>(min(count, static_cast<uint32_t>(a.top_k)));
+      if (threadIdx.x == 0)
+        st.need[r] = static_cast<int32_t>(min(count, static_cast<uint32_t>(a.top_k)));
       __syncthreads();
     }
   }
@@ -823,7 +823,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
     for (int pass = 0; pass < 4; ++pass) {
       for (int t = threadIdx.x; t < kGroup * 256; t += blockDim.x) (&st.hist[0][0])[t] = 0u;
       __syncthreads();
-      auto hist = [&](int p, float (&v)[2][4][4], const float (&xn)[4][2]) {
+      auto hist = [&](int p, float(&v)[2][4][4], const float(&xn)[4][2]) {
         ToScores(a, st, L, v, xn);
         Histogram(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v, pass);
       };
@@ -886,15 +886,26 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
 // (8 bits a pass, stopping as soon as the prefix holds exactly the remaining count), then
 // bitonic-sorted best first.
 
+// The filled slots [lo, hi) of a row: from `ranges`, else from its counters (rows that fit).
+__device__ __forceinline__ void SlotRange(const int32_t* ranges, const int32_t* counters,
+                                          uint32_t num_rows, int64_t row, int top_k, int capacity,
+                                          int* lo, int* hi) {
+  if (ranges != nullptr) {
+    *lo = ranges[row];
+    *hi = ranges[num_rows + row];
+  } else {
+    *lo = top_k - min(counters[2 * row + 1], top_k);
+    *hi = top_k + min(counters[2 * row], capacity);
+  }
+}
+
 constexpr int kTopKMax = 4096;
 
-__global__ void __launch_bounds__(kThreads) TopKKernel(const int2* __restrict__ slots,
-                                                       const int32_t* __restrict__ counters,
-                                                       const int32_t* __restrict__ ranges,
-                                                       const float* __restrict__ thresholds,
-                                                       uint32_t num_rows, int top_k, int capacity,
-                                                       int k, int32_t* __restrict__ out_keys,
-                                                       float* __restrict__ out_scores) {
+__global__ void __launch_bounds__(kThreads)
+    TopKKernel(const int2* __restrict__ slots, const int32_t* __restrict__ counters,
+               const int32_t* __restrict__ ranges, const float* __restrict__ thresholds,
+               uint32_t num_rows, int top_k, int capacity, int k, int32_t* __restrict__ out_keys,
+               float* __restrict__ out_scores) {
   __shared__ uint32_t hist[256];
   __shared__ unsigned long long buf[kTopKMax];
   __shared__ int s_count;
@@ -904,13 +915,7 @@ __global__ void __launch_bounds__(kThreads) TopKKernel(const int2* __restrict__ 
   __shared__ int s_done;
   const int64_t row = blockIdx.x;
   int lo, hi;
-  if (ranges != nullptr) {
-    lo = ranges[row];
-    hi = ranges[num_rows + row];
-  } else {
-    lo = top_k - min(counters[2 * row + 1], top_k);
-    hi = top_k + min(counters[2 * row], capacity);
-  }
+  SlotRange(ranges, counters, num_rows, row, top_k, capacity, &lo, &hi);
   const int n = max(hi - lo, 0);
   const int2* items = slots + row * static_cast<int64_t>(top_k + capacity) + lo;
   auto key_of = [&](int i) -> unsigned long long {
@@ -1017,25 +1022,16 @@ __global__ void ThresholdsKernel(const float* __restrict__ scores, uint32_t num_
 }
 
 // One CTA per row: keys whose decoded score is at least the row's floor.
-__global__ void __launch_bounds__(kThreads) BandKernel(const int2* __restrict__ slots,
-                                                       const int32_t* __restrict__ counters,
-                                                       const int32_t* __restrict__ ranges,
-                                                       const float* __restrict__ thresholds,
-                                                       uint32_t num_rows, int top_k, int capacity,
-                                                       const float* __restrict__ kth_scores, int k,
-                                                       const float* __restrict__ margin,
-                                                       uint32_t out_cap, uint32_t* __restrict__ out_ids,
-                                                       uint32_t* __restrict__ out_counts) {
+__global__ void __launch_bounds__(kThreads)
+    BandKernel(const int2* __restrict__ slots, const int32_t* __restrict__ counters,
+               const int32_t* __restrict__ ranges, const float* __restrict__ thresholds,
+               uint32_t num_rows, int top_k, int capacity, const float* __restrict__ kth_scores,
+               int k, const float* __restrict__ margin, uint32_t out_cap,
+               uint32_t* __restrict__ out_ids, uint32_t* __restrict__ out_counts) {
   __shared__ uint32_t s_count;
   const int64_t row = blockIdx.x;
   int lo, hi;
-  if (ranges != nullptr) {
-    lo = ranges[row];
-    hi = ranges[num_rows + row];
-  } else {
-    lo = top_k - min(counters[2 * row + 1], top_k);
-    hi = top_k + min(counters[2 * row], capacity);
-  }
+  SlotRange(ranges, counters, num_rows, row, top_k, capacity, &lo, &hi);
   float floor_score = kth_scores[row * k + k - 1];
   if (isnan(floor_score) || floor_score == -INFINITY) {
     floor_score = -INFINITY;
@@ -1073,29 +1069,28 @@ Status Prepare(LaunchInfo* info) {
   static LaunchInfo cache[64];
   static bool ready[64] = {};
   int dev = 0;
-  if (Status st = CudaStatus(cudaGetDevice(&dev), "cudaGetDevice"); !st.ok()) return st;
+  if (Status st = FromCuda(cudaGetDevice(&dev), "cudaGetDevice"); !st.ok()) return st;
   if (dev < 0 || dev >= 64) return Status::Internal("CUDA device index out of range");
   std::lock_guard<std::mutex> lock(mu);
   if (!ready[dev]) {
     LaunchInfo li;
     li.smem = kRowStateBytes + Core::SmemBytes();
     auto kernel = SelectKernel<Core>;
-    if (Status st = CudaStatus(cudaFuncSetAttribute(kernel,
-                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(li.smem)),
-                               "threshold select: shared memory attribute");
+    if (Status st =
+            FromCuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(li.smem)),
+                     "threshold select: shared memory attribute");
         !st.ok()) {
       return st;
     }
-    if (Status st = CudaStatus(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                   &li.blocks_per_sm, kernel, kThreads, li.smem),
-                               "threshold select: occupancy");
+    if (Status st = FromCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                 &li.blocks_per_sm, kernel, kThreads, li.smem),
+                             "threshold select: occupancy");
         !st.ok()) {
       return st;
     }
-    if (Status st = CudaStatus(
-            cudaDeviceGetAttribute(&li.sms, cudaDevAttrMultiProcessorCount, dev),
-            "threshold select: SM count");
+    if (Status st = FromCuda(cudaDeviceGetAttribute(&li.sms, cudaDevAttrMultiProcessorCount, dev),
+                             "threshold select: SM count");
         !st.ok()) {
       return st;
     }
@@ -1118,7 +1113,7 @@ Status Launch(KernelArgs k, uint32_t tiles, cudaStream_t stream) {
   k.pages_per_cta = static_cast<int32_t>(per_cta);
   dim3 grid(static_cast<unsigned>(ctas), tiles);
   SelectKernel<Core><<<grid, kThreads, li.smem, stream>>>(k);
-  return CudaStatus(cudaGetLastError(), "launch threshold select");
+  return FromCuda(cudaGetLastError(), "launch threshold select");
 }
 
 bool UsesMma(const PagedKeys& keys) {
@@ -1211,42 +1206,46 @@ Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {
     return LaunchMma<__nv_bfloat16>(k, tiles, s);
   }
   switch (x.keys.type) {
-    case KeyType::kFloat16: return Launch<SimtCore<__half>>(k, tiles, s);
-    case KeyType::kBFloat16: return Launch<SimtCore<__nv_bfloat16>>(k, tiles, s);
-    default: return Launch<SimtCore<float>>(k, tiles, s);
+    case KeyType::kFloat16:
+      return Launch<SimtCore<__half>>(k, tiles, s);
+    case KeyType::kBFloat16:
+      return Launch<SimtCore<__nv_bfloat16>>(k, tiles, s);
+    default:
+      return Launch<SimtCore<float>>(k, tiles, s);
   }
 }
 
-Status TopKFromCandidates(const int32_t* candidates, const int32_t* counters,
-                          const int32_t* ranges, const float* thresholds, uint32_t num_rows,
-                          uint32_t top_k, uint32_t capacity, uint32_t k, int32_t* out_keys,
-                          float* out_scores, void* stream) {
+Status TopKFromCandidates(const int32_t* candidates, const int32_t* counters, const int32_t* ranges,
+                          const float* thresholds, uint32_t num_rows, uint32_t top_k,
+                          uint32_t capacity, uint32_t k, int32_t* out_keys, float* out_scores,
+                          void* stream) {
   if (num_rows == 0) return Status::OK();
   if (candidates == nullptr || thresholds == nullptr || out_keys == nullptr ||
       out_scores == nullptr || (ranges == nullptr && counters == nullptr)) {
     return Status::InvalidArgument("top-k from candidates: a required buffer is null");
   }
   if (k == 0 || k > kTopKMax || uint64_t{k} > uint64_t{top_k} + capacity) {
-    return Status::InvalidArgument("top-k from candidates: k must be in [1, min(4096, top_k + "
-                                   "capacity)], got " + std::to_string(k));
+    return Status::InvalidArgument(
+        "top-k from candidates: k must be in [1, min(4096, top_k + "
+        "capacity)], got " +
+        std::to_string(k));
   }
   TopKKernel<<<num_rows, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       reinterpret_cast<const int2*>(candidates), counters, ranges, thresholds, num_rows,
       static_cast<int>(top_k), static_cast<int>(capacity), static_cast<int>(k), out_keys,
       out_scores);
-  return CudaStatus(cudaGetLastError(), "launch top-k from candidates");
+  return FromCuda(cudaGetLastError(), "launch top-k from candidates");
 }
 
 Status ThresholdsFromTopK(const float* out_scores, uint32_t num_rows, uint32_t k,
-                          const float* margin, float* thresholds, int32_t* counters,
-                          void* stream) {
+                          const float* margin, float* thresholds, int32_t* counters, void* stream) {
   if (num_rows == 0) return Status::OK();
   if (out_scores == nullptr || thresholds == nullptr || counters == nullptr || k == 0) {
     return Status::InvalidArgument("thresholds from top-k: bad arguments");
   }
   ThresholdsKernel<<<(num_rows + 255) / 256, 256, 0, static_cast<cudaStream_t>(stream)>>>(
       out_scores, num_rows, static_cast<int>(k), margin, thresholds, counters);
-  return CudaStatus(cudaGetLastError(), "launch thresholds from top-k");
+  return FromCuda(cudaGetLastError(), "launch thresholds from top-k");
 }
 
 Status CollectBand(const int32_t* candidates, const int32_t* counters, const int32_t* ranges,
@@ -1261,9 +1260,9 @@ Status CollectBand(const int32_t* candidates, const int32_t* counters, const int
   }
   BandKernel<<<num_rows, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       reinterpret_cast<const int2*>(candidates), counters, ranges, thresholds, num_rows,
-      static_cast<int>(top_k), static_cast<int>(capacity), kth_scores, static_cast<int>(k),
-      margin, out_cap, out_ids, out_counts);
-  return CudaStatus(cudaGetLastError(), "launch collect band");
+      static_cast<int>(top_k), static_cast<int>(capacity), kth_scores, static_cast<int>(k), margin,
+      out_cap, out_ids, out_counts);
+  return FromCuda(cudaGetLastError(), "launch collect band");
 }
 
 }  // namespace sieve::gpu

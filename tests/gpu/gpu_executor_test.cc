@@ -603,6 +603,38 @@ TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
   }
 }
 
+// With SIEVE_GPU_THRESHOLD_GATHER=1 the gather path over a bitset selects through the threshold
+// select too (the gathered block as pages, positions mapped back to ordinals before the exact
+// rescoring); over a bitmap it keeps candidate selection.
+TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
+  setenv("SIEVE_GPU_THRESHOLD_GATHER", "1", 1);
+  struct Unset {
+    ~Unset() { unsetenv("SIEVE_GPU_THRESHOLD_GATHER"); }
+  } unset;
+  const uint32_t rows = 300000, dim = 128, nq = 150;
+  HostShard s(rows, dim, DType::kFloat16, 960, 98);
+  const std::vector<float> queries = test::RandomVectors(nq, dim, 99);
+  const std::vector<uint32_t> check = {0, 63, 128, 149};
+  for (bool per_query : {false, true}) {
+    Filters f(rows, nq, per_query, 0.3, 100);  // ~90k gathered columns
+    for (uint32_t k : {1u, 64u}) {
+      for (Metric metric : kMetrics) {
+        SCOPED_TRACE(std::string("threshold gather ") + MetricStr(metric) + " k " +
+                     std::to_string(k) + (per_query ? " bitmap" : " bitset"));
+        const GpuPathCounts before = exec_->path_counts();
+        ExecResult result;
+        RunAndCheck("threshold gather", SearchPath::kGather, metric, s, f, queries, nq, k, check,
+                    ComputeOracle(metric, queries, s, f, k, check), &result);
+        if (HasFatalFailure()) return;
+        const GpuPathCounts after = exec_->path_counts();
+        EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, per_query ? 0u : 1u);
+        EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+        EXPECT_EQ(result.select, per_query ? "select_k" : "threshold");
+      }
+    }
+  }
+}
+
 // Appending rows uploads only the new rows; the next search sees them.
 TEST_F(GpuExecutorTest, AppendUploadsOnlyNewRows) {
   const uint32_t dim = 24, nq = 3, k = 20;
