@@ -3,7 +3,9 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|final   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|final|sanitize   (logs go to $OUT)
+#   sanitize: compute-sanitizer memcheck, racecheck and synccheck over the threshold-select
+#          tests (the repair's last-CTA protocol, the graph capture) and the threshold paths.
 #   final: the bundle also holds build/tests/e2e_tests and build/tools/sieve. Every gpu_tests
 #          test, with the CLI contract tests on --device gpu beside it (both on the one GPU),
 #          then the path bench (10M x 128 f16, 100 queries, k = 64) and the PyTorch baseline.
@@ -44,5 +46,13 @@ case "${1:-probe}" in
     SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
     echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
     timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
+    ;;
+  sanitize)
+    for tool in memcheck racecheck synccheck; do
+      timeout 170 compute-sanitizer --tool $tool --error-exitcode 3 "$B/gpu_tests" \
+        --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
+        > "$OUT/sanitize_$tool.log" 2>&1
+      echo "compute-sanitizer $tool exit: $?"; tail -4 "$OUT/sanitize_$tool.log"
+    done
     ;;
 esac
