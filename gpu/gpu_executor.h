@@ -38,6 +38,14 @@
 //   exactly and select_k takes the top k. A query keeping more rows than its list holds (about
 //   4× the expected count) sends the chunk to the full path above, so results are exact either
 //   way.
+//   Threshold select (the dense path over float16 rows with dim % 8 == 0, dim <= 256, k <= 4096
+//   and at least 65,536 rows; SIEVE_GPU_THRESHOLD=0 turns it off, SIEVE_GPU_THRESHOLD_GATHER=1
+//   extends it to the gather path over a bitset): gpu::ThresholdSelect over the resident pages
+//   in up to four levels of growing row prefixes, each keeping the rows whose computed score
+//   (float16 high query halves, tensor cores) beats the previous level's k-th best less twice
+//   the error bound; no score matrix is written. The band under the last level's k-th best is
+//   rescored exactly and select_k takes the top k. An overflowing level or band sends the
+//   chunk to the full path. Results report select "threshold".
 // Top-k is raft::matrix::select_k. Results are checked on the host: worst-value sentinels are
 // dropped (fewer than k passing → fewer results), any other row must be in the query's set
 // (Internal error otherwise), and each list is sorted best first, ties by smaller ordinal.
