@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/bench/bench_data.h"
 #include "gpu/gpu_executor.h"
 #include "index/row_set.h"
 
@@ -50,17 +51,7 @@ struct Options {
   std::vector<SearchPath> paths = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
 };
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
+using sieve::bench::Split;
 
 [[noreturn]] void Usage(const char* msg) {
   std::fprintf(stderr, "gpu_paths_bench: %s\n", msg);
@@ -113,45 +104,20 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
-uint64_t Mix(uint64_t x) {  // splitmix64
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Uniform [-1, 1) values, float16-rounded when asked, filled on every core.
+// Uniform [-1, 1) values (bench_data.h), float16-rounded when asked, filled on every core.
 std::vector<float> MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed) {
   std::vector<float> v(n * dim);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      const size_t total = v.size();
-      const size_t begin = total * t / threads, end = total * (t + 1) / threads;
-      for (size_t i = begin; i < end; ++i) {
-        float x = static_cast<float>(Mix(seed ^ (i * 0x9e37ull)) >> 40) / 8388608.0f - 1.0f;
-        if (round_half) x = static_cast<float>(static_cast<_Float16>(x));
-        v[i] = x;
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
+  sieve::bench::ParallelFor(v.size(), [&](size_t i) {
+    const float x = sieve::bench::UniformValue(seed, i);
+    v[i] = round_half ? static_cast<float>(static_cast<_Float16>(x)) : x;
+  });
   return v;
 }
 
-// Exactly `n_pass` distinct rows, spread uniformly (a random permutation prefix would cost
-// 10M shuffles; a strided hash pick is enough for timing).
+// The filter of `n_pass` rows (bench_data.h's PassingRows).
 sieve::RowSet MakeBitset(uint32_t rows, uint64_t n_pass, uint64_t seed) {
   if (n_pass >= rows) return sieve::RowSet::Range(0, rows);
-  std::vector<uint32_t> ords;
-  ords.reserve(n_pass);
-  // Bernoulli with p = n_pass / rows, then trim or top up to the exact count.
-  const double p = static_cast<double>(n_pass) / rows;
-  for (uint32_t r = 0; r < rows && ords.size() < n_pass; ++r) {
-    if (static_cast<double>(Mix(seed ^ r) >> 11) * (1.0 / 9007199254740992.0) < p) ords.push_back(r);
-  }
-  for (uint32_t r = 0; ords.size() < n_pass && r < rows; r += 7) ords.push_back(r);
+  const std::vector<uint32_t> ords = sieve::bench::PassingRows(rows, n_pass, seed);
   return sieve::RowSet::Of(ords.data(), ords.size());
 }
 

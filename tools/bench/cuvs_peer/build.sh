@@ -24,7 +24,7 @@ mkdir -p "$build/bin" "$build/lib"
 echo "cuvs_peer/build.sh: compiling (about a minute)" >&2
 "$nvcc" -std=c++20 -O2 -gencode arch=compute_90a,code=sm_90a \
   --expt-extended-lambda --expt-relaxed-constexpr -Xcompiler -pthread \
-  -isystem "$site/librmm/include/rapids" \
+  -I "$repo" -isystem "$site/librmm/include/rapids" \
   -isystem "$site/libcuvs/include" -isystem "$site/libraft/include" \
   -isystem "$site/librmm/include" -isystem "$site/rapids_logger/include" \
   -DCUB_DISABLE_NAMESPACE_MAGIC -DCUB_IGNORE_NAMESPACE_MAGIC_ERROR \

@@ -54,6 +54,8 @@
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 #include <rmm/mr/per_device_resource.hpp>
 
+#include "gpu/bench/bench_data.h"
+
 namespace {
 
 #define CHECK_CUDA(call)                                                                    \
@@ -79,17 +81,9 @@ struct Options {
   std::string pool = "async";
 };
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
+using sieve::bench::Mix;
+using sieve::bench::ParallelFor;
+using sieve::bench::Split;
 
 [[noreturn]] void Usage(const std::string& msg) {
   std::fprintf(stderr, "cuvs_peer_bench: %s\n", msg.c_str());
@@ -136,35 +130,10 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
-// The generator and the row pick below repeat gpu_paths_bench.cc's on purpose: both benches must
-// see the same bytes.
-uint64_t Mix(uint64_t x) {  // splitmix64
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-template <typename Fn>
-void ParallelFor(size_t n, Fn fn) {
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      const size_t begin = n * t / threads, end = n * (t + 1) / threads;
-      for (size_t i = begin; i < end; ++i) fn(i);
-    });
-  }
-  for (auto& th : pool) th.join();
-}
-
 // Uniform [-1, 1) values rounded to float16 (the data as gpu_paths_bench's f16 shard holds it).
 std::vector<half> MakeHalfVectors(size_t n, uint32_t dim, uint64_t seed) {
   std::vector<half> v(n * dim);
-  ParallelFor(v.size(), [&](size_t i) {
-    float x = static_cast<float>(Mix(seed ^ (i * 0x9e37ull)) >> 40) / 8388608.0f - 1.0f;
-    v[i] = __float2half_rn(x);
-  });
+  ParallelFor(v.size(), [&](size_t i) { v[i] = __float2half_rn(sieve::bench::UniformValue(seed, i)); });
   return v;
 }
 
@@ -175,20 +144,8 @@ uint64_t FillBits(uint32_t rows, uint64_t n_pass, uint64_t seed, uint32_t* words
     const uint64_t b = base + r;
     words[b >> 5] |= uint32_t{1} << (b & 31);
   };
-  if (n_pass >= rows) {
-    for (uint64_t r = 0; r < rows; ++r) set(r);
-    return rows;
-  }
-  std::vector<uint32_t> ords;
-  ords.reserve(n_pass);
-  const double p = static_cast<double>(n_pass) / rows;
-  for (uint32_t r = 0; r < rows && ords.size() < n_pass; ++r) {
-    if (static_cast<double>(Mix(seed ^ r) >> 11) * (1.0 / 9007199254740992.0) < p) {
-      ords.push_back(r);
-    }
-  }
-  // Top-up as gpu_paths_bench does (RowSet::Of dedups; a bit set twice is the same here).
-  for (uint32_t r = 0; ords.size() < n_pass && r < rows; r += 7) ords.push_back(r);
+  // The same rows as gpu_paths_bench's filter (a row listed twice is set once).
+  const std::vector<uint32_t> ords = sieve::bench::PassingRows(rows, n_pass, seed);
   for (uint32_t r : ords) set(r);
   return ords.size();
 }
