@@ -207,6 +207,18 @@ __device__ __forceinline__ const T* PagePtr(const KernelArgs& a, int32_t page) {
 // dots[i][j][e]: fragment (i, j), element e = 2h + c. key_base: the key index of the page's
 // slot 0. xn[j][c]: squared norms of this thread's keys.
 
+// The 32 scores a thread holds for one page, zeroed.
+__device__ __forceinline__ void ZeroTile(float (&v)[2][4][4]) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[i][j][e] = 0.0f;
+    }
+  }
+}
+
 struct Lane {
   int warp, lane, wm, wn, g, q;
   __device__ Lane() {
@@ -509,12 +521,7 @@ struct MmaCore {
       const int stage = (p - p0) % kStages;
       const T* bptr = keys + stage * kStageElems + key_row * kLd + key_col;
       float v[2][4][4];
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) v[i][j][e] = 0.0f;
+      ZeroTile(v);
 #pragma unroll
       for (int s = 0; s < kSteps; ++s) {
         if (s < steps) {
@@ -574,12 +581,7 @@ struct SimtCore {
       const int32_t page = __ldg(table + p);
       const T* src = PagePtr<T>(a, page);
       float v[2][4][4];
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) v[i][j][e] = 0.0f;
+      ZeroTile(v);
       for (int d0 = 0; d0 < a.dim; d0 += kSimtChunk) {
         __syncthreads();
         for (int t = threadIdx.x; t < kRows * kSimtChunk; t += blockDim.x) {
