@@ -344,8 +344,26 @@ __device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, co
 }
 
 // Emits the candidates and ties of the rows in kEmit mode. Called by every lane of the warp.
+// First a screen without branches: one unordered compare per score (NaN passes it), against
+// +inf for rows that cannot emit on this page. Almost every page ends there; the exact
+// classification below runs only for a warp that has a score not below its row's threshold.
 __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, const Lane& L, int tile,
                                          int64_t key_base, const float (&s)[2][4][4]) {
+  bool hit = false;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = L.Row(i, h);
+      const float t = st.mode[r] == kEmit && key_base < st.rend[r] ? st.thr[r] : INFINITY;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) hit |= !(s[i][j][2 * h + c] < t);
+      }
+    }
+  }
+  if (!__any_sync(kFull, hit)) return;
   uint32_t cmask[2][2], tmask[2][2];
   bool any = false;
 #pragma unroll
@@ -522,20 +540,27 @@ struct MmaCore {
       const T* bptr = keys + stage * kStageElems + key_row * kLd + key_col;
       float v[2][4][4];
       ZeroTile(v);
+      // Fragments of step s + 1 are loaded before the products of step s (two buffers), so
+      // the shared-memory latency hides behind the tensor cores.
+      uint32_t af[2][2][4], bf[2][2][4];
+      auto load = [&](int s, int b) {
+        LdMatrixX4(af[b][0], aptr + s * 16);
+        LdMatrixX4(af[b][1], aptr + 16 * kLd + s * 16);
+        LdMatrixX4(bf[b][0], bptr + s * 16);
+        LdMatrixX4(bf[b][1], bptr + 16 * kLd + s * 16);
+      };
+      load(0, 0);
 #pragma unroll
       for (int s = 0; s < kSteps; ++s) {
+        if (s + 1 < kSteps && s + 1 < steps) load(s + 1, (s + 1) & 1);
         if (s < steps) {
-          uint32_t af[2][4], bf[2][4];
-          LdMatrixX4(af[0], aptr + s * 16);
-          LdMatrixX4(af[1], aptr + 16 * kLd + s * 16);
-          LdMatrixX4(bf[0], bptr + s * 16);
-          LdMatrixX4(bf[1], bptr + 16 * kLd + s * 16);
+          const int b = s & 1;
 #pragma unroll
           for (int jj = 0; jj < 2; ++jj) {
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              Mma<T>(v[i][2 * jj], af[i], bf[jj][0], bf[jj][1]);
-              Mma<T>(v[i][2 * jj + 1], af[i], bf[jj][2], bf[jj][3]);
+              Mma<T>(v[i][2 * jj], af[b][i], bf[b][jj][0], bf[b][jj][1]);
+              Mma<T>(v[i][2 * jj + 1], af[b][i], bf[b][jj][2], bf[b][jj][3]);
             }
           }
         }
