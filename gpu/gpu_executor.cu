@@ -632,11 +632,28 @@ bool ThresholdSelectEnabled() {
   return v == nullptr || v[0] != '0';
 }
 
-// SIEVE_GPU_THRESHOLD_GATHER=1 sends the gather path over a bitset through the threshold select
-// too (read at every search). Default: off until measured on a device.
-bool ThresholdGatherEnabled() {
+// The gather path over a bitset selects through the threshold select from this many gathered
+// rows up. Measured on the H200 (10M x 128 f16, 100 queries, k 64; results/2026-11-30-h200-
+// session3/round1): at 100,000 gathered rows the threshold select took 0.348 ms against 0.296
+// for candidate selection, at 1,000,000 rows 0.872 against 1.216; the crossover by linear
+// interpolation of the difference is near 220,000 rows.
+constexpr uint64_t kThresholdGatherMinRows = uint64_t{1} << 18;
+
+// SIEVE_GPU_THRESHOLD_GATHER=1 / 0 forces the gathered threshold select on / off for any
+// number of gathered rows (benchmarks and tests; read at every search). Default: from
+// kThresholdGatherMinRows gathered rows up.
+bool ThresholdGatherEnabled(uint64_t n_cols) {
   const char* v = std::getenv("SIEVE_GPU_THRESHOLD_GATHER");
-  return v != nullptr && v[0] == '1';
+  if (v != nullptr && (v[0] == '0' || v[0] == '1')) return v[0] == '1';
+  return n_cols >= kThresholdGatherMinRows;
+}
+
+// SIEVE_GPU_TS_LEVELS=2..4 caps the threshold path's levels (benchmarks compare them; read at
+// every search). Default: 4.
+int ThresholdMaxLevels() {
+  const char* v = std::getenv("SIEVE_GPU_TS_LEVELS");
+  const int n = v != nullptr ? std::atoi(v) : 4;
+  return n >= 2 && n <= 4 ? n : 4;
 }
 
 // SIEVE_GPU_FUSED=1 uses FusedCandidateKernel for float16 rows (dim % 8 == 0, dim <= 256,
@@ -1589,7 +1606,7 @@ class DeviceRun {
     };
     ends->clear();
     caps->clear();
-    for (int levels = 4; levels >= 2; --levels) {
+    for (int levels = detail::ThresholdMaxLevels(); levels >= 2; --levels) {
       const double e = std::pow(std::pow(k, levels - 1) * n, 1.0 / levels);
       std::vector<uint64_t> prefix = {std::max(pages(e), pages(4 * k))};
       for (int i = 1; i < levels - 1; ++i) {
@@ -1922,7 +1939,7 @@ class DeviceRun {
       keys.filter_stride = FilterStride();
       return ThresholdDense(q0, m, n_cols, keys);
     }
-    if (col_ids != nullptr && !p.per_query && detail::ThresholdGatherEnabled() &&
+    if (col_ids != nullptr && !p.per_query && detail::ThresholdGatherEnabled(n_cols) &&
         UseThreshold(m, n_cols)) {
       ThresholdKeys keys;
       SIEVE_RETURN_IF_ERROR(GatheredPages(col_ids, n_cols, &keys));

@@ -39,8 +39,10 @@
 //   4× the expected count) sends the chunk to the full path above, so results are exact either
 //   way.
 //   Threshold select (the dense path over float16 rows with dim % 8 == 0, dim <= 256, k <= 4096
-//   and at least 65,536 rows; SIEVE_GPU_THRESHOLD=0 turns it off, SIEVE_GPU_THRESHOLD_GATHER=1
-//   extends it to the gather path over a bitset): gpu::ThresholdSelect over the resident pages
+//   and at least 65,536 rows, and the gather path over a bitset from 262,144 gathered rows up,
+//   where it measured faster than candidate selection; SIEVE_GPU_THRESHOLD=0 turns it off,
+//   SIEVE_GPU_THRESHOLD_GATHER=0 / 1 forces the gather case off / on at any size):
+//   gpu::ThresholdSelect over the resident pages (or the gathered block as pages)
 //   in up to four levels of growing row prefixes, each keeping the rows whose computed score
 //   (float16 high query halves, tensor cores) beats the previous level's k-th best less twice
 //   the error bound; no score matrix is written. The band under the last level's k-th best is

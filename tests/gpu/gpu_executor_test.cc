@@ -635,6 +635,43 @@ TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
   }
 }
 
+// Without SIEVE_GPU_THRESHOLD_GATHER the gather path over a bitset takes the threshold select
+// from 262,144 gathered rows up (where it measured faster), candidate selection below; =0 keeps
+// candidate selection at any size.
+TEST_F(GpuExecutorTest, ThresholdGatherDefaultBySize) {
+  unsetenv("SIEVE_GPU_THRESHOLD_GATHER");
+  const uint32_t rows = 400000, dim = 32, nq = 20, k = 64;
+  HostShard s(rows, dim, DType::kFloat16, 970, 101);
+  const std::vector<float> queries = test::RandomVectors(nq, dim, 102);
+  const std::vector<uint32_t> check = {0, 7, 19};
+  struct Case {
+    double density;    // of 400,000 rows
+    const char* env;   // SIEVE_GPU_THRESHOLD_GATHER, or none
+    bool threshold;    // expected: the threshold select ran
+  };
+  for (const Case& c : {Case{0.8, nullptr, true}, Case{0.5, nullptr, false},
+                        Case{0.8, "0", false}}) {
+    if (c.env != nullptr) setenv("SIEVE_GPU_THRESHOLD_GATHER", c.env, 1);
+    struct Unset {
+      ~Unset() { unsetenv("SIEVE_GPU_THRESHOLD_GATHER"); }
+    } unset;
+    Filters f(rows, nq, false, c.density, 103);
+    SCOPED_TRACE("gathered rows " + std::to_string(f.batch.passing_rows[0]) + " env " +
+                 (c.env != nullptr ? c.env : "unset"));
+    ASSERT_EQ(f.batch.passing_rows[0] >= (uint64_t{1} << 18), c.density > 0.7);
+    const GpuPathCounts before = exec_->path_counts();
+    ExecResult result;
+    RunAndCheck("gather by size", SearchPath::kGather, Metric::kL2, s, f, queries, nq, k, check,
+                ComputeOracle(Metric::kL2, queries, s, f, k, check), &result);
+    if (HasFatalFailure()) return;
+    const GpuPathCounts after = exec_->path_counts();
+    EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, c.threshold ? 1u : 0u);
+    EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
+    EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+    EXPECT_EQ(result.select, c.threshold ? "threshold" : "select_k");
+  }
+}
+
 // Appending rows uploads only the new rows; the next search sees them.
 TEST_F(GpuExecutorTest, AppendUploadsOnlyNewRows) {
   const uint32_t dim = 24, nq = 3, k = 20;

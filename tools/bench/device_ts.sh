@@ -40,25 +40,30 @@ case "${1:-probe}" in
     ;;
   round)
     # One optimisation round: the threshold-select and engine threshold tests, the kernel bench
-    # (no repair cases), one ncu profile at 10M keys, the engine paths at 10M rows with the
-    # gathered threshold select off and on, and memcheck over the threshold-select tests.
+    # (no repair cases), one ncu profile at 10M keys, the engine paths at 10M rows, then gather
+    # and dense through the threshold select with at most 3 and 4 levels, and memcheck over the
+    # threshold-select tests. Six files come back (the device tool returns at most eight).
     timeout 150 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.Threshold*' > "$OUT/ts_tests.log" 2>&1
     echo "ts tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/ts_tests.log" | head -20
-    timeout 120 "$B/threshold_select_bench" --reps 7 --repair-reps 0 > "$OUT/ts_bench.jsonl" 2> "$OUT/ts_bench.txt"
+    timeout 120 "$B/threshold_select_bench" --reps 7 --repair-reps 0 > "$OUT/bench.jsonl" 2> "$OUT/ts_bench.txt"
     echo "ts bench exit: $?"; cat "$OUT/ts_bench.txt"
     timeout 100 ncu --kernel-name regex:SelectKernel --launch-skip 7 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats \
       --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio,smsp__inst_executed.sum,smsp__cycles_active.avg \
       "$B/threshold_select_bench" --reps 2 --warmup 1 --repair-reps 0 > "$OUT/ncu.txt" 2>&1
     echo "ncu exit: $?"; grep -E "Duration|Registers Per|Achieved Occupancy|stalled|inst_executed|cycles_active|Throughput" "$OUT/ncu.txt" | awk '$NF+0 > 0.1 || /Duration|Regis|inst|cycles/' | head -30
-    SIEVE_GPU_STAGES=1 timeout 100 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
-    echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 "
-    SIEVE_GPU_THRESHOLD_GATHER=1 SIEVE_GPU_DEBUG=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather --fractions 0.001,0.01,0.1 --extra-rows '' > "$OUT/gather_ts.jsonl" 2> "$OUT/gather_ts.txt"
-    echo "gather (threshold select) exit: $?"; cat "$OUT/gather_ts.txt" | cut -c1-400
+    SIEVE_GPU_STAGES=1 timeout 100 "$B/gpu_paths_bench" --reps 10 >> "$OUT/bench.jsonl" 2> "$OUT/paths.txt"
+    echo "gpu_paths_bench exit: $?"; cat "$OUT/paths.txt" | grep -v "^stages"; grep "^stages" "$OUT/paths.txt" | grep -E "dense n=10000000|gather n=100000 "
+    for lv in 3 4; do
+      echo "== SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1" >> "$OUT/paths.txt"
+      SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1 SIEVE_GPU_DEBUG=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather,dense --fractions 0.01,0.1,1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+      echo "gather/dense (threshold select, <= $lv levels) exit: $?"
+    done
+    sed -n '/^== SIEVE_GPU_TS_LEVELS/,$p' "$OUT/paths.txt" | grep -E "^==|^stages (gather n=100000 |gather n=1000000 |dense n=10000000)|^[01]" | cut -c1-300
     timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/gpu_tests" \
       --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
-      > "$OUT/sanitize_memcheck.log" 2>&1
-    echo "compute-sanitizer memcheck exit: $?"; tail -n 4 "$OUT/sanitize_memcheck.log"
+      > "$OUT/sanitize.log" 2>&1
+    echo "compute-sanitizer memcheck exit: $?"; tail -n 4 "$OUT/sanitize.log"
     ;;
   final)
     SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
