@@ -74,6 +74,9 @@ case "${1:-probe}" in
     SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
     echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
     timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
+    timeout 120 compute-sanitizer --tool racecheck --error-exitcode 3 "$B/gpu_tests" \
+      --gtest_filter='ThresholdSelectTest.*' > "$OUT/sanitize_racecheck.log" 2>&1
+    echo "compute-sanitizer racecheck exit: $?"; tail -n 4 "$OUT/sanitize_racecheck.log"
     ;;
   sanitize)
     for tool in memcheck racecheck synccheck; do

@@ -8,6 +8,8 @@
 #                                        $OUT/calib-db is the first database (bring it back
 #                                        into .devpack/calib-db to carry it to `bench`)
 #   tools/bench/sweep_run.sh quick       --quick calibration twice, then the bench, one call
+#   tools/bench/sweep_run.sh quickpeer   quick, then the cuVS peer bench (tools/bench/cuvs_peer),
+#                                        all in one call
 #   tools/bench/sweep_run.sh bench       the full sweep (16 shapes × 12 fractions, bitset and
 #                                        bitmaps), calibrated = .devpack/calib-db when present
 set -uo pipefail
@@ -22,15 +24,18 @@ calibrate() {  # calibrate NAME [flags...]: a fresh database, one calibration, i
   local name=$1 secs=$2
   shift 2
   rm -rf "/tmp/$name" && "$B/sieve" create "/tmp/$name" --collection c --dim 8 > /dev/null
-  timeout "$secs" "$B/sieve" calibrate "/tmp/$name" --device gpu --time-limit-s $((secs - 40)) "$@" > "$OUT/$name.json" 2> "$OUT/$name.txt"
+  timeout "$secs" "$B/sieve" calibrate "/tmp/$name" --device gpu --time-limit-s $((secs > 100 ? secs - 40 : secs - 12)) "$@" > "$OUT/$name.json" 2> "$OUT/$name.txt"
   echo "calibrate $name exit: $?"; tail -1 "$OUT/$name.txt"
 }
 
-bench() {  # bench SECONDS DB
+bench() {  # bench SECONDS DB [extra sieve bench flags...]
   local db_flag=()
   [ -n "${2:-}" ] && [ -d "$2" ] && db_flag=(--db "$2")
+  local secs=$1
+  shift 2 || shift $#
+  db_flag+=("$@")
   echo "sieve bench --device gpu ${db_flag[*]} --csv gpu-sweep.csv" > "$OUT/gpu-sweep.cmd"
-  timeout "$1" "$B/sieve" bench --device gpu --time-limit-s $(($1 - 60)) "${db_flag[@]}" --csv "$OUT/gpu-sweep.csv" \
+  timeout "$secs" "$B/sieve" bench --device gpu --time-limit-s $((secs - 60)) "${db_flag[@]}" --csv "$OUT/gpu-sweep.csv" \
     > "$OUT/gpu-sweep.md" 2> "$OUT/gpu-sweep.txt"
   echo "bench exit: $?"; cat "$OUT/gpu-sweep.md"
 }
@@ -46,10 +51,21 @@ case "${1:-quick}" in
     calibrate calib-quick2 60 --quick
     bench 450 /tmp/calib-quick1
     ;;
+  quickpeer)
+    # The last call of a session: the quick pair and the sweep, then the cuVS peer (carry
+    # .deps/cuvs/pack too), each under its own limit so the whole fits in one 600 s call.
+    calibrate calib-quick1 40 --quick
+    calibrate calib-quick2 40 --quick
+    bench 340 /tmp/calib-quick1 --max-gb 12   # every shape but 10M x 1024 (20 GB)
+    timeout 165 bash tools/bench/cuvs_peer/run.sh peer
+    echo "cuvs peer exit: $?"
+    # The device tool brings back at most 8 files: one archive.
+    (cd "$OUT" && tar -czf sweep-and-peer.tgz --remove-files -- *.json *.txt *.md *.csv *.cmd *.jsonl)
+    ;;
   bench)
     db=""
     if [ -d .devpack/calib-db ]; then rm -rf /tmp/calib-db && cp -r .devpack/calib-db /tmp/calib-db && db=/tmp/calib-db; fi
     bench 560 "$db"
     ;;
-  *) echo "usage: $0 calibrate|quick|bench"; exit 2 ;;
+  *) echo "usage: $0 calibrate|quick|quickpeer|bench"; exit 2 ;;
 esac
