@@ -273,6 +273,61 @@ TEST_F(CalibrateTest, RefitRecoversDimScalingAndBitmapOverlap) {
   EXPECT_EQ(bitmap(1, 1, 1).max_passing_rows, 0u);
 }
 
+// The bitmap SDDMM-vs-dense bound comes from the crossovers, so it carries to larger shards:
+// dense = 0.3 + 1e-6·rows (a fixed cost, then the rows), per-query SDDMM = 0.1 + 2.4e-5·n. With
+// the 10% tie, SDDMM stops winning at n = (0.23 + 1.1e-6·rows) / 2.4e-5 = 9,583 + 0.0458·rows:
+// 8.4% of 200,000 rows, 5.0% of 2M, 4.7% of 10M (never calibrated).
+TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
+  json points = json::array();
+  for (uint64_t rows : {200000ull, 2000000ull}) {
+    for (uint32_t dim : {64u, 512u}) {
+      for (double n = 100; n < 0.8 * rows; n *= 2) {
+        points.push_back({{"mode", "bitmap"},
+                          {"overlap", "independent"},
+                          {"rows", rows},
+                          {"dim", dim},
+                          {"passing", static_cast<uint64_t>(n)},
+                          {"union", rows},
+                          {"ms",
+                           {{"sddmm", 0.1 + 2.4e-5 * n},
+                            {"gather", 2 * (0.3 + 1e-6 * rows)},
+                            {"dense", 0.3 + 1e-6 * rows}}}});
+      }
+    }
+  }
+  json summary = {{"device", "gpu:model"}, {"points", points}};
+  const std::string file = dir_.Join("bitmap-points.json");
+  {
+    std::ofstream out(file);
+    out << summary.dump();
+  }
+  CliRun r = Sieve({"calibrate", "--refit", file});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& t = j["thresholds"];
+  EXPECT_NEAR(t["bitmap_sddmm_max_fraction"].get<double>(), 0.0458, 0.0458 * 0.15) << t.dump();
+  EXPECT_GT(t["bitmap_sddmm_base_rows"].get<double>(), 9583.0 / 2) << t.dump();
+  EXPECT_LT(t["bitmap_sddmm_base_rows"].get<double>(), 9583.0 * 2) << t.dump();
+  EXPECT_EQ(j["fit"]["bitmap_sddmm_series"].get<int>(), 4) << j["fit"].dump();
+  EXPECT_LT(j["fit"]["bitmap_sddmm_log_rms"].get<double>(), 0.15) << j["fit"].dump();
+  PlannerThresholds fitted;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  auto at_10m = [](uint64_t n) {
+    PlanInput in;
+    in.rows = 10000000;
+    in.dim = 128;
+    in.num_queries = 100;
+    in.k = 64;
+    in.per_query = true;
+    in.passing_rows = n;
+    in.max_passing_rows = n;
+    in.union_rows = 10000000;
+    return in;
+  };
+  EXPECT_EQ(ChoosePath(fitted, at_10m(350000)), SearchPath::kSddmm) << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, at_10m(600000)), SearchPath::kDense) << t.dump();
+}
+
 TEST(PlannerThresholdsJsonTest, RoundTripAndErrors) {
   PlannerThresholds t = PlannerThresholds::GpuDefaults();
   PlannerThresholds back;

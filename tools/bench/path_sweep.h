@@ -124,6 +124,10 @@ struct FitReport {
   int sddmm_series = 0;
   int sddmm_dims = 0;
   double sddmm_log_rms = 0;
+  // The bitmap SDDMM-vs-dense bound's fit: series (overlap, rows, dim) whose alternative is
+  // dense, and the RMS of log(model / measured crossover) over the bracketed ones.
+  int bitmap_sddmm_series = 0;
+  double bitmap_sddmm_log_rms = 0;
 };
 
 // Fits thresholds to the cells (see README "Calibration and the planner"):
@@ -145,10 +149,13 @@ struct FitReport {
 //                         a grid search minimizing the mean log penalty over the bitmap cells
 //                         whose alternative to SDDMM is the union gather;
 //   bitmap_sddmm_base_rows, bitmap_sddmm_max_fraction
-//                         the same over the cells whose alternative is dense;
+//                         base + fraction · rows fitted by a grid search on squared log error
+//                         to the crossovers (largest per-query count where per-query SDDMM
+//                         stops beating dense, 10% tie) of the bitmap series whose alternative
+//                         is dense, censored series counting only on the side they bound;
 //   bitmap_sddmm_max_rows no bound (UINT64_MAX): a count alone does not carry from one shard
 //                         size to another.
-// Each grid search takes, of the settings that reach the least loss, the one nearest (in log)
+// The share search takes, of the settings that reach the least loss, the one nearest (in log)
 // to their log-centroid: the middle of the range the data allows, not an edge of it.
 // `base` supplies whatever the cells cannot (a mode that was not swept).
 PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries, uint32_t k,

@@ -9,7 +9,7 @@
 #                                        into .devpack/calib-db to carry it to `bench`)
 #   tools/bench/sweep_run.sh quick       --quick calibration twice, then the bench, one call
 #   tools/bench/sweep_run.sh quickpeer   quick, then the cuVS peer bench (tools/bench/cuvs_peer),
-#                                        all in one call
+#                                        all in one call (quicksweep: without the peer)
 #   tools/bench/sweep_run.sh bench       the full sweep (16 shapes × 12 fractions, bitset and
 #                                        bitmaps), calibrated = .devpack/calib-db when present
 set -uo pipefail
@@ -51,6 +51,13 @@ case "${1:-quick}" in
     calibrate calib-quick2 60 --quick
     bench 450 /tmp/calib-quick1
     ;;
+  quicksweep)
+    # quickpeer without the peer (one archive back).
+    calibrate calib-quick1 40 --quick
+    calibrate calib-quick2 40 --quick
+    bench 340 /tmp/calib-quick1 --max-gb 12   # every shape but 10M x 1024 (20 GB)
+    (cd "$OUT" && tar -czf sweep.tgz --remove-files -- *.json *.txt *.md *.csv *.cmd)
+    ;;
   quickpeer)
     # The last call of a session: the quick pair and the sweep, then the cuVS peer (carry
     # .deps/cuvs/pack too), each under its own limit so the whole fits in one 600 s call.
@@ -67,5 +74,5 @@ case "${1:-quick}" in
     if [ -d .devpack/calib-db ]; then rm -rf /tmp/calib-db && cp -r .devpack/calib-db /tmp/calib-db && db=/tmp/calib-db; fi
     bench 560 "$db"
     ;;
-  *) echo "usage: $0 calibrate|quick|quickpeer|bench"; exit 2 ;;
+  *) echo "usage: $0 calibrate|quick|quicksweep|quickpeer|bench"; exit 2 ;;
 esac

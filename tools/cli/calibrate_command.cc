@@ -450,6 +450,9 @@ int Calibrate(const Args& args) {
   fit["sddmm_series"] = report.sddmm_series;
   fit["sddmm_dims"] = report.sddmm_dims;
   fit["sddmm_log_rms"] = report.sddmm_log_rms;
+  fit["bitmap_sddmm_form"] = "bitmap_sddmm_base_rows + bitmap_sddmm_max_fraction * rows";
+  fit["bitmap_sddmm_series"] = report.bitmap_sddmm_series;
+  fit["bitmap_sddmm_log_rms"] = report.bitmap_sddmm_log_rms;
   json series = json::array();
   for (const auto& fs : report.series) {
     json j;
