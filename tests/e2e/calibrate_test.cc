@@ -328,6 +328,36 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
   EXPECT_EQ(ChoosePath(fitted, at_10m(600000)), SearchPath::kDense) << t.dump();
 }
 
+// Refitting the points of a real `sieve calibrate --quick` on the H200 (recorded 2026-11-30):
+// the bitset gather bound follows the penalty and the crossovers of shards of 65,536 rows and
+// more (there gather beat dense up to 72-80% passing), not those of 8,192-row shards, which
+// pulled the cap to 0.56; the bitmap SDDMM-vs-dense bound follows the crossovers (about 5% at
+// 200,000 rows, 2.5% at 2M), not a flat penalty that put it at 5% of any shard.
+TEST_F(CalibrateTest, RefitOfRecordedH200Calibration) {
+  const std::string file = std::string(SIEVE_SOURCE_DIR) +
+                           "/tools/bench/results/2026-11-30-h200-sweep2/calib-quick1.json";
+  CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& t = j["thresholds"];
+  PlannerThresholds fitted;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  for (uint32_t dim : {128u, 256u, 512u}) {
+    EXPECT_GT(GatherMaxSelectivity(fitted, 200000, dim), 0.6) << dim << " " << t.dump();
+    EXPECT_GT(GatherMaxSelectivity(fitted, 10000000, dim), 0.6) << dim << " " << t.dump();
+  }
+  // 8,192 rows: crossovers 3.7% (dim 64) and 24% (dim 512), which the form cannot both follow;
+  // the penalty settles between them.
+  EXPECT_LT(GatherMaxSelectivity(fitted, 8192, 64), 0.3) << t.dump();
+  // Crossover counts: about 10,000 at 200,000 rows and 50,000 at 2M; 5% of 10M is far past.
+  const double base = t["bitmap_sddmm_base_rows"].get<double>();
+  const double frac = t["bitmap_sddmm_max_fraction"].get<double>();
+  EXPECT_NEAR(base + frac * 200000, 10000, 4000) << t.dump();
+  EXPECT_NEAR(base + frac * 2000000, 60000, 20000) << t.dump();
+  EXPECT_LT(base + frac * 10000000, 500000) << t.dump();
+  EXPECT_EQ(j["fit"]["bitmap_sddmm_series"].get<int>(), 8) << j["fit"].dump();
+}
+
 TEST(PlannerThresholdsJsonTest, RoundTripAndErrors) {
   PlannerThresholds t = PlannerThresholds::GpuDefaults();
   PlannerThresholds back;

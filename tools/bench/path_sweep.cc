@@ -661,13 +661,43 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     ss.push_back(1e9);
     for (double e = -3; e <= 0.0001; e += 0.05) cs.push_back(std::min(1.0, std::pow(10.0, e)));
     const double kFloor = std::log(1e-7);
+    // The loss is first the mean log penalty over the bitset cells whose choice the gather
+    // bound decides (gather or dense; SDDMM's bound is fitted above), then, a thousand times
+    // lighter, the squared log error to the crossovers of the series of at least 65,536 rows,
+    // which only settles what the penalty leaves flat (between two calibrated fractions).
+    // Crossovers alone let the smallest shards (8,192 rows, where dense wins almost from the
+    // start and the form cannot follow both dims) pull the cap far below the crossovers of
+    // large ones: 0.56 where gather still won by 33% at 60% passing on 200,000 rows.
+    constexpr uint64_t kCrossoverMinRows = 65536;
+    struct GatherCell {
+      uint64_t rows;
+      uint32_t dim;
+      double fraction, pen_gather, pen_dense;
+    };
+    std::vector<GatherCell> decided;
+    for (const Cell& c : cells) {
+      if (c.per_query || c.passing <= k || c.failed[1] || c.failed[2]) continue;
+      if (static_cast<double>(c.passing) < SddmmMaxRows(t, c.dim)) continue;
+      const double best_ms = c.best_ms();
+      if (!(best_ms > 0)) continue;
+      decided.push_back({c.rows, c.dim, c.fraction(), std::log(std::max(1.0, c.ms[1] / best_ms)),
+                         std::log(std::max(1.0, c.ms[2] / best_ms))});
+    }
     double best = std::numeric_limits<double>::infinity();
     double bm = 0, bs = 5.5, bc = 0.5;
     for (double m : ms) {
       for (double s : ss) {
         for (double c : cs) {
+          double pen = 0;
+          for (const GatherCell& g : decided) {
+            const double a = 1.0 - m / static_cast<double>(g.rows);
+            const double model = a <= 0 ? 0 : a * std::min(s / std::sqrt(double(g.dim)), c);
+            pen += g.fraction < model ? g.pen_gather : g.pen_dense;
+          }
+          if (!decided.empty()) pen /= static_cast<double>(decided.size());
           double loss = 0;
           for (const GatherPoint& g : gather_points) {
+            if (g.rows < kCrossoverMinRows) continue;
             const double a = 1.0 - m / static_cast<double>(g.rows);
             const double model = a <= 0 ? 0 : a * std::min(s / std::sqrt(double(g.dim)), c);
             const double e = (model > 0 ? std::log(model) : kFloor) - std::log(g.f);
@@ -678,6 +708,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
           // Ties (directions the data does not pin down) go toward cuVS's constants.
           loss += 1e-3 * (std::fabs(std::log(s / 5.5)) + std::fabs(std::log(c / 0.5))) +
                   1e-4 * std::log1p(m / 1000.0);
+          loss = pen + 1e-3 * loss;
           if (loss < best) {
             best = loss;
             bm = m;

@@ -139,9 +139,11 @@ struct FitReport {
 //   sddmm_max_fraction    1 (no bound), or the tightest per-series crossover fraction when
 //                         that lowers the mean penalty over the bitset cells by > 3%;
 //   gather_min_rows, gather_scale, gather_max_fraction
-//                         cuVS's form fitted to the per-series gather → dense crossovers by a
-//                         grid search on squared log error (censored series only count on the
-//                         side they bound), ties broken toward cuVS's own constants;
+//                         cuVS's form by a grid search: first the mean log penalty over the
+//                         bitset cells the bound decides (gather or dense), then, to settle
+//                         what that leaves flat, the squared log error to the gather → dense
+//                         crossovers of the series of at least 65,536 rows (censored series
+//                         only count on the side they bound), ties toward cuVS's constants;
 //   bitmap_union_gather, bitmap_gather_max_fraction
 //                         on when the union gather beat dense by ≥ 10% in some cell, with the
 //                         median crossover union fraction;
