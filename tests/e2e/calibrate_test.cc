@@ -48,6 +48,31 @@ class CalibrateTest : public ::testing::Test {
   static constexpr size_t kRows = 4000;
   static constexpr size_t kDim = 8;
 
+  // `sieve calibrate --refit` over a summary holding `points` (written to NAME in the test's
+  // folder).
+  CliRun Refit(const json& points, const std::string& name) {
+    const json summary = {{"device", "gpu:model"}, {"points", points}};
+    const std::string file = dir_.Join(name);
+    {
+      std::ofstream out(file);
+      out << summary.dump();
+    }
+    return Sieve({"calibrate", "--refit", file});
+  }
+
+  // A batch of 100 queries with a filter each, over 128 dims (the planner's input).
+  static PlanInput BitmapInput(uint64_t rows, uint64_t most, uint64_t uni) {
+    PlanInput in;
+    in.rows = rows;
+    in.dim = 128;
+    in.num_queries = 100;
+    in.k = 64;
+    in.per_query = true;
+    in.passing_rows = most;
+    in.union_rows = uni;
+    return in;
+  }
+
   CliRun Sieve(const std::vector<std::string>& args) {
     std::string cmd = std::string("'") + CliPath() + "'";
     for (const auto& a : args) cmd += " '" + a + "'";
@@ -237,13 +262,7 @@ TEST_F(CalibrateTest, RefitRecoversDimScalingAndBitmapOverlap) {
       }
     }
   }
-  json summary = {{"device", "gpu:model"}, {"points", points}};
-  const std::string file = dir_.Join("points.json");
-  {
-    std::ofstream out(file);
-    out << summary.dump();
-  }
-  CliRun r = Sieve({"calibrate", "--refit", file});
+  CliRun r = Refit(points, "points.json");
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_FALSE(j["stored"].get<bool>());
@@ -252,25 +271,16 @@ TEST_F(CalibrateTest, RefitRecoversDimScalingAndBitmapOverlap) {
   EXPECT_NEAR(t["sddmm_max_rows"].get<double>(), 4000, 800) << t.dump();
   PlannerThresholds fitted;
   ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
-  auto bitmap = [](uint64_t rows, uint64_t n, uint64_t uni) {
-    PlanInput in;
-    in.rows = rows;
-    in.dim = 128;
-    in.num_queries = 100;
-    in.k = 64;
-    in.per_query = true;
-    in.passing_rows = n;
-    in.union_rows = uni;
-    return in;
-  };
   // Independent filters: SDDMM (1 + 5 ms) beats the union gather (1.2 + 12.7 ms) and dense
   // (11 ms); shared ones: the gather (1.4 ms) beats SDDMM.
-  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 100000, 6340000)), SearchPath::kSddmm) << t.dump();
-  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 100000, 100000)), SearchPath::kGather) << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 100000, 6340000)), SearchPath::kSddmm)
+      << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 100000, 100000)), SearchPath::kGather)
+      << t.dump();
   // SDDMM against dense (union ≈ rows): 1 + 5e-5·n < 1 + 1e-6·rows while n < 2% of rows.
-  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 150000, 10000000)), SearchPath::kSddmm);
-  EXPECT_EQ(ChoosePath(fitted, bitmap(10000000, 300000, 10000000)), SearchPath::kDense);
-  EXPECT_EQ(bitmap(1, 1, 1).max_passing_rows, 0u);
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 150000, 10000000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 300000, 10000000)), SearchPath::kDense);
+  EXPECT_EQ(BitmapInput(1, 1, 1).max_passing_rows, 0u);
 }
 
 // The bitmap SDDMM-vs-dense bound comes from the crossovers, so it carries to larger shards:
@@ -295,13 +305,7 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
       }
     }
   }
-  json summary = {{"device", "gpu:model"}, {"points", points}};
-  const std::string file = dir_.Join("bitmap-points.json");
-  {
-    std::ofstream out(file);
-    out << summary.dump();
-  }
-  CliRun r = Sieve({"calibrate", "--refit", file});
+  CliRun r = Refit(points, "bitmap-points.json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   const json& t = j["thresholds"];
@@ -312,20 +316,11 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
   EXPECT_LT(j["fit"]["bitmap_sddmm_log_rms"].get<double>(), 0.15) << j["fit"].dump();
   PlannerThresholds fitted;
   ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
-  auto at_10m = [](uint64_t n) {
-    PlanInput in;
-    in.rows = 10000000;
-    in.dim = 128;
-    in.num_queries = 100;
-    in.k = 64;
-    in.per_query = true;
-    in.passing_rows = n;
-    in.max_passing_rows = n;
-    in.union_rows = 10000000;
-    return in;
-  };
-  EXPECT_EQ(ChoosePath(fitted, at_10m(350000)), SearchPath::kSddmm) << t.dump();
-  EXPECT_EQ(ChoosePath(fitted, at_10m(600000)), SearchPath::kDense) << t.dump();
+  // Every query its own 350,000 (600,000) rows of 10M, the union all of them.
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 350000, 10000000)), SearchPath::kSddmm)
+      << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 600000, 10000000)), SearchPath::kDense)
+      << t.dump();
 }
 
 // Refitting the points of a real `sieve calibrate --quick` on the H200 (recorded 2026-11-30):

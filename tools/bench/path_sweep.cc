@@ -9,9 +9,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 #include "index/row_set.h"
 

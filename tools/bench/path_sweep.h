@@ -114,7 +114,7 @@ struct FitReport {
     int sddmm_censored = 0;      // -1: lost from the first count, +1: never lost, 0: bracketed
     double gather_fraction = 0;  // bitset: passing fraction; bitmap: union fraction
     int gather_censored = 0;
-    double model_fraction = 0;  // the fitted rule's gather bound at (rows, dim) (bitset)
+    double model_fraction = 0;    // the fitted rule's gather bound at (rows, dim) (bitset)
     double model_sddmm_rows = 0;  // the fitted rule's SDDMM bound at dim (bitset)
   };
   std::vector<Series> series;
