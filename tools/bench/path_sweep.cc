@@ -581,9 +581,13 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       x.push_back(std::max<double>(1, c->passing));
       r.push_back(c->pruned[0] ? 10.0 : LogRatio(TimeOrInf(*c, 0), other));
     }
-    // A 5% tie: SDDMM and gather approach each other slowly, so a 10% tie would carry SDDMM
-    // well past the point where it starts to lose.
-    fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored, fs.per_query ? 0.10 : 0.05);
+    // A 10% tie, as everywhere. Near the bitset crossover (about 2-4k rows, 0.05-0.09 ms on
+    // the H200) gather is the noisier path, and a bound placed short of the crossover costs
+    // more than one placed past it: with a 5% tie, one of four `--quick` calibrations put the
+    // bound at 1,960 rows and sent 2,000 rows to gather, 1.31x slower than SDDMM; with 10%
+    // the four bounds span 2,265-2,832 and no replayed sweep point is worse than 1.14x
+    // (tools/bench/results/2026-11-30-replay-fit2/).
+    fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored, 0.10);
     (fs.per_query ? sddmm_bitmap : sddmm_bitset).push_back(fs.sddmm_rows);
     // Gather against dense, along the passing (bitset) or union (bitmap) fraction.
     x.clear();

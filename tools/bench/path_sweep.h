@@ -133,7 +133,7 @@ struct FitReport {
 // Fits thresholds to the cells (see README "Calibration and the planner"):
 //   sddmm_max_rows, sddmm_dim_exponent
 //                         log(crossover) = log(sddmm_max_rows) + e · log(128 / dim) by least
-//                         squares over the bracketed bitset series' SDDMM crossovers (5% tie),
+//                         squares over the bracketed bitset series' SDDMM crossovers (10% tie),
 //                         e clamped to [0, 2]; with fewer than two dims, e stays base's and the
 //                         count is the log-median of the crossovers scaled to dim 128;
 //   sddmm_max_fraction    1 (no bound), or the tightest per-series crossover fraction when
