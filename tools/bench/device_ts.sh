@@ -5,8 +5,8 @@
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
 # Usage: tools/bench/device_ts.sh probe|round|final|sanitize   (logs go to $OUT)
 #   round: see below (one optimisation round, all in one call).
-#   sanitize: compute-sanitizer memcheck, racecheck and synccheck over the threshold-select
-#          tests (the repair's last-CTA protocol, the graph capture) and the threshold paths.
+#   sanitize: compute-sanitizer memcheck over the threshold-select tests and the gathered
+#          threshold path; racecheck and synccheck over one small case (see below).
 #   final: the bundle also holds build/tests/e2e_tests and build/tools/sieve. Every gpu_tests
 #          test, with the CLI contract tests on --device gpu beside it (both on the one GPU),
 #          then the path bench (10M x 128 f16, 100 queries, k = 64) and the PyTorch baseline.
@@ -41,8 +41,9 @@ case "${1:-probe}" in
   round)
     # One optimisation round: the threshold-select and engine threshold tests, the kernel bench
     # (no repair cases), one ncu profile at 10M keys, the engine paths at 10M rows, then gather
-    # and dense through the threshold select with at most 3 and 4 levels, and memcheck over the
-    # threshold-select tests. Six files come back (the device tool returns at most eight).
+    # and dense through the threshold select with at most 3 and 4 levels, the gather with the fused
+    # candidate kernel (SIEVE_GPU_FUSED=1), and memcheck over the threshold-select tests. Six
+    # files come back (the device tool returns at most eight).
     timeout 150 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.Threshold*' > "$OUT/ts_tests.log" 2>&1
     echo "ts tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/ts_tests.log" | head -20
     timeout 120 "$B/threshold_select_bench" --reps 7 --repair-reps 0 > "$OUT/bench.jsonl" 2> "$OUT/ts_bench.txt"
@@ -59,6 +60,9 @@ case "${1:-probe}" in
       SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1 SIEVE_GPU_DEBUG=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather,dense --fractions 0.01,0.1,1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
       echo "gather/dense (threshold select, <= $lv levels) exit: $?"
     done
+    echo "== SIEVE_GPU_FUSED=1 (fused candidate kernel for the gather below 262,144 rows)" >> "$OUT/paths.txt"
+    SIEVE_GPU_FUSED=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather --fractions 0.001,0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+    echo "gather (fused candidates) exit: $?"
     sed -n '/^== SIEVE_GPU_TS_LEVELS/,$p' "$OUT/paths.txt" | grep -E "^==|^stages (gather n=100000 |gather n=1000000 |dense n=10000000)|^[01]" | cut -c1-300
     timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/gpu_tests" \
       --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
@@ -74,16 +78,20 @@ case "${1:-probe}" in
     SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
     echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
     timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
-    timeout 120 compute-sanitizer --tool racecheck --error-exitcode 3 "$B/gpu_tests" \
-      --gtest_filter='ThresholdSelectTest.*' > "$OUT/sanitize_racecheck.log" 2>&1
-    echo "compute-sanitizer racecheck exit: $?"; tail -n 4 "$OUT/sanitize_racecheck.log"
     ;;
   sanitize)
-    for tool in memcheck racecheck synccheck; do
-      timeout 170 compute-sanitizer --tool $tool --error-exitcode 3 "$B/gpu_tests" \
-        --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
-        > "$OUT/sanitize_$tool.log" 2>&1
-      echo "compute-sanitizer $tool exit: $?"; tail -4 "$OUT/sanitize_$tool.log"
+    # memcheck over the threshold-select tests and the gathered path; racecheck and synccheck
+    # (which instrument every shared-memory access and barrier) over one small case, all scores
+    # equal (repair by the last CTA): racecheck over the whole suite did not finish its first
+    # case in 120 s (2026-11-30).
+    timeout 170 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/gpu_tests" \
+      --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
+      > "$OUT/sanitize_memcheck.log" 2>&1
+    echo "compute-sanitizer memcheck exit: $?"; tail -n 4 "$OUT/sanitize_memcheck.log"
+    for tool in racecheck synccheck; do
+      timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 "$B/gpu_tests" \
+        --gtest_filter='ThresholdSelectTest.AllScoresEqual' > "$OUT/sanitize_$tool.log" 2>&1
+      echo "compute-sanitizer $tool exit: $?"; tail -n 4 "$OUT/sanitize_$tool.log"
     done
     ;;
 esac
