@@ -63,7 +63,10 @@ case "${1:-probe}" in
     echo "== SIEVE_GPU_FUSED=1 (fused candidate kernel for the gather below 262,144 rows)" >> "$OUT/paths.txt"
     SIEVE_GPU_FUSED=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather --fractions 0.001,0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
     echo "gather (fused candidates) exit: $?"
-    sed -n '/^== SIEVE_GPU_TS_LEVELS/,$p' "$OUT/paths.txt" | grep -E "^==|^stages (gather n=100000 |gather n=1000000 |dense n=10000000)|^[01]" | cut -c1-300
+    echo "== SIEVE_GPU_CAND_TILE_MB=64 (one candidate tile for 100k gathered rows)" >> "$OUT/paths.txt"
+    SIEVE_GPU_CAND_TILE_MB=64 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather --fractions 0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+    echo "gather (64 MiB candidate tile) exit: $?"
+    sed -n '/^== SIEVE_GPU_TS_LEVELS/,$p' "$OUT/paths.txt" | grep -E "^==|^stages (gather n=10000 |gather n=100000 |gather n=1000000 |dense n=10000000)|^[01]" | cut -c1-300
     timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/gpu_tests" \
       --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
       > "$OUT/sanitize.log" 2>&1
