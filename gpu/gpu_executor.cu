@@ -648,12 +648,14 @@ bool ThresholdGatherEnabled(uint64_t n_cols) {
   return n_cols >= kThresholdGatherMinRows;
 }
 
-// SIEVE_GPU_TS_LEVELS=2..4 caps the threshold path's levels (benchmarks compare them; read at
-// every search). Default: 4.
+// SIEVE_GPU_TS_LEVELS=2..6 sets the threshold path's most levels (benchmarks compare them;
+// read at every search). Default: 4, the best of 2, 3 and 4 measured on the H200 for dense at
+// 10M rows (results/2026-11-30-h200-session3/round2-3); 5 and 6 keep fewer candidates a level
+// (a looser threshold costs most in the last, largest level) and are not yet measured.
 int ThresholdMaxLevels() {
   const char* v = std::getenv("SIEVE_GPU_TS_LEVELS");
   const int n = v != nullptr ? std::atoi(v) : 4;
-  return n >= 2 && n <= 4 ? n : 4;
+  return n >= 2 && n <= 6 ? n : 4;
 }
 
 // SIEVE_GPU_FUSED=1 uses FusedCandidateKernel for float16 rows (dim % 8 == 0, dim <= 256,
@@ -1596,8 +1598,9 @@ class DeviceRun {
   // later level keeps the keys above the previous level's k-th best score less 2E, about
   // k · (its rows) / (the previous level's rows) a query. With L levels each keeps about
   // e = (k^(L-1) · n)^(1/L) a query when the prefixes grow by e / k: as many levels as fit
-  // (up to four) with every prefix at most a quarter of the rows. caps[i]: the slots a query
-  // has at level i (8× the expected count, at least 16,384: small k has a wide spread).
+  // (up to ThresholdMaxLevels(), 4 by default) with every prefix at most a quarter of the
+  // rows. caps[i]: the slots a query has at level i (8× the expected count, at least 16,384:
+  // small k has a wide spread).
   void ThresholdLevels(uint64_t n_cols, std::vector<uint64_t>* ends,
                        std::vector<uint64_t>* caps) const {
     const double k = p_.k, n = static_cast<double>(n_cols);

@@ -41,9 +41,10 @@ case "${1:-probe}" in
   round)
     # One optimisation round: the threshold-select and engine threshold tests, the kernel bench
     # (no repair cases), one ncu profile at 10M keys, the engine paths at 10M rows, then gather
-    # and dense through the threshold select with at most 3 and 4 levels, the gather with the fused
-    # candidate kernel (SIEVE_GPU_FUSED=1), and memcheck over the threshold-select tests. Six
-    # files come back (the device tool returns at most eight).
+    # and dense through the threshold select with at most 4, 5 and 6 levels, the gather with
+    # the fused candidate kernel (SIEVE_GPU_FUSED=1) and with one 64 MiB candidate tile, and
+    # memcheck over the threshold-select tests. Six files come back (the device tool returns
+    # at most eight).
     timeout 150 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.Threshold*' > "$OUT/ts_tests.log" 2>&1
     echo "ts tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/ts_tests.log" | head -20
     timeout 120 "$B/threshold_select_bench" --reps 7 --repair-reps 0 > "$OUT/bench.jsonl" 2> "$OUT/ts_bench.txt"
@@ -55,7 +56,7 @@ case "${1:-probe}" in
     echo "ncu exit: $?"; grep -E "Duration|Registers Per|Achieved Occupancy|stalled|inst_executed|cycles_active|Throughput" "$OUT/ncu.txt" | awk '$NF+0 > 0.1 || /Duration|Regis|inst|cycles/' | head -30
     SIEVE_GPU_STAGES=1 timeout 100 "$B/gpu_paths_bench" --reps 10 >> "$OUT/bench.jsonl" 2> "$OUT/paths.txt"
     echo "gpu_paths_bench exit: $?"; cat "$OUT/paths.txt" | grep -v "^stages"; grep "^stages" "$OUT/paths.txt" | grep -E "dense n=10000000|gather n=100000 "
-    for lv in 3 4; do
+    for lv in 4 5 6; do
       echo "== SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1" >> "$OUT/paths.txt"
       SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1 SIEVE_GPU_DEBUG=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather,dense --fractions 0.01,0.1,1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
       echo "gather/dense (threshold select, <= $lv levels) exit: $?"
