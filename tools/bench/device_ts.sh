@@ -4,7 +4,9 @@
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
 # Usage: tools/bench/device_ts.sh probe|round|final|sanitize   (logs go to $OUT)
-#   round: see below (one optimisation round, all in one call).
+#   round: see below (one optimisation round, all in one call). Kernel variants from other
+#          branches (tools/bench/build_variant.sh REV NAME) bundled beside as
+#          NAME-threshold_select_bench / NAME-gpu_paths_bench are timed too.
 #   sanitize: compute-sanitizer memcheck over the threshold-select tests and the gathered
 #          threshold path; racecheck and synccheck over one small case (see below).
 #   final: the bundle also holds build/tests/e2e_tests and build/tools/sieve. Every gpu_tests
@@ -49,6 +51,13 @@ case "${1:-probe}" in
     echo "ts tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/ts_tests.log" | head -20
     timeout 120 "$B/threshold_select_bench" --reps 7 --repair-reps 0 > "$OUT/bench.jsonl" 2> "$OUT/ts_bench.txt"
     echo "ts bench exit: $?"; cat "$OUT/ts_bench.txt"
+    # Kernel variants built by tools/bench/build_variant.sh and bundled beside (NAME-...).
+    for v in "$B"/*-threshold_select_bench; do
+      [ -x "$v" ] || continue
+      echo "== variant $(basename "$v")" | tee -a "$OUT/ts_bench.txt"
+      timeout 120 "$v" --reps 7 --repair-reps 0 >> "$OUT/bench.jsonl" 2>> "$OUT/ts_bench.txt"
+      echo "variant exit: $?"; sed -n '/^== variant '"$(basename "$v")"'/,$p' "$OUT/ts_bench.txt" | grep -E "b_exact|b_2x|b_select"
+    done
     timeout 100 ncu --kernel-name regex:SelectKernel --launch-skip 7 --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats \
       --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio,smsp__inst_executed.sum,smsp__cycles_active.avg \
@@ -56,6 +65,12 @@ case "${1:-probe}" in
     echo "ncu exit: $?"; grep -E "Duration|Registers Per|Achieved Occupancy|stalled|inst_executed|cycles_active|Throughput" "$OUT/ncu.txt" | awk '$NF+0 > 0.1 || /Duration|Regis|inst|cycles/' | head -30
     SIEVE_GPU_STAGES=1 timeout 100 "$B/gpu_paths_bench" --reps 10 >> "$OUT/bench.jsonl" 2> "$OUT/paths.txt"
     echo "gpu_paths_bench exit: $?"; cat "$OUT/paths.txt" | grep -v "^stages"; grep "^stages" "$OUT/paths.txt" | grep -E "dense n=10000000|gather n=100000 "
+    for v in "$B"/*-gpu_paths_bench; do
+      [ -x "$v" ] || continue
+      echo "== variant $(basename "$v")" >> "$OUT/paths.txt"
+      SIEVE_GPU_STAGES=1 timeout 60 "$v" --reps 10 --paths gather,dense --fractions 0.01,1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+      echo "variant $(basename "$v") exit: $?"
+    done
     for lv in 4 5 6; do
       echo "== SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1" >> "$OUT/paths.txt"
       SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1 SIEVE_GPU_DEBUG=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather,dense --fractions 0.01,0.1,1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
@@ -67,7 +82,7 @@ case "${1:-probe}" in
     echo "== SIEVE_GPU_CAND_TILE_MB=64 (one candidate tile for 100k gathered rows)" >> "$OUT/paths.txt"
     SIEVE_GPU_CAND_TILE_MB=64 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather --fractions 0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
     echo "gather (64 MiB candidate tile) exit: $?"
-    sed -n '/^== SIEVE_GPU_TS_LEVELS/,$p' "$OUT/paths.txt" | grep -E "^==|^stages (gather n=10000 |gather n=100000 |gather n=1000000 |dense n=10000000)|^[01]" | cut -c1-300
+    sed -n '/^== /,$p' "$OUT/paths.txt" | grep -E "^==|^stages (gather n=10000 |gather n=100000 |gather n=1000000 |dense n=10000000)|^[01]" | cut -c1-300
     timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/gpu_tests" \
       --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
       > "$OUT/sanitize.log" 2>&1
