@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -581,13 +582,13 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       x.push_back(std::max<double>(1, c->passing));
       r.push_back(c->pruned[0] ? 10.0 : LogRatio(TimeOrInf(*c, 0), other));
     }
-    // A 10% tie, as everywhere. Near the bitset crossover (about 2-4k rows, 0.05-0.09 ms on
-    // the H200) gather is the noisier path, and a bound placed short of the crossover costs
-    // more than one placed past it: with a 5% tie, one of four `--quick` calibrations put the
-    // bound at 1,960 rows and sent 2,000 rows to gather, 1.31x slower than SDDMM; with 10%
-    // the four bounds span 2,265-2,832 and no replayed sweep point is worse than 1.14x
-    // (tools/bench/results/2026-11-30-replay-fit2/).
-    fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored, 0.10);
+    // Crossover's 10% tie, as everywhere. Near the bitset crossover (about 2-4k rows,
+    // 0.05-0.09 ms on the H200) gather is the noisier path, and a bound placed short of the
+    // crossover costs more than one placed past it: with a 5% tie, one of four `--quick`
+    // calibrations put the bound at 1,960 rows and sent 2,000 rows to gather, 1.31x slower than
+    // SDDMM; with 10% the four bounds span 2,265-2,832 and no replayed sweep point is worse
+    // than 1.14x (tools/bench/results/2026-11-30-replay-fit2/).
+    fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored);
     (fs.per_query ? sddmm_bitmap : sddmm_bitset).push_back(fs.sddmm_rows);
     // Gather against dense, along the passing (bitset) or union (bitmap) fraction.
     x.clear();
@@ -673,6 +674,9 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     // start and the form cannot follow both dims) pull the cap far below the crossovers of
     // large ones: 0.56 where gather still won by 33% at 60% passing on 200,000 rows.
     constexpr uint64_t kCrossoverMinRows = 65536;
+    // The cells the bound decides: those ChoosePath does not send to SDDMM (a choice that does
+    // not depend on the gather bound) and that have more than k passing rows; ChoosePath then
+    // takes gather below GatherMaxSelectivity, else dense.
     struct GatherCell {
       uint64_t rows;
       uint32_t dim;
@@ -681,7 +685,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     std::vector<GatherCell> decided;
     for (const Cell& c : cells) {
       if (c.per_query || c.passing <= k || c.failed[1] || c.failed[2]) continue;
-      if (static_cast<double>(c.passing) < SddmmMaxRows(t, c.dim)) continue;
+      if (ChoosePath(t, c.plan_input(queries, k)) == SearchPath::kSddmm) continue;
       const double best_ms = c.best_ms();
       if (!(best_ms > 0)) continue;
       decided.push_back({c.rows, c.dim, c.fraction(), std::log(std::max(1.0, c.ms[1] / best_ms)),
@@ -689,21 +693,23 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     }
     double best = std::numeric_limits<double>::infinity();
     double bm = 0, bs = 5.5, bc = 0.5;
+    PlannerThresholds trial = t;
     for (double m : ms) {
       for (double s : ss) {
         for (double c : cs) {
+          trial.gather_min_rows = m;
+          trial.gather_scale = s;
+          trial.gather_max_fraction = c;
           double pen = 0;
           for (const GatherCell& g : decided) {
-            const double a = 1.0 - m / static_cast<double>(g.rows);
-            const double model = a <= 0 ? 0 : a * std::min(s / std::sqrt(double(g.dim)), c);
-            pen += g.fraction < model ? g.pen_gather : g.pen_dense;
+            pen += g.fraction < GatherMaxSelectivity(trial, g.rows, g.dim) ? g.pen_gather
+                                                                           : g.pen_dense;
           }
           if (!decided.empty()) pen /= static_cast<double>(decided.size());
           double loss = 0;
           for (const GatherPoint& g : gather_points) {
             if (g.rows < kCrossoverMinRows) continue;
-            const double a = 1.0 - m / static_cast<double>(g.rows);
-            const double model = a <= 0 ? 0 : a * std::min(s / std::sqrt(double(g.dim)), c);
+            const double model = GatherMaxSelectivity(trial, g.rows, g.dim);
             const double e = (model > 0 ? std::log(model) : kFloor) - std::log(g.f);
             if (g.censored > 0 && e >= 0) continue;  // gather won to the end: model may be above
             if (g.censored < 0 && e <= 0) continue;  // dense won from the start: may be below
@@ -809,30 +815,24 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       // H200), so a fit to the crossovers carries past the calibrated rows; a fit to the
       // penalty alone is flat between grid counts and may put the bound anywhere there (it
       // once chose 5%, 2.3x slower than dense at 10M rows).
-      std::map<std::tuple<int, uint64_t, uint32_t>, std::vector<const Cell*>> series;
-      for (const Cell* c : vs_dense) {
-        series[{static_cast<int>(c->overlap), c->rows, c->dim}].push_back(c);
-      }
+      const std::set<const Cell*> dense_alt(vs_dense.begin(), vs_dense.end());
       struct Cross {
         double rows, count;
         int censored;
       };
       std::vector<Cross> cross;
-      for (auto& [key, cs] : series) {
-        if (cs.size() < 2) continue;
-        std::sort(cs.begin(), cs.end(), [](const Cell* a, const Cell* b) {
-          return std::max(a->max_passing, a->passing) < std::max(b->max_passing, b->passing);
-        });
+      for (const auto& [key, series] : groups) {
+        if (!std::get<0>(key)) continue;  // bitsets
         std::vector<double> x, r;
-        for (const Cell* c : cs) {
-          if (c->failed[0] || c->failed[2]) continue;
+        for (const Cell* c : series) {
+          if (dense_alt.count(c) == 0 || c->failed[0] || c->failed[2]) continue;
           x.push_back(std::max<double>(1, std::max(c->max_passing, c->passing)));
           r.push_back(c->pruned[0] ? 10.0 : LogRatio(c->ms[0], c->ms[2]));
         }
         if (x.size() < 2) continue;
-        Cross k{static_cast<double>(std::get<1>(key)), 0, 0};
-        k.count = Crossover(x, r, &k.censored, 0.10);
-        cross.push_back(k);
+        Cross cr{static_cast<double>(std::get<2>(key)), 0, 0};
+        cr.count = Crossover(x, r, &cr.censored);
+        cross.push_back(cr);
       }
       rep.bitmap_sddmm_series = static_cast<int>(cross.size());
       if (!cross.empty()) {
@@ -843,11 +843,11 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
           for (double e = -4; e <= 0.0001; e += 0.02) {
             const double f = std::min(1.0, std::pow(10.0, e));
             double l = 0;
-            for (const Cross& k : cross) {
-              const double err = std::log(std::max(1.0, base_rows + f * k.rows)) -
-                                 std::log(std::max(1.0, k.count));
-              if (k.censored > 0 && err >= 0) continue;  // SDDMM won to the end: may be above
-              if (k.censored < 0 && err <= 0) continue;  // dense won from the start: below
+            for (const Cross& cr : cross) {
+              const double err = std::log(std::max(1.0, base_rows + f * cr.rows)) -
+                                 std::log(std::max(1.0, cr.count));
+              if (cr.censored > 0 && err >= 0) continue;  // SDDMM won to the end: may be above
+              if (cr.censored < 0 && err <= 0) continue;  // dense won from the start: below
               l += err * err;
             }
             // Directions the crossovers do not pin down go toward no base.
@@ -863,9 +863,9 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
         t.bitmap_sddmm_max_fraction = bf;
         double sq = 0;
         int n = 0;
-        for (const Cross& k : cross) {
-          if (k.censored != 0) continue;
-          const double e = std::log((bb + bf * k.rows) / k.count);
+        for (const Cross& cr : cross) {
+          if (cr.censored != 0) continue;
+          const double e = std::log((bb + bf * cr.rows) / cr.count);
           sq += e * e;
           ++n;
         }
