@@ -32,6 +32,24 @@ namespace {
 using gpu::GpuExecutor;
 using gpu::GpuPathCounts;
 
+// Sets an environment switch (or clears it, for a null value) for a scope; clears it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 constexpr SearchPath kPaths[] = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
 constexpr Metric kMetrics[] = {Metric::kL2, Metric::kInnerProduct, Metric::kCosine};
 
@@ -536,10 +554,7 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
 // bitmap, every metric, with the zero and duplicate rows; then rows ordered so that the sample
 // is the worst possible, where the candidates overflow and the search falls back.
 TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
-  setenv("SIEVE_GPU_THRESHOLD", "1", 1);
-  struct Unset {
-    ~Unset() { unsetenv("SIEVE_GPU_THRESHOLD"); }
-  } unset;
+  const ScopedEnv threshold("SIEVE_GPU_THRESHOLD", "1");
   {
     const uint32_t rows = 140000, nq = 150;
     for (uint32_t dim : {40u, 128u}) {
@@ -607,10 +622,7 @@ TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
 // select too (the gathered block as pages, positions mapped back to ordinals before the exact
 // rescoring); over a bitmap it keeps candidate selection.
 TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
-  setenv("SIEVE_GPU_THRESHOLD_GATHER", "1", 1);
-  struct Unset {
-    ~Unset() { unsetenv("SIEVE_GPU_THRESHOLD_GATHER"); }
-  } unset;
+  const ScopedEnv gather("SIEVE_GPU_THRESHOLD_GATHER", "1");
   const uint32_t rows = 300000, dim = 128, nq = 150;
   HostShard s(rows, dim, DType::kFloat16, 960, 98);
   const std::vector<float> queries = test::RandomVectors(nq, dim, 99);
@@ -639,7 +651,6 @@ TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
 // from 262,144 gathered rows up (where it measured faster), candidate selection below; =0 keeps
 // candidate selection at any size.
 TEST_F(GpuExecutorTest, ThresholdGatherDefaultBySize) {
-  unsetenv("SIEVE_GPU_THRESHOLD_GATHER");
   const uint32_t rows = 400000, dim = 32, nq = 20, k = 64;
   HostShard s(rows, dim, DType::kFloat16, 970, 101);
   const std::vector<float> queries = test::RandomVectors(nq, dim, 102);
@@ -651,10 +662,7 @@ TEST_F(GpuExecutorTest, ThresholdGatherDefaultBySize) {
   };
   for (const Case& c : {Case{0.8, nullptr, true}, Case{0.5, nullptr, false},
                         Case{0.8, "0", false}}) {
-    if (c.env != nullptr) setenv("SIEVE_GPU_THRESHOLD_GATHER", c.env, 1);
-    struct Unset {
-      ~Unset() { unsetenv("SIEVE_GPU_THRESHOLD_GATHER"); }
-    } unset;
+    const ScopedEnv gather("SIEVE_GPU_THRESHOLD_GATHER", c.env);
     Filters f(rows, nq, false, c.density, 103);
     SCOPED_TRACE("gathered rows " + std::to_string(f.batch.passing_rows[0]) + " env " +
                  (c.env != nullptr ? c.env : "unset"));
