@@ -8,13 +8,7 @@
 #          device times (SIEVE_GPU_STAGES=1), and two candidate tile sizes.
 #   final: every gpu_tests test, then bench (the bundle need not hold e2e_tests or sieve).
 set -uo pipefail
-# The bundle travels compressed (the device tool carries 64 MiB at most).
-[ -d .bundle ] || tar -xJf .devpack/bundle.tar.xz
-export LD_LIBRARY_PATH=$PWD/.bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-B=$PWD/.bundle/bin
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
+. "$(dirname "$0")/device_env.sh"
 case "${1:-tests}" in
   tests)
     timeout 420 "$B/gpu_tests" 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|error" | head -60

@@ -16,12 +16,7 @@
 #          the threshold-select bench at 10M keys (no repair cases), the dense path at 10M rows
 #          with the threshold select on and off (per-stage device times).
 set -uo pipefail
-[ -d .bundle ] || tar -xJf .devpack/bundle.tar.xz
-export LD_LIBRARY_PATH=$PWD/.bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-B=$PWD/.bundle/bin
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
+. "$(dirname "$0")/device_env.sh"
 case "${1:-probe}" in
   probe)
     SIEVE_GPU_DEBUG=1 timeout 120 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.ThresholdSelectDensePath' > "$OUT/ts_tests.log" 2>&1

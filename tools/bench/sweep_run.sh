@@ -13,12 +13,7 @@
 #   tools/bench/sweep_run.sh bench       the full sweep (16 shapes × 12 fractions, bitset and
 #                                        bitmaps), calibrated = .devpack/calib-db when present
 set -uo pipefail
-[ -d .bundle ] || tar -xJf .devpack/bundle.tar.xz
-export LD_LIBRARY_PATH=$PWD/.bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-B=$PWD/.bundle/bin
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
+. "$(dirname "$0")/device_env.sh"
 
 calibrate() {  # calibrate NAME [flags...]: a fresh database, one calibration, its summary in $OUT
   local name=$1 secs=$2
