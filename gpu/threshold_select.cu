@@ -280,63 +280,90 @@ __device__ __forceinline__ bool Passes(const KernelArgs& a, int tile, int r, int
                  static_cast<uint32_t>(key));
 }
 
-// Reserves slots for this page's candidates and ties (one atomic per kind, row and quad) and
-// writes them. Kept out of line: the hot loop stays small, and only pages with something to
-// emit pay for the call.
-__device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, const Lane& L,
-                                     int tile, int64_t key_base, const float (&s)[2][4][4],
-                                     const uint32_t (&cmask)[2][2], const uint32_t (&tmask)[2][2]) {
+// The filter word of row slot (i, h) that holds this warp's 32 keys of the page (key_base is a
+// multiple of 64; the warp's keys are key_base + 32 wn + [0, 32)), all ones without a filter.
+// Loaded once per slot that the screen hit, all four together, instead of one dependent load
+// per key inside the classification.
+__device__ __forceinline__ uint32_t FilterWord(const KernelArgs& a, const RowState& st,
+                                               const Lane& L, int tile, int r, int64_t key_base,
+                                               bool hit) {
+  const int64_t first = key_base + L.wn * 32;
+  if (a.filter == nullptr || !hit || first >= st.rend[r]) return kFull;
+  return __ldg(a.filter + static_cast<int64_t>(tile * kRows + r) * a.filter_stride + (first >> 5));
+}
+
+// Classifies and emits row slot (I, H) of this page (8 rows of the warp, 4 lanes each):
+// candidates and ties get slots reserved with one atomic per kind, row and quad. fw: the slot's
+// filter word (FilterWord).
+template <int I, int H>
+__device__ __forceinline__ void EmitSlot(const KernelArgs& a, const RowState& st, const Lane& L,
+                                         int tile, int64_t key_base, const float (&s)[2][4][4],
+                                         uint32_t fw) {
+  const int r = L.Row(I, H);
+  const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+  const float t = st.thr[r];
+  const bool emit = st.mode[r] == kEmit;
+  const int32_t rend = st.rend[r];
+  uint32_t cm = 0, tm = 0;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
+  for (int j = 0; j < 4; ++j) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = L.Row(i, h);
-      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
-      const uint32_t cm = cmask[i][h], tm = tmask[i][h];
-      const int nc = __popc(cm), nt = __popc(tm);
-      // Inclusive scans over the quad (lanes 4g .. 4g + 3).
-      int ic = nc, it = nt;
-#pragma unroll
-      for (int d = 1; d < 4; d <<= 1) {
-        const int xc = __shfl_up_sync(kFull, ic, d, 4);
-        const int xt = __shfl_up_sync(kFull, it, d, 4);
-        if (L.q >= d) {
-          ic += xc;
-          it += xt;
+    for (int c = 0; c < 2; ++c) {
+      const float v = s[I][j][2 * H + c];
+      if (emit && !(v < t)) {
+        const int64_t key = key_base + L.Col(j, c);
+        if (key < rend && !(isnan(v) && st.skip_nan[r]) && ((fw >> (L.Col(j, c) & 31)) & 1u)) {
+          if (v > t) {
+            cm |= 1u << (j * 2 + c);
+          } else {
+            tm |= 1u << (j * 2 + c);
+          }
         }
       }
-      const int total_c = __shfl_sync(kFull, ic, 3, 4);
-      const int total_t = __shfl_sync(kFull, it, 3, 4);
-      int base_c = 0, base_t = 0;
-      if (L.q == 0) {
-        if (total_c > 0) base_c = atomicAdd(a.counters + 2 * row, total_c);
-        if (total_t > 0) base_t = atomicAdd(a.counters + 2 * row + 1, total_t);
-      }
-      base_c = __shfl_sync(kFull, base_c, 0, 4);
-      base_t = __shfl_sync(kFull, base_t, 0, 4);
-      if ((cm | tm) == 0) continue;
-      const float t = st.thr[r];
-      int2* slots =
-          reinterpret_cast<int2*>(a.candidates) + row * static_cast<int64_t>(a.top_k + a.capacity);
-      // Static indexing only (a dynamic index would put the scores in local memory).
-      int nc_at = base_c + ic - nc;
-      int nt_at = base_t + it - nt;
+    }
+  }
+  if (!__any_sync(kFull, (cm | tm) != 0)) return;
+  const int nc = __popc(cm), nt = __popc(tm);
+  // Inclusive scans over the quad (lanes 4g .. 4g + 3).
+  int ic = nc, it = nt;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
+  for (int d = 1; d < 4; d <<= 1) {
+    const int xc = __shfl_up_sync(kFull, ic, d, 4);
+    const int xt = __shfl_up_sync(kFull, it, d, 4);
+    if (L.q >= d) {
+      ic += xc;
+      it += xt;
+    }
+  }
+  const int total_c = __shfl_sync(kFull, ic, 3, 4);
+  const int total_t = __shfl_sync(kFull, it, 3, 4);
+  int base_c = 0, base_t = 0;
+  if (L.q == 0) {
+    if (total_c > 0) base_c = atomicAdd(a.counters + 2 * row, total_c);
+    if (total_t > 0) base_t = atomicAdd(a.counters + 2 * row + 1, total_t);
+  }
+  base_c = __shfl_sync(kFull, base_c, 0, 4);
+  base_t = __shfl_sync(kFull, base_t, 0, 4);
+  if ((cm | tm) == 0) return;
+  int2* slots =
+      reinterpret_cast<int2*>(a.candidates) + row * static_cast<int64_t>(a.top_k + a.capacity);
+  // Static indexing only (a dynamic index would put the scores in local memory).
+  int nc_at = base_c + ic - nc;
+  int nt_at = base_t + it - nt;
 #pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const uint32_t bit = 1u << (j * 2 + c);
-          if ((cm | tm) & bit) {
-            const int2 slot = make_int2(static_cast<int32_t>(key_base + L.Col(j, c)),
-                                        __float_as_int(Stored(s[i][j][2 * h + c], t)));
-            if (cm & bit) {
-              if (nc_at < a.capacity) slots[a.top_k + nc_at] = slot;
-              ++nc_at;
-            } else {
-              if (nt_at < a.top_k) slots[a.top_k - 1 - nt_at] = slot;
-              ++nt_at;
-            }
-          }
+  for (int j = 0; j < 4; ++j) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const uint32_t bit = 1u << (j * 2 + c);
+      if ((cm | tm) & bit) {
+        const int2 slot = make_int2(static_cast<int32_t>(key_base + L.Col(j, c)),
+                                    __float_as_int(Stored(s[I][j][2 * H + c], t)));
+        if (cm & bit) {
+          if (nc_at < a.capacity) slots[a.top_k + nc_at] = slot;
+          ++nc_at;
+        } else {
+          if (nt_at < a.top_k) slots[a.top_k - 1 - nt_at] = slot;
+          ++nt_at;
         }
       }
     }
@@ -346,59 +373,37 @@ __device__ __forceinline__ void Emit(const KernelArgs& a, const RowState& st, co
 // Emits the candidates and ties of the rows in kEmit mode. Called by every lane of the warp.
 // First a screen without branches: one unordered compare per score (NaN passes it), against
 // +inf for rows that cannot emit on this page. Almost every page ends there; the exact
-// classification below runs only for a warp that has a score not below its row's threshold.
+// classification runs only for the row slots (8 rows of the warp each) with a score not below
+// its row's threshold.
 __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, const Lane& L, int tile,
                                          int64_t key_base, const float (&s)[2][4][4]) {
-  bool hit = false;
+  bool hit[2][2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = L.Row(i, h);
       const float t = st.mode[r] == kEmit && key_base < st.rend[r] ? st.thr[r] : INFINITY;
+      bool x = false;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
 #pragma unroll
-        for (int c = 0; c < 2; ++c) hit |= !(s[i][j][2 * h + c] < t);
+        for (int c = 0; c < 2; ++c) x |= !(s[i][j][2 * h + c] < t);
       }
+      hit[i][h] = x;
     }
   }
-  if (!__any_sync(kFull, hit)) return;
-  uint32_t cmask[2][2], tmask[2][2];
-  bool any = false;
+  if (!__any_sync(kFull, hit[0][0] | hit[0][1] | hit[1][0] | hit[1][1])) return;
+  uint32_t fw[2][2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = L.Row(i, h);
-      const float t = st.thr[r];
-      const bool emit = st.mode[r] == kEmit;
-      const int32_t rend = st.rend[r];
-      uint32_t cm = 0, tm = 0;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const float v = s[i][j][2 * h + c];
-          if (emit && !(v < t)) {
-            const int64_t key = key_base + L.Col(j, c);
-            if (key < rend && !(isnan(v) && st.skip_nan[r]) && Passes(a, tile, r, key)) {
-              if (v > t) {
-                cm |= 1u << (j * 2 + c);
-              } else {
-                tm |= 1u << (j * 2 + c);
-              }
-            }
-          }
-        }
-      }
-      cmask[i][h] = cm;
-      tmask[i][h] = tm;
-      any |= (cm | tm) != 0;
-    }
+    for (int h = 0; h < 2; ++h) fw[i][h] = FilterWord(a, st, L, tile, L.Row(i, h), key_base, hit[i][h]);
   }
-  if (!__any_sync(kFull, any)) return;
-  Emit(a, st, L, tile, key_base, s, cmask, tmask);
+  if (__any_sync(kFull, hit[0][0])) EmitSlot<0, 0>(a, st, L, tile, key_base, s, fw[0][0]);
+  if (__any_sync(kFull, hit[0][1])) EmitSlot<0, 1>(a, st, L, tile, key_base, s, fw[0][1]);
+  if (__any_sync(kFull, hit[1][0])) EmitSlot<1, 0>(a, st, L, tile, key_base, s, fw[1][0]);
+  if (__any_sync(kFull, hit[1][1])) EmitSlot<1, 1>(a, st, L, tile, key_base, s, fw[1][1]);
 }
 
 // Adds the rows in kHist mode to their histograms: pass b looks at bits [24 - 8b, 32 - 8b) of
@@ -499,13 +504,28 @@ struct MmaCore {
     const int32_t page = from.page;
     const T* src = from.rows;
     T* dst = keys + stage * kStageElems;
-    const int vecs = a.dim / 8;
-    const int key = threadIdx.x >> 2;
-    const T* s = src + static_cast<int64_t>(key) * a.dim;
-    T* d = dst + key * kLd;
+    if (a.dim == DMAX) {
+      // Full rows: the page is one contiguous block of 64 x DMAX elements. Thread t copies
+      // chunks t, t + 256, ... (a warp: 512 contiguous bytes an instruction); every offset but
+      // the page's is fixed, so the compiler folds them into the instructions.
+      constexpr int kVecs = DMAX / 8;
+      constexpr int kPerThread = kKeys * kVecs / kThreads;
+      const int t = static_cast<int>(threadIdx.x);
+      const T* s = src + t * 8;
+      T* d = dst + (t / kVecs) * kLd + (t % kVecs) * 8;
 #pragma unroll
-    for (int v = static_cast<int>(threadIdx.x & 3); v < DMAX / 8; v += 4) {
-      if (v < vecs) CpAsync16(d + v * 8, s + v * 8);
+      for (int i = 0; i < kPerThread; ++i) {
+        CpAsync16(d + i * (kThreads / kVecs) * kLd, s + i * kThreads * 8);
+      }
+    } else {
+      const int vecs = a.dim / 8;
+      const int key = threadIdx.x >> 2;
+      const T* s = src + static_cast<int64_t>(key) * a.dim;
+      T* d = dst + key * kLd;
+#pragma unroll
+      for (int v = static_cast<int>(threadIdx.x & 3); v < DMAX / 8; v += 4) {
+        if (v < vecs) CpAsync16(d + v * 8, s + v * 8);
+      }
     }
     if (threadIdx.x < kKeys / 4) {
       CpAsync16(norms + stage * kKeys + threadIdx.x * 4,

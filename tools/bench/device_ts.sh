@@ -40,7 +40,8 @@ case "${1:-probe}" in
     # (no repair cases), one ncu profile at 10M keys, the engine paths at 10M rows, then gather
     # and dense through the threshold select with at most 4, 5 and 6 levels, the gather with
     # the fused candidate kernel (SIEVE_GPU_FUSED=1) and with one 64 MiB candidate tile, and
-    # memcheck over the threshold-select tests. Six files come back (the device tool returns
+    # memcheck over the threshold-select tests; then every kernel of a gather at 1 % and a dense
+    # at 100 % with its ncu device time. Seven files come back (the device tool returns
     # at most eight).
     timeout 150 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.Threshold*' > "$OUT/ts_tests.log" 2>&1
     echo "ts tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/ts_tests.log" | head -20
@@ -78,6 +79,16 @@ case "${1:-probe}" in
     SIEVE_GPU_CAND_TILE_MB=64 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather --fractions 0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
     echo "gather (64 MiB candidate tile) exit: $?"
     sed -n '/^== /,$p' "$OUT/paths.txt" | grep -E "^==|^stages (gather n=10000 |gather n=100000 |gather n=1000000 |dense n=10000000)|^[01]" | cut -c1-300
+    # Every kernel of one gather at 1 % and one dense at 100 % (one warm-up, one timed run), with
+    # its device time: where the milliseconds of each path go.
+    for pf in gather:0.01 dense:1.0; do
+      timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+        "$B/gpu_paths_bench" --reps 1 --warmup 1 --paths "${pf%%:*}" --fractions "${pf##*:}" --extra-rows '' \
+        > "$OUT/kernels_${pf%%:*}.csv" 2> /dev/null
+      echo "ncu kernels ${pf%%:*} exit: $?"
+      python3 tools/bench/ncu_kernels.py "$OUT/kernels_${pf%%:*}.csv" | tee -a "$OUT/paths.txt" | tail -25
+    done
+    tar -czf "$OUT/kernels.tgz" -C "$OUT" kernels_gather.csv kernels_dense.csv && rm -f "$OUT"/kernels_*.csv
     timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/gpu_tests" \
       --gtest_filter='ThresholdSelectTest.*:PagePoolTest.*:GpuExecutorTest.ThresholdSelectGatherPath' \
       > "$OUT/sanitize.log" 2>&1
