@@ -476,50 +476,99 @@ struct CandidateArgs {
   int64_t cap;
 };
 
+// Four columns a thread (dots and positional norms read as float4 where they are whole), one
+// atomic a warp: a thread per column left the kernel bound by the latency of 31 short waves
+// (0.08 ms for 100 queries × 84k columns on the H200, 2026-11-30).
+constexpr int kCandVec = 4;
+
 __global__ void __launch_bounds__(256) CandidateKernel(CandidateArgs a) {
   const int q = blockIdx.y;
   const int lane = threadIdx.x & 31;
   const float t = a.thresh[q];
   const float qn2 = a.q_sq_norms[q];
   const float* dots = a.dots + static_cast<int64_t>(q) * a.ld;
-  for (int64_t j0 = static_cast<int64_t>(blockIdx.x) * blockDim.x; j0 < a.n_cols;
-       j0 += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t j = j0 + threadIdx.x;
-    bool take = false;
-    uint32_t id = 0;
-    float d = 0.0f;
-    const bool by_pos = a.pos_sq_norms != nullptr;
-    if (j < a.n_cols) {
-      if (!by_pos || a.filter != nullptr) {
-        id = a.col_ids != nullptr ? a.col_ids[a.col_base + j]
-                                  : static_cast<uint32_t>(a.col_base + j);
-      }
-      if (a.filter == nullptr || TestBit(a.filter + q * a.filter_stride, id)) {
-        const float xn2 = by_pos ? a.pos_sq_norms[a.col_base + j] : a.x_sq_norms[id];
-        d = FinishDistance(a.metric, dots[j] * a.scale, qn2, xn2);
-        float e = a.err_rel;
-        if (a.metric != static_cast<int>(Metric::kCosine)) e *= sqrtf(qn2) * sqrtf(xn2);
-        // l2 also rounds qn2 + xn2 - 2·dot: allow a few ulps of the norms' sum.
-        if (a.metric == static_cast<int>(Metric::kL2)) e = 2.0f * e + 0x1p-20f * (qn2 + xn2);
-        take = a.select_min ? (d - e <= t) : (d + e >= t);
+  const bool by_pos = a.pos_sq_norms != nullptr;
+  const float* pos_norms = by_pos ? a.pos_sq_norms + a.col_base : nullptr;
+  const bool vec_norms = by_pos && (reinterpret_cast<uintptr_t>(pos_norms) & 15) == 0;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kCandVec;
+  for (int64_t j0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kCandVec;
+       j0 - static_cast<int64_t>(lane) * kCandVec < a.n_cols; j0 += step) {
+    // dots rows are 16-byte aligned (ld is a multiple of 32 floats).
+    float dv[kCandVec], xv[kCandVec];
+    const bool whole = j0 + kCandVec <= a.n_cols;
+    if (whole) {
+      const float4 d4 = *reinterpret_cast<const float4*>(dots + j0);
+      dv[0] = d4.x; dv[1] = d4.y; dv[2] = d4.z; dv[3] = d4.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < kCandVec; ++e) dv[e] = j0 + e < a.n_cols ? dots[j0 + e] : 0.0f;
+    }
+    uint32_t id[kCandVec];
+    bool pass[kCandVec];
+#pragma unroll
+    for (int e = 0; e < kCandVec; ++e) {
+      const int64_t j = j0 + e;
+      pass[e] = j < a.n_cols;
+      id[e] = 0;
+      if (pass[e] && (!by_pos || a.filter != nullptr)) {
+        id[e] = a.col_ids != nullptr ? a.col_ids[a.col_base + j]
+                                     : static_cast<uint32_t>(a.col_base + j);
       }
     }
-    const unsigned mask = __ballot_sync(0xffffffffu, take);
-    if (mask == 0) continue;
-    const int leader = __ffs(mask) - 1;
+    if (a.filter != nullptr) {
+#pragma unroll
+      for (int e = 0; e < kCandVec; ++e) {
+        pass[e] = pass[e] && TestBit(a.filter + q * a.filter_stride, id[e]);
+      }
+    }
+    if (whole && vec_norms) {
+      const float4 x4 = *reinterpret_cast<const float4*>(pos_norms + j0);
+      xv[0] = x4.x; xv[1] = x4.y; xv[2] = x4.z; xv[3] = x4.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < kCandVec; ++e) {
+        xv[e] = !pass[e] ? 0.0f : by_pos ? pos_norms[j0 + e] : a.x_sq_norms[id[e]];
+      }
+    }
+    bool take[kCandVec];
+    float d[kCandVec];
+    int mine = 0;
+#pragma unroll
+    for (int e = 0; e < kCandVec; ++e) {
+      const float xn2 = xv[e];
+      d[e] = FinishDistance(a.metric, dv[e] * a.scale, qn2, xn2);
+      float err = a.err_rel;
+      if (a.metric != static_cast<int>(Metric::kCosine)) err *= sqrtf(qn2) * sqrtf(xn2);
+      // l2 also rounds qn2 + xn2 - 2·dot: allow a few ulps of the norms' sum.
+      if (a.metric == static_cast<int>(Metric::kL2)) err = 2.0f * err + 0x1p-20f * (qn2 + xn2);
+      take[e] = pass[e] && (a.select_min ? (d[e] - err <= t) : (d[e] + err >= t));
+      mine += take[e];
+    }
+    // One atomic a warp: the lanes below this one and this lane's earlier columns go first.
+    int below = mine;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const int x = __shfl_up_sync(0xffffffffu, below, off);
+      if (lane >= off) below += x;
+    }
+    const int total = __shfl_sync(0xffffffffu, below, 31);
+    if (total == 0) continue;
+    below -= mine;
     uint32_t base = 0;
-    if (lane == leader) base = atomicAdd(a.counts + q, static_cast<uint32_t>(__popc(mask)));
-    base = __shfl_sync(0xffffffffu, base, leader);
-    if (take) {
+    if (lane == 0) base = atomicAdd(a.counts + q, static_cast<uint32_t>(total));
+    base = __shfl_sync(0xffffffffu, base, 0) + static_cast<uint32_t>(below);
+#pragma unroll
+    for (int e = 0; e < kCandVec; ++e) {
+      if (!take[e]) continue;
       if (by_pos && a.filter == nullptr) {
-        id = a.col_ids != nullptr ? a.col_ids[a.col_base + j]
-                                  : static_cast<uint32_t>(a.col_base + j);
+        id[e] = a.col_ids != nullptr ? a.col_ids[a.col_base + j0 + e]
+                                     : static_cast<uint32_t>(a.col_base + j0 + e);
       }
-      const uint32_t pos = base + static_cast<uint32_t>(__popc(mask & ((1u << lane) - 1u)));
-      if (pos < a.cap) {
-        a.cand_ids[static_cast<int64_t>(q) * a.cap + pos] = id;
-        a.cand_vals[static_cast<int64_t>(q) * a.cap + pos] = d;
+      if (base < a.cap) {
+        a.cand_ids[static_cast<int64_t>(q) * a.cap + base] = id[e];
+        a.cand_vals[static_cast<int64_t>(q) * a.cap + base] = d[e];
       }
+      ++base;
     }
   }
 }
@@ -775,7 +824,8 @@ __global__ void __launch_bounds__(256) RescoreKernel(
 __global__ void NoopKernel() {}
 
 // Environment knobs for benchmarks: SIEVE_GPU_NO_CANDIDATES=1 turns candidate selection off;
-// SIEVE_GPU_CAND_TILE_MB sets its tile (default 32 MiB of dot products, to stay in L2).
+// SIEVE_GPU_CAND_TILE_MB sets its tile (default 32 MiB of dot products, to stay in L2; a
+// gathered block of at most kGatheredTileBytes of them is one tile unless this is set).
 bool CandidatesDisabled() {
   static const bool off = [] {
     const char* v = std::getenv("SIEVE_GPU_NO_CANDIDATES");
@@ -783,6 +833,8 @@ bool CandidatesDisabled() {
   }();
   return off;
 }
+// The most dot products (bytes) of a gathered block scanned as one candidate tile.
+constexpr size_t kGatheredTileBytes = size_t{64} << 20;
 size_t CandidateTileBytes() {
   static const size_t bytes = [] {
     const char* v = std::getenv("SIEVE_GPU_CAND_TILE_MB");
@@ -1543,9 +1595,16 @@ class DeviceRun {
     } else {
       // Tiles of a multiple of 256 columns, and dot rows padded to 32 floats: cuBLAS picks its
       // tensor-core kernels only for aligned leading dimensions.
+      // A gathered block whose dot products fit in kGatheredTileBytes is one tile: at 100,000
+      // gathered rows and 100 queries (40 MB) one tile took 0.247 ms against 0.259 for two of
+      // 32 MiB (H200, results/2026-11-30-h200-session4/round3).
+      const size_t tile_bytes =
+          col_ids != nullptr && std::getenv("SIEVE_GPU_CAND_TILE_MB") == nullptr &&
+                  size_t{4} * gemm_cols * n_cols <= detail::kGatheredTileBytes
+              ? detail::kGatheredTileBytes
+              : detail::CandidateTileBytes();
       const uint64_t tile_cols = std::min<uint64_t>(
-          n_cols, std::max<uint64_t>(4096, detail::CandidateTileBytes() / (size_t{4} * gemm_cols)) /
-                      256 * 256);
+          n_cols, std::max<uint64_t>(4096, tile_bytes / (size_t{4} * gemm_cols)) / 256 * 256);
       DeviceBuffer<float> dots;
       SIEVE_RETURN_IF_ERROR(dots.Allocate(size_t{m} * ((tile_cols + 31) / 32 * 32), stream_));
       c.dots = dots.get();
@@ -1557,7 +1616,10 @@ class DeviceRun {
         c.n_cols = static_cast<int64_t>(n_tile);
         c.ld = static_cast<int64_t>(ld);
         c.col_base = static_cast<int64_t>(off);
-        dim3 grid(detail::GridFor(static_cast<int64_t>(n_tile), 256, 2048), m);
+        dim3 grid(detail::GridFor(static_cast<int64_t>((n_tile + detail::kCandVec - 1) /
+                                                    detail::kCandVec),
+                                  256, 2048),
+                  m);
         detail::CandidateKernel<<<grid, 256, 0, stream_>>>(c);
         SIEVE_CUDA_CHECK_LAUNCH("CandidateKernel");
         off += n_tile;

@@ -631,6 +631,9 @@ std::string PlannerThresholds::ToJson() const {
   j["bitmap_sddmm_max_share"] = bitmap_sddmm_max_share;
   j["bitmap_union_gather"] = bitmap_union_gather;
   j["bitmap_gather_max_fraction"] = bitmap_gather_max_fraction;
+  j["bitmap_gather_scale"] = bitmap_gather_scale;
+  j["bitmap_gather_dim_exponent"] = bitmap_gather_dim_exponent;
+  j["bitmap_gather_rows_exponent"] = bitmap_gather_rows_exponent;
   j["source"] = source;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -682,6 +685,10 @@ Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* o
   }
   t.bitmap_union_gather = g->get<bool>();
   SIEVE_RETURN_IF_ERROR(number("bitmap_gather_max_fraction", &t.bitmap_gather_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_gather_scale", &t.bitmap_gather_scale, kHuge));
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_gather_dim_exponent", &t.bitmap_gather_dim_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(
+      optional("bitmap_gather_rows_exponent", &t.bitmap_gather_rows_exponent, 8.0));
   auto src = j.find("source");
   if (src != j.end() && src->is_string()) t.source = src->get<std::string>();
   *out = std::move(t);

@@ -104,6 +104,19 @@ double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t 
   return amortized * std::min(by_dim, t.gather_max_fraction);
 }
 
+double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
+  if (!t.bitmap_union_gather || rows == 0) return 0;
+  double bound = t.bitmap_gather_max_fraction;
+  if (t.bitmap_gather_scale > 0) {
+    bound = std::min(bound, t.bitmap_gather_scale *
+                                std::pow(std::max(dim, 1u) / kSddmmReferenceDim,
+                                         t.bitmap_gather_dim_exponent) *
+                                std::pow(1e6 / static_cast<double>(rows),
+                                         t.bitmap_gather_rows_exponent));
+  }
+  return bound;
+}
+
 namespace {
 
 // sel < bound, where a bound of 1 (or more) means no bound at all (even everything passing).
@@ -131,9 +144,8 @@ SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
   const uint64_t most = std::max(in.max_passing_rows, in.passing_rows);
   const double union_rows = static_cast<double>(std::max(in.union_rows, most));
   const SearchPath alternative =
-      t.bitmap_union_gather && union_rows < t.bitmap_gather_max_fraction * rows
-          ? SearchPath::kGather
-          : SearchPath::kDense;
+      union_rows < BitmapGatherMaxFraction(t, in.rows, in.dim) * rows ? SearchPath::kGather
+                                                                      : SearchPath::kDense;
   if (most >= t.bitmap_sddmm_max_rows) return alternative;
   const double m = static_cast<double>(most);
   if (alternative == SearchPath::kGather) {

@@ -45,6 +45,12 @@ double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim);
 // never).
 double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
 
+// The bitmap union gather bound: union / rows must stay below it. bitmap_gather_max_fraction,
+// and with bitmap_gather_scale > 0 also at most bitmap_gather_scale · (dim / 128)^
+// bitmap_gather_dim_exponent · (10^6 / rows)^bitmap_gather_rows_exponent (0 without
+// bitmap_union_gather).
+double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
+
 // cuVS 26.10's rule exactly (kSddmmMaxPassingRows 2000 at every dim, ...): GpuDefaults()
 // without the dim scaling of the SDDMM bound. For benchmarks that compare rules.
 PlannerThresholds Cuvs2610Thresholds();

@@ -116,7 +116,10 @@ struct ShardPlan {
 //   dense   otherwise.
 // A bitmap (one filter per query; most = the largest per-query n_pass, union = the size of the
 // union of the queries' sets): the alternative to per-query SDDMM is the gather over the union
-// when bitmap_union_gather and union / rows < bitmap_gather_max_fraction, else dense; then
+// when bitmap_union_gather and union / rows < BitmapGatherMaxFraction (query/planner.h:
+// bitmap_gather_max_fraction, and with bitmap_gather_scale > 0 at most bitmap_gather_scale ·
+// (dim / 128)^bitmap_gather_dim_exponent · (10^6 / rows)^bitmap_gather_rows_exponent), else
+// dense; then
 //   SDDMM   when most < bitmap_sddmm_max_rows and, against that alternative,
 //             union gather: most < bitmap_sddmm_max_share * union (per-query SDDMM reads each
 //               query's rows, padded to the largest; the gather reads the union: independent
@@ -141,6 +144,10 @@ struct PlannerThresholds {
   double bitmap_sddmm_max_share = 1.0;
   bool bitmap_union_gather = false;
   double bitmap_gather_max_fraction = 0;
+  // 0: the union gather's bound is bitmap_gather_max_fraction at every shape.
+  double bitmap_gather_scale = 0;
+  double bitmap_gather_dim_exponent = 0;
+  double bitmap_gather_rows_exponent = 0;
   // Where the numbers came from ("defaults: ..." or "calibrated <date> on <device>"), shown by
   // explain.
   std::string source;

@@ -245,6 +245,38 @@ TEST(PlannerTest, CpuDefaultsGatherToHalfAtAnySize) {
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1000000)), SearchPath::kDense);
 }
 
+TEST(PlannerTest, BitmapGatherBoundFollowsRowsAndDim) {
+  PlannerThresholds t = PlannerThresholds::CpuDefaults();
+  t.bitmap_sddmm_max_rows = 0;  // never SDDMM: the gather-or-dense choice alone
+  t.bitmap_union_gather = true;
+  t.bitmap_gather_max_fraction = 0.75;
+  // Without a scale the cap holds at every shape.
+  EXPECT_DOUBLE_EQ(BitmapGatherMaxFraction(t, 10000000, 128), 0.75);
+  t.bitmap_gather_scale = 0.5;
+  t.bitmap_gather_dim_exponent = 0.5;
+  t.bitmap_gather_rows_exponent = 0.25;
+  // 0.5 · (512 / 128)^0.5 · (10^6 / 10^4)^0.25 = 3.16, capped; 0.5 · 1 · 10^-0.25 = 0.281.
+  EXPECT_DOUBLE_EQ(BitmapGatherMaxFraction(t, 10000, 512), 0.75);
+  EXPECT_NEAR(BitmapGatherMaxFraction(t, 10000000, 128), 0.5 * std::pow(0.1, 0.25), 1e-12);
+  EXPECT_NEAR(BitmapGatherMaxFraction(t, 1000000, 32), 0.25, 1e-12);
+  PlanInput in;
+  in.rows = 10000000;
+  in.dim = 128;
+  in.num_queries = 100;
+  in.k = 64;
+  in.per_query = true;
+  in.passing_rows = 2000000;
+  in.union_rows = 2700000;  // 0.27 of the rows: below 0.281
+  EXPECT_EQ(ChoosePath(t, in), SearchPath::kGather);
+  in.union_rows = 2900000;  // 0.29: above
+  EXPECT_EQ(ChoosePath(t, in), SearchPath::kDense);
+  in.dim = 512;  // the bound doubles
+  EXPECT_EQ(ChoosePath(t, in), SearchPath::kGather);
+  t.bitmap_union_gather = false;
+  EXPECT_EQ(BitmapGatherMaxFraction(t, 10000, 512), 0);
+  EXPECT_EQ(ChoosePath(t, in), SearchPath::kDense);
+}
+
 TEST(PlannerTest, OldCuvsRuleIsTenPercent) {
   EXPECT_EQ(ChooseOldCuvsPath(Bitset(1000000, 100000)), SearchPath::kSddmm);
   EXPECT_EQ(ChooseOldCuvsPath(Bitset(1000000, 100001)), SearchPath::kDense);

@@ -3,6 +3,7 @@
 #include "tools/bench/path_sweep.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -544,6 +545,38 @@ size_t MiddleOfBest(const std::vector<std::vector<double>>& settings,
   return pick;
 }
 
+// Crossovers of shards below this many rows do not enter the gather fits: there dense wins
+// almost from the start, and no form that fits the larger shards follows them.
+constexpr uint64_t kCrossoverMinRows = 65536;
+
+// Least squares y = c0 + c1 x1 + c2 x2 (normal equations, Gauss-Jordan with partial pivoting);
+// false when the system is singular (a coordinate that does not vary).
+bool LeastSquares3(const std::vector<std::array<double, 3>>& pts, double c[3]) {
+  double m[3][4] = {};
+  for (const auto& p : pts) {
+    const double v[3] = {1.0, p[0], p[1]};
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) m[i][j] += v[i] * v[j];
+      m[i][3] += v[i] * p[2];
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    int piv = i;
+    for (int r = i + 1; r < 3; ++r) {
+      if (std::fabs(m[r][i]) > std::fabs(m[piv][i])) piv = r;
+    }
+    if (std::fabs(m[piv][i]) < 1e-9) return false;
+    std::swap(m[i], m[piv]);
+    for (int r = 0; r < 3; ++r) {
+      if (r == i) continue;
+      const double f = m[r][i] / m[i][i];
+      for (int col = 0; col < 4; ++col) m[r][col] -= f * m[i][col];
+    }
+  }
+  for (int i = 0; i < 3; ++i) c[i] = m[i][3] / m[i][i];
+  return true;
+}
+
 double TimeOrInf(const Cell& c, int p) {
   if (c.failed[p] || (c.reps[p] == 0 && !c.pruned[p]))
     return std::numeric_limits<double>::infinity();
@@ -561,6 +594,13 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
   auto groups = GroupSeries(cells);
 
   std::vector<double> sddmm_bitset, sddmm_bitmap, union_fracs;
+  struct UnionPoint {
+    uint64_t rows;
+    uint32_t dim;
+    double f;
+    int censored;
+  };
+  std::vector<UnionPoint> union_points;
   struct GatherPoint {
     uint64_t rows;
     uint32_t dim;
@@ -606,6 +646,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       fs.gather_fraction = Crossover(x, r, &fs.gather_censored);
       if (fs.per_query) {
         union_fracs.push_back(fs.gather_fraction);
+        union_points.push_back({fs.rows, fs.dim, fs.gather_fraction, fs.gather_censored});
       } else {
         gather_points.push_back({fs.rows, fs.dim, fs.gather_fraction, fs.gather_censored});
       }
@@ -673,7 +714,6 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     // Crossovers alone let the smallest shards (8,192 rows, where dense wins almost from the
     // start and the form cannot follow both dims) pull the cap far below the crossovers of
     // large ones: 0.56 where gather still won by 33% at 60% passing on 200,000 rows.
-    constexpr uint64_t kCrossoverMinRows = 65536;
     // The cells the bound decides: those ChoosePath does not send to SDDMM (a choice that does
     // not depend on the gather bound) and that have more than k passing rows; ChoosePath then
     // takes gather below GatherMaxSelectivity, else dense.
@@ -772,6 +812,47 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     t.bitmap_union_gather = union_pays && !union_fracs.empty();
     t.bitmap_gather_max_fraction =
         t.bitmap_union_gather ? std::min(1.0, LogMedian(union_fracs)) : 0.0;
+    t.bitmap_gather_scale = 0;
+    t.bitmap_gather_dim_exponent = 0;
+    t.bitmap_gather_rows_exponent = 0;
+    // With crossovers at two or more dims and shard sizes (of at least kCrossoverMinRows rows,
+    // bracketed): log(crossover) = log(scale) + a · log(dim / 128) + b · log(10^6 / rows) by
+    // least squares, a and b clamped to [0, 2], capped by the largest such crossover (or end of
+    // a series the gather won throughout). On the
+    // H200 the union gather's crossover fell with the rows (0.55 of the union at 200k × 128 to
+    // 0.27 at 10M × 128) and rose with the dim (0.27 at 10M × 128, 0.43 at × 256, 0.63 at
+    // × 512): one fraction (0.68) sent 10M × 128 at 60 % to the gather, 1.60x slower than dense
+    // (tools/bench/results/2026-11-30-h200-session4/round3).
+    std::vector<std::array<double, 3>> pts;
+    std::vector<uint64_t> shard_rows;
+    std::vector<uint32_t> shard_dims;
+    double cap = 0;
+    for (const UnionPoint& u : union_points) {
+      if (!t.bitmap_union_gather || u.rows < kCrossoverMinRows || !(u.f > 0)) continue;
+      // A series the gather won to its end bounds the crossover from below: it raises the
+      // cap, but has no crossover to fit.
+      if (u.censored > 0) cap = std::max(cap, u.f);
+      if (u.censored != 0) continue;
+      pts.push_back({std::log(u.dim / kSddmmReferenceDim), std::log(1e6 / u.rows), std::log(u.f)});
+      shard_rows.push_back(u.rows);
+      shard_dims.push_back(u.dim);
+      cap = std::max(cap, u.f);
+    }
+    std::sort(shard_rows.begin(), shard_rows.end());
+    std::sort(shard_dims.begin(), shard_dims.end());
+    const bool varied =
+        std::unique(shard_rows.begin(), shard_rows.end()) - shard_rows.begin() >= 2 &&
+        std::unique(shard_dims.begin(), shard_dims.end()) - shard_dims.begin() >= 2;
+    double c[3];
+    if (varied && pts.size() >= 4 && LeastSquares3(pts, c)) {
+      const double a = std::clamp(c[1], 0.0, 2.0), b = std::clamp(c[2], 0.0, 2.0);
+      double log_scale = 0;
+      for (const auto& p : pts) log_scale += (p[2] - a * p[0] - b * p[1]) / pts.size();
+      t.bitmap_gather_scale = std::exp(log_scale);
+      t.bitmap_gather_dim_exponent = a;
+      t.bitmap_gather_rows_exponent = b;
+      t.bitmap_gather_max_fraction = std::min(1.0, cap);
+    }
     // Per-query SDDMM against the alternative that would run instead (the union gather or
     // dense, fixed by the bounds just fitted): the share bound on the cells whose alternative
     // is the gather, the base count and fraction on those whose alternative is dense, each by

@@ -144,9 +144,15 @@ struct FitReport {
 //                         what that leaves flat, the squared log error to the gather → dense
 //                         crossovers of the series of at least 65,536 rows (censored series
 //                         only count on the side they bound), ties toward cuVS's constants;
-//   bitmap_union_gather, bitmap_gather_max_fraction
-//                         on when the union gather beat dense by ≥ 10% in some cell, with the
-//                         median crossover union fraction;
+//   bitmap_union_gather, bitmap_gather_max_fraction, bitmap_gather_scale,
+//   bitmap_gather_dim_exponent, bitmap_gather_rows_exponent
+//                         on when the union gather beat dense by ≥ 10% in some cell; the
+//                         bound log(scale) + a · log(dim / 128) + b · log(10^6 / rows) by
+//                         least squares to the bracketed crossover union fractions of the
+//                         series of at least 65,536 rows (a, b in [0, 2]), capped by the
+//                         largest of them (or of the fractions where the gather still won at
+//                         a series' end), when those span two dims and two shard sizes;
+//                         else (scale 0) the median crossover union fraction at every shape;
 //   bitmap_sddmm_max_share
 //                         a grid search minimizing the mean log penalty over the bitmap cells
 //                         whose alternative to SDDMM is the union gather;

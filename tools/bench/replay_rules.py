@@ -44,7 +44,8 @@ GPU_DEFAULTS = {  # query/planner.cc PlannerThresholds::GpuDefaults()
     "bitmap_sddmm_max_rows": UINT64_MAX, "bitmap_sddmm_max_fraction": 0.03,
     "bitmap_sddmm_base_rows": 0.0,
     "bitmap_sddmm_max_share": 1.0, "bitmap_union_gather": False,
-    "bitmap_gather_max_fraction": 0.0,
+    "bitmap_gather_max_fraction": 0.0, "bitmap_gather_scale": 0.0,
+    "bitmap_gather_dim_exponent": 0.0, "bitmap_gather_rows_exponent": 0.0,
 }
 CUVS_2610 = dict(GPU_DEFAULTS, sddmm_dim_exponent=0.0)  # query/planner.cc Cuvs2610Thresholds()
 CPU_DEFAULTS = {  # query/planner.cc PlannerThresholds::CpuDefaults()
@@ -53,12 +54,14 @@ CPU_DEFAULTS = {  # query/planner.cc PlannerThresholds::CpuDefaults()
     "bitmap_sddmm_max_rows": 2000, "bitmap_sddmm_max_fraction": 1.0,
     "bitmap_sddmm_base_rows": 0.0,
     "bitmap_sddmm_max_share": 1.0, "bitmap_union_gather": True,
-    "bitmap_gather_max_fraction": 0.6,
+    "bitmap_gather_max_fraction": 0.6, "bitmap_gather_scale": 0.0,
+    "bitmap_gather_dim_exponent": 0.0, "bitmap_gather_rows_exponent": 0.0,
 }
 PRESETS = {"gpu_defaults": GPU_DEFAULTS, "cuvs_2610": CUVS_2610, "cpu_defaults": CPU_DEFAULTS}
 # Fields a stored calibration may lack (older versions); PlannerThresholds::FromJson's defaults.
 OPTIONAL_DEFAULTS = {"sddmm_dim_exponent": 0.0, "bitmap_sddmm_max_share": 1.0,
-                     "bitmap_sddmm_base_rows": 0.0}
+                     "bitmap_sddmm_base_rows": 0.0, "bitmap_gather_scale": 0.0,
+                     "bitmap_gather_dim_exponent": 0.0, "bitmap_gather_rows_exponent": 0.0}
 
 
 def load_thresholds(spec):
@@ -137,7 +140,7 @@ def rule_v2(t, p):
         return "dense"
     most = max(p["max_passing"], p["passing"])
     union = max(p["union"], most)
-    alternative = bitmap_alternative(t, union, rows)
+    alternative = bitmap_alternative(t, union, rows, p["dim"])
     if most >= t["bitmap_sddmm_max_rows"]:
         return alternative
     if alternative == "gather":
@@ -149,9 +152,21 @@ def rule_v2(t, p):
     return alternative
 
 
-def bitmap_alternative(t, union, rows):
+def bitmap_gather_max_fraction(t, rows, dim):
+    """query/planner.cc BitmapGatherMaxFraction: the union gather's bound on union / rows."""
+    if not t["bitmap_union_gather"] or rows == 0:
+        return 0.0
+    bound = t["bitmap_gather_max_fraction"]
+    if t["bitmap_gather_scale"] > 0:
+        bound = min(bound, t["bitmap_gather_scale"]
+                    * (max(dim, 1) / SDDMM_REFERENCE_DIM) ** t["bitmap_gather_dim_exponent"]
+                    * (1e6 / rows) ** t["bitmap_gather_rows_exponent"])
+    return bound
+
+
+def bitmap_alternative(t, union, rows, dim):
     """The path a bitmap takes when not SDDMM: the union gather or dense."""
-    if t["bitmap_union_gather"] and union < t["bitmap_gather_max_fraction"] * rows:
+    if union < bitmap_gather_max_fraction(t, rows, dim) * rows:
         return "gather"
     return "dense"
 

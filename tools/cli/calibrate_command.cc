@@ -501,9 +501,14 @@ int Calibrate(const Args& args) {
           .c_str(),
       fitted.bitmap_sddmm_max_share, fitted.bitmap_sddmm_base_rows,
       fitted.bitmap_sddmm_max_fraction,
-      fitted.bitmap_union_gather
-          ? ("< " + std::to_string(fitted.bitmap_gather_max_fraction)).c_str()
-          : "off");
+      !fitted.bitmap_union_gather ? "off"
+      : fitted.bitmap_gather_scale > 0
+          ? ("< min(" + std::to_string(fitted.bitmap_gather_max_fraction) + ", " +
+             std::to_string(fitted.bitmap_gather_scale) + " x (dim/128)^" +
+             std::to_string(fitted.bitmap_gather_dim_exponent) + " x (1e6/rows)^" +
+             std::to_string(fitted.bitmap_gather_rows_exponent) + ")")
+                .c_str()
+          : ("< " + std::to_string(fitted.bitmap_gather_max_fraction)).c_str());
   return 0;
 }
 
