@@ -402,7 +402,7 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
 // it still won at 60%.
 TEST_F(CalibrateTest, RefitOfRecordedH200UnionGather) {
   const std::string file = std::string(SIEVE_SOURCE_DIR) +
-                           "/tools/bench/results/2026-11-30-h200-session4/calib-quick1.json";
+                           "/tools/bench/results/2026-11-30-h200-session4/sweep1/calib-quick1.json";
   CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
