@@ -61,6 +61,17 @@ class CalibrateTest : public ::testing::Test {
     return Sieve({"calibrate", "--refit", file});
   }
 
+  // `sieve calibrate --refit --device gpu` of a recorded calibration summary (a path under
+  // tools/bench/results/): its output, and in *fitted the thresholds it fitted.
+  void RefitRecorded(const std::string& results_path, json* out, PlannerThresholds* fitted) {
+    const std::string file =
+        std::string(SIEVE_SOURCE_DIR) + "/tools/bench/results/" + results_path;
+    CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    *out = json::parse(r.out);
+    ASSERT_TRUE(PlannerThresholds::FromJson((*out)["thresholds"].dump(), fitted).ok());
+  }
+
   // A batch of 100 queries with a filter each, over 128 dims (the planner's input).
   static PlanInput BitmapInput(uint64_t rows, uint64_t most, uint64_t uni) {
     PlanInput in;
@@ -330,14 +341,11 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
 // pulled the cap to 0.56; the bitmap SDDMM-vs-dense bound follows the crossovers (about 5% at
 // 200,000 rows, 2.5% at 2M), not a flat penalty that put it at 5% of any shard.
 TEST_F(CalibrateTest, RefitOfRecordedH200Calibration) {
-  const std::string file = std::string(SIEVE_SOURCE_DIR) +
-                           "/tools/bench/results/2026-11-30-h200-sweep2/calib-quick1.json";
-  CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json j = json::parse(r.out);
-  const json& t = j["thresholds"];
+  json j;
   PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  RefitRecorded("2026-11-30-h200-sweep2/calib-quick1.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
+  const json& t = j["thresholds"];
   for (uint32_t dim : {128u, 256u, 512u}) {
     EXPECT_GT(GatherMaxSelectivity(fitted, 200000, dim), 0.6) << dim << " " << t.dump();
     EXPECT_GT(GatherMaxSelectivity(fitted, 10000000, dim), 0.6) << dim << " " << t.dump();
@@ -401,14 +409,11 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
 // dense at 10M x 128 with 60% of the rows in the union and 1.34x at 45%, while at 200k x 512
 // it still won at 60%.
 TEST_F(CalibrateTest, RefitOfRecordedH200UnionGather) {
-  const std::string file = std::string(SIEVE_SOURCE_DIR) +
-                           "/tools/bench/results/2026-11-30-h200-session4/sweep1/calib-quick1.json";
-  CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json j = json::parse(r.out);
-  const json& t = j["thresholds"];
+  json j;
   PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  RefitRecorded("2026-11-30-h200-session4/sweep1/calib-quick1.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
+  const json& t = j["thresholds"];
   EXPECT_GT(t["bitmap_gather_rows_exponent"].get<double>(), 0) << t.dump();
   // About 0.47 (the flat fraction was 0.68): 60% of 10M x 128 goes to dense.
   EXPECT_LT(BitmapGatherMaxFraction(fitted, 10000000, 128), 0.55) << t.dump();
