@@ -812,6 +812,30 @@ INSTANTIATE_TEST_SUITE_P(
 
 // --- edge cases ---
 
+// The case compute-sanitizer's racecheck and synccheck run (tools/bench/device_ts.sh sanitize):
+// the smallest launch that still takes every branch that shares memory or barriers — one tile
+// of 40 rows over 2 pages of 16-dim float16 keys with a per-row bitmap, thresholds mixed (the
+// k-th and 2k-th best, -inf, above every score, +inf, half a unit off the k-th), capacity
+// top_k - 1, so rows overflow and the last CTA repairs them. racecheck did not finish AllScoresEqual (6 launches of 128 dims with repair)
+// in 170 s on the H200 (2026-11-30).
+TEST_F(ThresholdSelectTest, SanitizerSmall) {
+  Harness h;
+  h.type = KeyType::kFloat16;
+  h.dim = 16;
+  h.pool_pages = 2;
+  h.num_rows = 40;
+  h.filter = FilterKind::kBitmap;
+  h.top_k = 8;
+  h.capacity = 7;
+  h.Build();
+  ASSERT_FALSE(HasFatalFailure());
+  h.Oracle();
+  h.MixedThresholds();
+  h.Run(true);
+  ASSERT_FALSE(HasFatalFailure());
+  h.Check();
+}
+
 // Every key and query equal: every score is one value, far more ties than top_k.
 TEST_F(ThresholdSelectTest, AllScoresEqual) {
   for (float t_kind : {0.0f, 1.0f, 2.0f}) {  // at the score, below it, above it
