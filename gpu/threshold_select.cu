@@ -11,8 +11,9 @@
 // in that layout, so classification, emission and repair are shared.
 //
 // Emission. A key is interesting when its score is not below the threshold (one compare, done
-// for every score); only then are visibility and the filter tested. A warp with nothing to emit
-// skips the rest. Otherwise the four lanes that share a row add up their candidates and ties
+// for every score); only then are visibility and the filter tested, per row slot (the 8 rows a
+// warp holds in one fragment half) behind its own vote, with the slot's filter word loaded once.
+// A warp with nothing to emit skips the rest. Otherwise the four lanes that share a row add up their candidates and ties
 // (shuffles), one lane reserves slots with one atomic per kind, and each lane writes its own.
 //
 // Repair. Each CTA, when done, adds one to arrivals[tile]; the CTA that makes it gridDim.x is
@@ -510,6 +511,8 @@ struct MmaCore {
       // the page's is fixed, so the compiler folds them into the instructions.
       constexpr int kVecs = DMAX / 8;
       constexpr int kPerThread = kKeys * kVecs / kThreads;
+      static_assert(kPerThread >= 1 && kKeys * kVecs % kThreads == 0 && kThreads % kVecs == 0,
+                    "whole rows of a page split evenly over the threads");
       const int t = static_cast<int>(threadIdx.x);
       const T* s = src + t * 8;
       T* d = dst + (t / kVecs) * kLd + (t % kVecs) * 8;
