@@ -476,6 +476,11 @@ struct CandidateArgs {
   int64_t cap;
 };
 
+// The ordinal of column j of a candidate scan: col_ids[col_base + j], or col_base + j.
+__device__ __forceinline__ uint32_t ColumnId(const CandidateArgs& a, int64_t j) {
+  return a.col_ids != nullptr ? a.col_ids[a.col_base + j] : static_cast<uint32_t>(a.col_base + j);
+}
+
 // Four columns a thread (dots and positional norms read as float4 where they are whole), one
 // atomic a warp: a thread per column left the kernel bound by the latency of 31 short waves
 // (0.08 ms for 100 queries × 84k columns on the H200, 2026-11-30).
@@ -511,8 +516,7 @@ __global__ void __launch_bounds__(256) CandidateKernel(CandidateArgs a) {
       pass[e] = j < a.n_cols;
       id[e] = 0;
       if (pass[e] && (!by_pos || a.filter != nullptr)) {
-        id[e] = a.col_ids != nullptr ? a.col_ids[a.col_base + j]
-                                     : static_cast<uint32_t>(a.col_base + j);
+        id[e] = ColumnId(a, j);
       }
     }
     if (a.filter != nullptr) {
@@ -561,8 +565,7 @@ __global__ void __launch_bounds__(256) CandidateKernel(CandidateArgs a) {
     for (int e = 0; e < kCandVec; ++e) {
       if (!take[e]) continue;
       if (by_pos && a.filter == nullptr) {
-        id[e] = a.col_ids != nullptr ? a.col_ids[a.col_base + j0 + e]
-                                     : static_cast<uint32_t>(a.col_base + j0 + e);
+        id[e] = ColumnId(a, j0 + e);
       }
       if (base < a.cap) {
         a.cand_ids[static_cast<int64_t>(q) * a.cap + base] = id[e];
@@ -663,10 +666,7 @@ __global__ void __launch_bounds__(256) FusedCandidateKernel(FusedArgs a) {
         if (q >= a.m || j >= a.n_cols) continue;
         const bool need_id = c.pos_sq_norms == nullptr || c.filter != nullptr;
         uint32_t id = 0;
-        if (need_id) {
-          id = c.col_ids != nullptr ? c.col_ids[c.col_base + j]
-                                    : static_cast<uint32_t>(c.col_base + j);
-        }
+        if (need_id) id = ColumnId(c, j);
         if (c.filter != nullptr && !TestBit(c.filter + q * c.filter_stride, id)) continue;
         const float qn2 = qn[q];
         const float xn2 = c.pos_sq_norms != nullptr ? c.pos_sq_norms[c.col_base + j]
@@ -677,10 +677,7 @@ __global__ void __launch_bounds__(256) FusedCandidateKernel(FusedArgs a) {
         if (c.metric == static_cast<int>(Metric::kL2)) err = 2.0f * err + 0x1p-20f * (qn2 + xn2);
         const float t = tq[q];
         if (c.select_min ? (d - err <= t) : (d + err >= t)) {
-          if (!need_id) {
-            id = c.col_ids != nullptr ? c.col_ids[c.col_base + j]
-                                      : static_cast<uint32_t>(c.col_base + j);
-          }
+          if (!need_id) id = ColumnId(c, j);
           const uint32_t pos = atomicAdd(c.counts + q, 1u);
           if (pos < c.cap) {
             c.cand_ids[static_cast<int64_t>(q) * c.cap + pos] = id;
