@@ -3,9 +3,9 @@
 # checkout's, for timing both in one device call:
 #   tools/bench/build_variant.sh REV NAME
 # checks REV out into a git worktree at .variants/NAME (git-ignored, sharing this checkout's
-# .deps through a link), builds gpu/threshold_select_bench and gpu/gpu_paths_bench there (ccache
-# makes the unchanged files cheap), and copies them to .variants/bin/NAME-<bench>. Bundle them
-# with this checkout's binaries, e.g.
+# .deps through a link), builds gpu/threshold_select_bench, gpu/gpu_paths_bench and
+# tests/gpu_tests there (ccache makes the unchanged files cheap), and copies them to
+# .variants/bin/NAME-<binary>. Bundle them with this checkout's binaries, e.g.
 #   ../shared/tools/gpu-bundle .bundle build/gpu/threshold_select_bench \
 #       .variants/bin/NAME-threshold_select_bench ...
 set -euo pipefail
@@ -26,8 +26,9 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 cmake -S "$tree" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$tree/build" -j "${SIEVE_JOBS:-$(nproc)}" --target threshold_select_bench gpu_paths_bench
+cmake --build "$tree/build" -j "${SIEVE_JOBS:-$(nproc)}" --target threshold_select_bench gpu_paths_bench gpu_tests
 for b in threshold_select_bench gpu_paths_bench; do
   cp "$tree/build/gpu/$b" ".variants/bin/$name-$b"
 done
-echo "built .variants/bin/$name-threshold_select_bench and .variants/bin/$name-gpu_paths_bench from $(git -C "$tree" rev-parse --short HEAD)"
+cp "$tree/build/tests/gpu_tests" ".variants/bin/$name-gpu_tests"
+echo "built .variants/bin/$name-{threshold_select_bench,gpu_paths_bench,gpu_tests} from $(git -C "$tree" rev-parse --short HEAD)"

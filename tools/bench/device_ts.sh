@@ -6,7 +6,9 @@
 # Usage: tools/bench/device_ts.sh probe|round|final|sanitize   (logs go to $OUT)
 #   round: see below (one optimisation round, all in one call). Kernel variants from other
 #          branches (tools/bench/build_variant.sh REV NAME) bundled beside as
-#          NAME-threshold_select_bench / NAME-gpu_paths_bench are timed too.
+#          NAME-threshold_select_bench / NAME-gpu_paths_bench / NAME-gpu_tests are tested (their
+#          executor and threshold-select tests) and timed too, gather at 1 % also with
+#          SIEVE_GPU_CAND_SAMPLE_X=2 and 4.
 #   sanitize: compute-sanitizer memcheck over the threshold-select tests and the gathered
 #          threshold path; racecheck and synccheck over one small case (see below).
 #   final: the bundle also holds build/tests/e2e_tests and build/tools/sieve. Every gpu_tests
@@ -63,9 +65,23 @@ case "${1:-probe}" in
     echo "gpu_paths_bench exit: $?"; cat "$OUT/paths.txt" | grep -v "^stages"; grep "^stages" "$OUT/paths.txt" | grep -E "dense n=10000000|gather n=100000 "
     for v in "$B"/*-gpu_paths_bench; do
       [ -x "$v" ] || continue
+      n=$(basename "$v" -gpu_paths_bench)
+      # The variant's own GPU tests of the paths it may change, before its timings count.
+      if [ -x "$B/$n-gpu_tests" ]; then
+        # (appended to ts_tests.log: the device tool returns at most eight files)
+        echo "== variant $n gpu_tests" >> "$OUT/ts_tests.log"
+        timeout 120 "$B/$n-gpu_tests" --gtest_filter='GpuExecutorTest.*:ThresholdSelectTest.*:CuvsPrefilteredShapes/*' > /tmp/variant-tests.log 2>&1
+        echo "variant $n gpu_tests exit: $?"; cat /tmp/variant-tests.log >> "$OUT/ts_tests.log"
+        grep -E "^\[  (PASSED|FAILED) " /tmp/variant-tests.log | head -8
+      fi
       echo "== variant $(basename "$v")" >> "$OUT/paths.txt"
       SIEVE_GPU_STAGES=1 timeout 60 "$v" --reps 10 --paths gather,dense --fractions 0.01,1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
       echo "variant $(basename "$v") exit: $?"
+      # The candidate scan's sample size (SIEVE_GPU_CAND_SAMPLE_X; ignored by builds without it).
+      for x in 2 4; do
+        echo "== variant $(basename "$v") SIEVE_GPU_CAND_SAMPLE_X=$x" >> "$OUT/paths.txt"
+        SIEVE_GPU_CAND_SAMPLE_X=$x SIEVE_GPU_STAGES=1 timeout 40 "$v" --reps 10 --paths gather --fractions 0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+      done
     done
     for lv in 4 5 6; do
       echo "== SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_THRESHOLD_GATHER=1" >> "$OUT/paths.txt"
