@@ -821,8 +821,7 @@ __global__ void __launch_bounds__(256) RescoreKernel(
 __global__ void NoopKernel() {}
 
 // Environment knobs for benchmarks: SIEVE_GPU_NO_CANDIDATES=1 turns candidate selection off;
-// SIEVE_GPU_CAND_TILE_MB sets its tile (default 32 MiB of dot products, to stay in L2; a
-// gathered block of at most kGatheredTileBytes of them is one tile unless this is set).
+// SIEVE_GPU_CAND_TILE_MB sets its tile (see CandidateTileBytes).
 bool CandidatesDisabled() {
   static const bool off = [] {
     const char* v = std::getenv("SIEVE_GPU_NO_CANDIDATES");
@@ -830,15 +829,20 @@ bool CandidatesDisabled() {
   }();
   return off;
 }
-// The most dot products (bytes) of a gathered block scanned as one candidate tile.
-constexpr size_t kGatheredTileBytes = size_t{64} << 20;
-size_t CandidateTileBytes() {
-  static const size_t bytes = [] {
+// The bytes of dot products a candidate tile holds for a block of `block_bytes` of them:
+// SIEVE_GPU_CAND_TILE_MB when set; else a gathered block of at most 64 MiB is one tile (at
+// 100,000 gathered rows and 100 queries, 40 MB, one tile took 0.247 ms against 0.259 for two
+// of 32 MiB: H200, results/2026-11-30-h200-session4/round3); else 32 MiB, to stay in L2.
+size_t CandidateTileBytes(bool gathered, size_t block_bytes) {
+  static const size_t forced = [] {
     const char* v = std::getenv("SIEVE_GPU_CAND_TILE_MB");
     const long mb = v != nullptr ? std::atol(v) : 0;
-    return (mb > 0 ? static_cast<size_t>(mb) : size_t{32}) << 20;
+    return mb > 0 ? static_cast<size_t>(mb) << 20 : size_t{0};
   }();
-  return bytes;
+  constexpr size_t kGatheredTileBytes = size_t{64} << 20;
+  if (forced > 0) return forced;
+  if (gathered && block_bytes <= kGatheredTileBytes) return kGatheredTileBytes;
+  return size_t{32} << 20;
 }
 // SIEVE_GPU_STAGES=1: the last timed run of TimeDevicePart prints, on stderr, the device
 // milliseconds between stage marks (CUDA events recorded in the stream).
@@ -1592,14 +1596,8 @@ class DeviceRun {
     } else {
       // Tiles of a multiple of 256 columns, and dot rows padded to 32 floats: cuBLAS picks its
       // tensor-core kernels only for aligned leading dimensions.
-      // A gathered block whose dot products fit in kGatheredTileBytes is one tile: at 100,000
-      // gathered rows and 100 queries (40 MB) one tile took 0.247 ms against 0.259 for two of
-      // 32 MiB (H200, results/2026-11-30-h200-session4/round3).
       const size_t tile_bytes =
-          col_ids != nullptr && std::getenv("SIEVE_GPU_CAND_TILE_MB") == nullptr &&
-                  size_t{4} * gemm_cols * n_cols <= detail::kGatheredTileBytes
-              ? detail::kGatheredTileBytes
-              : detail::CandidateTileBytes();
+          detail::CandidateTileBytes(col_ids != nullptr, size_t{4} * gemm_cols * n_cols);
       const uint64_t tile_cols = std::min<uint64_t>(
           n_cols, std::max<uint64_t>(4096, tile_bytes / (size_t{4} * gemm_cols)) / 256 * 256);
       DeviceBuffer<float> dots;
