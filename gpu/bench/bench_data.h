@@ -1,8 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// The synthetic data of the GPU path benchmarks, shared so that every program that claims "the
-// same data" (gpu/bench/gpu_paths_bench.cc, tools/bench/cuvs_peer/cuvs_peer_bench.cu) builds it
-// from one definition. Header-only, standard C++ only (nvcc and the host compiler both read it).
+// The synthetic data and the common options of the GPU benchmarks, shared so that every program
+// that claims "the same data" (gpu/bench/gpu_paths_bench.cc, gpu/bench/threshold_select_bench.cc,
+// tools/bench/cuvs_peer/cuvs_peer_bench.cu) builds it from one definition. Header-only, standard C++ only (nvcc and the host compiler both read it).
 
 #ifndef SIEVE_GPU_BENCH_BENCH_DATA_H_
 #define SIEVE_GPU_BENCH_BENCH_DATA_H_
@@ -74,6 +74,41 @@ inline std::vector<std::string> Split(const std::string& s) {
     start = end + 1;
   }
   return out;
+}
+
+// The options every path benchmark takes: the shape, the timing and the filters' passing rows
+// (fractions of the rows, and absolute counts).
+struct SweepOptions {
+  uint32_t rows = 10'000'000;
+  uint32_t dim = 128;
+  uint32_t queries = 100;
+  uint32_t k = 64;
+  int warmup = 3;
+  int reps = 20;
+  std::vector<double> fractions = {0.0001, 0.001, 0.01, 0.1, 1.0};
+  std::vector<uint64_t> extra_rows = {1000};
+};
+
+// Takes flag `a` into *o when it is one of SweepOptions' (--rows --dim --queries --k --warmup
+// --reps --fractions --extra-rows), reading its argument with value(); false otherwise.
+template <typename Value>
+bool ParseSweepOption(const std::string& a, Value&& value, SweepOptions* o) {
+  if (a == "--rows") o->rows = std::stoul(value());
+  else if (a == "--dim") o->dim = std::stoul(value());
+  else if (a == "--queries") o->queries = std::stoul(value());
+  else if (a == "--k") o->k = std::stoul(value());
+  else if (a == "--warmup") o->warmup = std::stoi(value());
+  else if (a == "--reps") o->reps = std::stoi(value());
+  else if (a == "--fractions") {
+    o->fractions.clear();
+    for (const std::string& f : Split(value())) o->fractions.push_back(std::stod(f));
+  } else if (a == "--extra-rows") {
+    o->extra_rows.clear();
+    for (const std::string& f : Split(value())) o->extra_rows.push_back(std::stoull(f));
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace sieve::bench

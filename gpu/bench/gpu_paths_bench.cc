@@ -37,17 +37,9 @@ using sieve::DType;
 using sieve::Metric;
 using sieve::SearchPath;
 
-struct Options {
-  uint32_t rows = 10'000'000;
-  uint32_t dim = 128;
-  uint32_t queries = 100;
-  uint32_t k = 64;
+struct Options : sieve::bench::SweepOptions {
   DType dtype = DType::kFloat16;
   Metric metric = Metric::kL2;
-  int warmup = 3;
-  int reps = 20;
-  std::vector<double> fractions = {0.0001, 0.001, 0.01, 0.1, 1.0};
-  std::vector<uint64_t> extra_rows = {1000};
   std::vector<SearchPath> paths = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
 };
 
@@ -66,13 +58,8 @@ Options Parse(int argc, char** argv) {
       if (i + 1 >= argc) Usage(("missing value after " + a).c_str());
       return argv[++i];
     };
-    if (a == "--rows") o.rows = std::stoul(value());
-    else if (a == "--dim") o.dim = std::stoul(value());
-    else if (a == "--queries") o.queries = std::stoul(value());
-    else if (a == "--k") o.k = std::stoul(value());
-    else if (a == "--warmup") o.warmup = std::stoi(value());
-    else if (a == "--reps") o.reps = std::stoi(value());
-    else if (a == "--dtype") {
+    if (sieve::bench::ParseSweepOption(a, value, &o)) continue;
+    if (a == "--dtype") {
       std::string v = value();
       if (v == "f16") o.dtype = DType::kFloat16;
       else if (v == "f32") o.dtype = DType::kFloat32;
@@ -83,12 +70,6 @@ Options Parse(int argc, char** argv) {
       else if (v == "ip") o.metric = Metric::kInnerProduct;
       else if (v == "cosine") o.metric = Metric::kCosine;
       else Usage("--metric is l2, ip or cosine");
-    } else if (a == "--fractions") {
-      o.fractions.clear();
-      for (auto& f : Split(value())) o.fractions.push_back(std::stod(f));
-    } else if (a == "--extra-rows") {
-      o.extra_rows.clear();
-      for (auto& f : Split(value())) o.extra_rows.push_back(std::stoull(f));
     } else if (a == "--paths") {
       o.paths.clear();
       for (auto& p : Split(value())) {

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/bench/bench_data.h"
 #include "gpu/threshold_select.h"
 
 namespace {
@@ -118,27 +119,18 @@ Options Parse(int argc, char** argv) {
     }
   }
   if (o.rows == 0 || o.rows > (1ull << 31) - 1) Die("--rows must be in [1, 2^31)");
-  if (o.dim == 0 || o.queries == 0 || o.k == 0 || o.reps <= 0) Die("bad shape");
+  if (o.dim == 0 || o.dim >= 65536 || o.queries == 0 || o.k == 0 || o.reps <= 0) Die("bad shape");
   if (2 * o.k > 4096) Die("--k must be <= 2048 (the 2k-th best is read through TopK)");
   if (o.capacity < o.k) Die("--capacity must be >= k");
   return o;
 }
 
-// Deterministic values in [-1, 1), rounded to float16.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb3f99ef2ca53ull;
-  x ^= x >> 33;
-  return x;
-}
+// Deterministic values in [-1, 1) (bench_data.h's stream; dims below 2^16), rounded to float16.
 float Value(uint64_t seed, uint64_t row, uint32_t d) {
-  const uint64_t h = Mix(seed * 0x9e3779b97f4a7c15ull + row * 1048583ull + d);
-  const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+  const float u = sieve::bench::UniformValue(seed, (row << 16) + d);
   return static_cast<float>(static_cast<_Float16>(u));
 }
-bool Keeps10Percent(uint64_t row) { return Mix(row ^ 0x5bd1e995ull) % 10 == 0; }
+bool Keeps10Percent(uint64_t row) { return sieve::bench::Mix(row ^ 0x5bd1e995ull) % 10 == 0; }
 
 template <typename T>
 struct DeviceBuffer {

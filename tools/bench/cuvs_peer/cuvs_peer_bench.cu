@@ -68,15 +68,7 @@ namespace {
     }                                                                                       \
   } while (0)
 
-struct Options {
-  uint32_t rows = 10'000'000;
-  uint32_t dim = 128;
-  uint32_t queries = 100;
-  uint32_t k = 64;
-  int warmup = 3;
-  int reps = 20;
-  std::vector<double> fractions = {0.0001, 0.001, 0.01, 0.1, 1.0};
-  std::vector<uint64_t> extra_rows = {1000};
+struct Options : sieve::bench::SweepOptions {
   std::vector<std::string> filters = {"bitset", "bitmap"};
   std::string pool = "async";
 };
@@ -98,19 +90,8 @@ Options Parse(int argc, char** argv) {
       if (i + 1 >= argc) Usage("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--rows") o.rows = std::stoul(value());
-    else if (a == "--dim") o.dim = std::stoul(value());
-    else if (a == "--queries") o.queries = std::stoul(value());
-    else if (a == "--k") o.k = std::stoul(value());
-    else if (a == "--warmup") o.warmup = std::stoi(value());
-    else if (a == "--reps") o.reps = std::stoi(value());
-    else if (a == "--fractions") {
-      o.fractions.clear();
-      for (auto& f : Split(value())) o.fractions.push_back(std::stod(f));
-    } else if (a == "--extra-rows") {
-      o.extra_rows.clear();
-      for (auto& f : Split(value())) o.extra_rows.push_back(std::stoull(f));
-    } else if (a == "--filters") {
+    if (sieve::bench::ParseSweepOption(a, value, &o)) continue;
+    if (a == "--filters") {
       o.filters = Split(value());
       for (auto& f : o.filters) {
         if (f != "bitset" && f != "bitmap" && f != "bitmap-same") {
