@@ -727,6 +727,16 @@ class Harness {
     }
   }
 
+  // The usual round after Build(): the oracle, mixed thresholds, one launch with the final
+  // top-k, and every check (skipped after a fatal failure in the launch).
+  void RunMixedAndCheck() {
+    Oracle();
+    MixedThresholds();
+    Run(true);
+    if (::testing::Test::HasFatalFailure()) return;
+    Check();
+  }
+
  private:
   std::vector<int32_t> pages_;
   std::unordered_map<int32_t, uint32_t> page_index_;
@@ -790,11 +800,7 @@ TEST_P(ThresholdSelectSweep, MixedThresholdsAndFilters) {
     h.max_context = h.pool_pages * kPageRows - 37;
     std::mt19937_64 rng(h.seed);
     h.RandomRowEnds(rng);
-    h.Oracle();
-    h.MixedThresholds();
-    h.Run(true);
-    ASSERT_FALSE(HasFatalFailure());
-    h.Check();
+    h.RunMixedAndCheck();
   }
 }
 
@@ -829,11 +835,7 @@ TEST_F(ThresholdSelectTest, SanitizerSmall) {
   h.capacity = 7;
   h.Build();
   ASSERT_FALSE(HasFatalFailure());
-  h.Oracle();
-  h.MixedThresholds();
-  h.Run(true);
-  ASSERT_FALSE(HasFatalFailure());
-  h.Check();
+  h.RunMixedAndCheck();
 }
 
 // Every key and query equal: every score is one value, far more ties than top_k.
@@ -893,11 +895,7 @@ TEST_F(ThresholdSelectTest, NaNScores) {
         ASSERT_FALSE(HasFatalFailure());
         std::mt19937_64 rng(7);
         h.RandomRowEnds(rng);
-        h.Oracle();
-        h.MixedThresholds();
-        h.Run(true);
-        ASSERT_FALSE(HasFatalFailure());
-        h.Check();
+        h.RunMixedAndCheck();
       }
     }
   }
@@ -918,11 +916,7 @@ TEST_F(ThresholdSelectTest, CapacityTopKMinusOne) {
       h.filter = FilterKind::kBitmap;
       h.Build();
       ASSERT_FALSE(HasFatalFailure());
-      h.Oracle();
-      h.MixedThresholds();
-      h.Run(true);
-      ASSERT_FALSE(HasFatalFailure());
-      h.Check();
+      h.RunMixedAndCheck();
     }
   }
 }
@@ -948,11 +942,7 @@ TEST_F(ThresholdSelectTest, TopK1024) {
       std::mt19937_64 rng(11);
       h.max_context = 40 * kPageRows - 5;
       h.RandomRowEnds(rng);
-      h.Oracle();
-      h.MixedThresholds();
-      h.Run(true);
-      ASSERT_FALSE(HasFatalFailure());
-      h.Check();
+      h.RunMixedAndCheck();
     }
   }
 }
@@ -980,11 +970,7 @@ TEST_F(ThresholdSelectTest, SeveralRequestsOneLaunch) {
     h.max_context = 14 * kPageRows - 10;
     std::mt19937_64 rng(3);
     h.RandomRowEnds(rng);
-    h.Oracle();
-    h.MixedThresholds();
-    h.Run(true);
-    ASSERT_FALSE(HasFatalFailure());
-    h.Check();
+    h.RunMixedAndCheck();
   }
 }
 
@@ -1005,11 +991,7 @@ TEST_F(ThresholdSelectTest, FilteredRowsNeverReturned) {
     for (uint32_t r = 0; r < h.num_rows; r += 4) {
       std::fill_n(&h.filter_words[r * h.filter_stride], h.filter_stride, 0u);
     }
-    h.Oracle();
-    h.MixedThresholds();
-    h.Run(true);
-    ASSERT_FALSE(HasFatalFailure());
-    h.Check();
+    h.RunMixedAndCheck();
     for (uint32_t r = 0; r < h.num_rows; r += 4) {
       EXPECT_EQ(h.out_keys[r * 16], -1);
     }
@@ -1066,11 +1048,7 @@ TEST_F(ThresholdSelectTest, ScalesAndSquaredNorms) {
       h.use_sq_norms = dim == 256;
       h.Build();
       ASSERT_FALSE(HasFatalFailure());
-      h.Oracle();
-      h.MixedThresholds();
-      h.Run(true);
-      ASSERT_FALSE(HasFatalFailure());
-      h.Check();
+      h.RunMixedAndCheck();
     }
   }
 }
