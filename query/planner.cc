@@ -93,7 +93,7 @@ double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim) {
   const double at_reference = static_cast<double>(t.sddmm_max_rows);
   if (t.sddmm_dim_exponent == 0) return at_reference;
   return at_reference *
-         std::pow(kSddmmReferenceDim / std::max(dim, 1u), t.sddmm_dim_exponent);
+         std::pow(kReferenceDim / std::max(dim, 1u), t.sddmm_dim_exponent);
 }
 
 double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
@@ -109,9 +109,9 @@ double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32
   double bound = t.bitmap_gather_max_fraction;
   if (t.bitmap_gather_scale > 0) {
     bound = std::min(bound, t.bitmap_gather_scale *
-                                std::pow(std::max(dim, 1u) / kSddmmReferenceDim,
+                                std::pow(std::max(dim, 1u) / kReferenceDim,
                                          t.bitmap_gather_dim_exponent) *
-                                std::pow(1e6 / static_cast<double>(rows),
+                                std::pow(kReferenceRows / static_cast<double>(rows),
                                          t.bitmap_gather_rows_exponent));
   }
   return bound;

@@ -17,8 +17,10 @@ namespace sieve {
 
 // PlannerThresholds (the rule, the defaults) is declared in include/sieve/db.h.
 
-// The dim at which PlannerThresholds::sddmm_max_rows applies as is.
-inline constexpr double kSddmmReferenceDim = 128;
+// The dim at which PlannerThresholds::sddmm_max_rows and bitmap_gather_scale apply as they are,
+// and the rows at which bitmap_gather_scale does.
+inline constexpr double kReferenceDim = 128;
+inline constexpr double kReferenceRows = 1e6;
 
 struct PlanInput {
   uint64_t rows = 0;  // rows in the shard's snapshot (deleted included: they are still scanned)

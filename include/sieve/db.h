@@ -132,7 +132,7 @@ struct ShardPlan {
 // cuVS's exactly). Fields added after the first stored format (sddmm_dim_exponent,
 // bitmap_sddmm_base_rows, bitmap_sddmm_max_share) read as their defaults below when missing.
 struct PlannerThresholds {
-  uint64_t sddmm_max_rows = 0;  // at dim 128 (kSddmmReferenceDim)
+  uint64_t sddmm_max_rows = 0;  // at dim 128 (kReferenceDim)
   double sddmm_dim_exponent = 0;
   double sddmm_max_fraction = 1.0;
   double gather_min_rows = 0;

@@ -577,6 +577,58 @@ bool LeastSquares3(const std::vector<std::array<double, 3>>& pts, double c[3]) {
   return true;
 }
 
+// A bitmap series' union gather → dense crossover (the fraction of the rows in the union).
+struct UnionPoint {
+  uint64_t rows;
+  uint32_t dim;
+  double f;
+  int censored;  // > 0: the gather won to the series' end; < 0: dense won from its start
+};
+
+// The union gather bound (bitmap_gather_max_fraction, bitmap_gather_scale and the exponents)
+// from the series' crossovers. Without crossovers at two dims and two shard sizes (of at least
+// kCrossoverMinRows rows, bracketed): the median crossover at every shape. Otherwise
+// log(crossover) = log(scale) + a · log(dim / 128) + b · log(10^6 / rows) by least squares, a
+// and b clamped to [0, 2], capped by the largest such crossover (or the end of a series the
+// gather won throughout). On the H200 the union gather's crossover fell with the rows (0.55 of
+// the union at 200k × 128 to 0.27 at 10M × 128) and rose with the dim (0.27 at 10M × 128, 0.43
+// at × 256, 0.63 at × 512): one fraction (0.68) sent 10M × 128 at 60 % to the gather, 1.60x
+// slower than dense (tools/bench/results/2026-11-30-h200-session4/round3).
+void FitUnionGatherBound(const std::vector<UnionPoint>& points, PlannerThresholds* t) {
+  std::vector<double> fracs;
+  for (const UnionPoint& u : points) fracs.push_back(u.f);
+  t->bitmap_gather_max_fraction = std::min(1.0, LogMedian(fracs));
+  std::vector<std::array<double, 3>> pts;
+  std::vector<uint64_t> shard_rows;
+  std::vector<uint32_t> shard_dims;
+  double cap = 0;
+  for (const UnionPoint& u : points) {
+    if (u.rows < kCrossoverMinRows || !(u.f > 0)) continue;
+    // A series the gather won to its end bounds the crossover from below: it raises the cap,
+    // but has no crossover to fit.
+    if (u.censored > 0) cap = std::max(cap, u.f);
+    if (u.censored != 0) continue;
+    pts.push_back({std::log(u.dim / kReferenceDim), std::log(kReferenceRows / u.rows), std::log(u.f)});
+    shard_rows.push_back(u.rows);
+    shard_dims.push_back(u.dim);
+    cap = std::max(cap, u.f);
+  }
+  std::sort(shard_rows.begin(), shard_rows.end());
+  std::sort(shard_dims.begin(), shard_dims.end());
+  const bool varied =
+      std::unique(shard_rows.begin(), shard_rows.end()) - shard_rows.begin() >= 2 &&
+      std::unique(shard_dims.begin(), shard_dims.end()) - shard_dims.begin() >= 2;
+  double c[3];
+  if (!varied || pts.size() < 4 || !LeastSquares3(pts, c)) return;
+  const double a = std::clamp(c[1], 0.0, 2.0), b = std::clamp(c[2], 0.0, 2.0);
+  double log_scale = 0;
+  for (const auto& p : pts) log_scale += (p[2] - a * p[0] - b * p[1]) / pts.size();
+  t->bitmap_gather_scale = std::exp(log_scale);
+  t->bitmap_gather_dim_exponent = a;
+  t->bitmap_gather_rows_exponent = b;
+  t->bitmap_gather_max_fraction = std::min(1.0, cap);
+}
+
 double TimeOrInf(const Cell& c, int p) {
   if (c.failed[p] || (c.reps[p] == 0 && !c.pruned[p]))
     return std::numeric_limits<double>::infinity();
@@ -593,13 +645,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
   rep = FitReport();
   auto groups = GroupSeries(cells);
 
-  std::vector<double> sddmm_bitset, sddmm_bitmap, union_fracs;
-  struct UnionPoint {
-    uint64_t rows;
-    uint32_t dim;
-    double f;
-    int censored;
-  };
+  std::vector<double> sddmm_bitset, sddmm_bitmap;
   std::vector<UnionPoint> union_points;
   struct GatherPoint {
     uint64_t rows;
@@ -645,7 +691,6 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       // Union fractions of a series rise with the count but may repeat (saturated unions).
       fs.gather_fraction = Crossover(x, r, &fs.gather_censored);
       if (fs.per_query) {
-        union_fracs.push_back(fs.gather_fraction);
         union_points.push_back({fs.rows, fs.dim, fs.gather_fraction, fs.gather_censored});
       } else {
         gather_points.push_back({fs.rows, fs.dim, fs.gather_fraction, fs.gather_censored});
@@ -660,7 +705,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     std::vector<uint32_t> dims;
     for (const auto& fs : rep.series) {
       if (fs.per_query || fs.sddmm_censored != 0) continue;
-      xy.emplace_back(std::log(kSddmmReferenceDim / fs.dim), std::log(fs.sddmm_rows));
+      xy.emplace_back(std::log(kReferenceDim / fs.dim), std::log(fs.sddmm_rows));
       dims.push_back(fs.dim);
     }
     std::sort(dims.begin(), dims.end());
@@ -681,7 +726,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       std::vector<double> at_reference;
       for (const auto& fs : rep.series) {
         if (fs.per_query) continue;
-        at_reference.push_back(fs.sddmm_rows * std::pow(fs.dim / kSddmmReferenceDim, exponent));
+        at_reference.push_back(fs.sddmm_rows * std::pow(fs.dim / kReferenceDim, exponent));
       }
       log_a = std::log(LogMedian(at_reference));
     }
@@ -809,50 +854,12 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     if (best_pen < base_pen * 0.97) t.sddmm_max_fraction = best_frac;
   }
   if (!sddmm_bitmap.empty()) {
-    t.bitmap_union_gather = union_pays && !union_fracs.empty();
-    t.bitmap_gather_max_fraction =
-        t.bitmap_union_gather ? std::min(1.0, LogMedian(union_fracs)) : 0.0;
+    t.bitmap_union_gather = union_pays && !union_points.empty();
+    t.bitmap_gather_max_fraction = 0;
     t.bitmap_gather_scale = 0;
     t.bitmap_gather_dim_exponent = 0;
     t.bitmap_gather_rows_exponent = 0;
-    // With crossovers at two or more dims and shard sizes (of at least kCrossoverMinRows rows,
-    // bracketed): log(crossover) = log(scale) + a · log(dim / 128) + b · log(10^6 / rows) by
-    // least squares, a and b clamped to [0, 2], capped by the largest such crossover (or end of
-    // a series the gather won throughout). On the
-    // H200 the union gather's crossover fell with the rows (0.55 of the union at 200k × 128 to
-    // 0.27 at 10M × 128) and rose with the dim (0.27 at 10M × 128, 0.43 at × 256, 0.63 at
-    // × 512): one fraction (0.68) sent 10M × 128 at 60 % to the gather, 1.60x slower than dense
-    // (tools/bench/results/2026-11-30-h200-session4/round3).
-    std::vector<std::array<double, 3>> pts;
-    std::vector<uint64_t> shard_rows;
-    std::vector<uint32_t> shard_dims;
-    double cap = 0;
-    for (const UnionPoint& u : union_points) {
-      if (!t.bitmap_union_gather || u.rows < kCrossoverMinRows || !(u.f > 0)) continue;
-      // A series the gather won to its end bounds the crossover from below: it raises the
-      // cap, but has no crossover to fit.
-      if (u.censored > 0) cap = std::max(cap, u.f);
-      if (u.censored != 0) continue;
-      pts.push_back({std::log(u.dim / kSddmmReferenceDim), std::log(1e6 / u.rows), std::log(u.f)});
-      shard_rows.push_back(u.rows);
-      shard_dims.push_back(u.dim);
-      cap = std::max(cap, u.f);
-    }
-    std::sort(shard_rows.begin(), shard_rows.end());
-    std::sort(shard_dims.begin(), shard_dims.end());
-    const bool varied =
-        std::unique(shard_rows.begin(), shard_rows.end()) - shard_rows.begin() >= 2 &&
-        std::unique(shard_dims.begin(), shard_dims.end()) - shard_dims.begin() >= 2;
-    double c[3];
-    if (varied && pts.size() >= 4 && LeastSquares3(pts, c)) {
-      const double a = std::clamp(c[1], 0.0, 2.0), b = std::clamp(c[2], 0.0, 2.0);
-      double log_scale = 0;
-      for (const auto& p : pts) log_scale += (p[2] - a * p[0] - b * p[1]) / pts.size();
-      t.bitmap_gather_scale = std::exp(log_scale);
-      t.bitmap_gather_dim_exponent = a;
-      t.bitmap_gather_rows_exponent = b;
-      t.bitmap_gather_max_fraction = std::min(1.0, cap);
-    }
+    if (t.bitmap_union_gather) FitUnionGatherBound(union_points, &t);
     // Per-query SDDMM against the alternative that would run instead (the union gather or
     // dense, fixed by the bounds just fitted): the share bound on the cells whose alternative
     // is the gather, the base count and fraction on those whose alternative is dense, each by

@@ -31,7 +31,8 @@ import os
 import sys
 
 PATHS = ("sddmm", "gather", "dense")
-SDDMM_REFERENCE_DIM = 128.0  # query/planner.h kSddmmReferenceDim
+REFERENCE_DIM = 128.0  # query/planner.h kReferenceDim
+REFERENCE_ROWS = 1e6  # query/planner.h kReferenceRows
 UINT64_MAX = 2**64 - 1
 
 
@@ -123,7 +124,7 @@ def sddmm_max_rows_at(t, dim):
     """query/planner.cc SddmmMaxRows: the bitset SDDMM bound at this dim."""
     if t["sddmm_max_rows"] >= UINT64_MAX:
         return float("inf")
-    return t["sddmm_max_rows"] * (SDDMM_REFERENCE_DIM / max(dim, 1)) ** t["sddmm_dim_exponent"]
+    return t["sddmm_max_rows"] * (REFERENCE_DIM / max(dim, 1)) ** t["sddmm_dim_exponent"]
 
 
 def rule_v2(t, p):
@@ -159,8 +160,8 @@ def bitmap_gather_max_fraction(t, rows, dim):
     bound = t["bitmap_gather_max_fraction"]
     if t["bitmap_gather_scale"] > 0:
         bound = min(bound, t["bitmap_gather_scale"]
-                    * (max(dim, 1) / SDDMM_REFERENCE_DIM) ** t["bitmap_gather_dim_exponent"]
-                    * (1e6 / rows) ** t["bitmap_gather_rows_exponent"])
+                    * (max(dim, 1) / REFERENCE_DIM) ** t["bitmap_gather_dim_exponent"]
+                    * (REFERENCE_ROWS / rows) ** t["bitmap_gather_rows_exponent"])
     return bound
 
 
