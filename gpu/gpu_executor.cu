@@ -28,6 +28,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "gpu/cuda_util.cuh"
+#include "gpu/radix_select.cuh"
 #include "gpu/gpu_backend.h"
 #include "gpu/raft_select_k.cuh"
 #include "gpu/threshold_select.h"
@@ -733,25 +734,36 @@ bool FusedEnabled() {
   return on;
 }
 
-// thresh[q] = the worst of the kt values of query q (unsorted select_k output).
-__global__ void ThresholdKernel(const float* __restrict__ vals, int m, int kt, bool select_min,
-                                float* __restrict__ thresh) {
-  const int q = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (q >= m) return;
-  float w = select_min ? -INFINITY : INFINITY;
-  bool nan = false;
-  for (int i = lane; i < kt; i += 32) {
-    const float v = vals[static_cast<int64_t>(q) * kt + i];
-    nan |= v != v;
-    w = select_min ? fmaxf(w, v) : fminf(w, v);
+// thresh[q] = the k-th best of the n distances of row q of `dist` (rows n apart): the k-th
+// smallest for select_min, else the k-th largest; +inf (select_min) or -inf when the row holds a
+// NaN, so that nothing is pruned by it. One CTA a row, four radix passes over the row (in L2
+// after the epilogue wrote it): the sample threshold without select_k's two kernels and
+// ThresholdKernel (0.024 ms for 100 queries x 6,144 columns on the H200, 2026-11-30).
+__global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ dist, int64_t n,
+                                                     int k, bool select_min,
+                                                     float* __restrict__ thresh) {
+  __shared__ uint32_t hist[256];
+  __shared__ int s_nan;
+  const float* row = dist + static_cast<int64_t>(blockIdx.x) * n;
+  if (threadIdx.x == 0) s_nan = 0;
+  __syncthreads();
+  // Better distance, larger key; NaN the smallest key (and noted).
+  auto key = [&](int64_t i) -> uint32_t {
+    const float x = row[i];
+    if (x != x) {
+      s_nan = 1;
+      return 0u;
+    }
+    const uint32_t b = __float_as_uint(x);
+    const uint32_t up = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return select_min ? ~up : up;
+  };
+  const uint32_t u = BlockKthLargest(n, k, key, hist);
+  if (threadIdx.x == 0) {
+    const uint32_t up = select_min ? ~u : u;
+    const float v = __uint_as_float((up & 0x80000000u) ? (up & 0x7fffffffu) : ~up);
+    thresh[blockIdx.x] = s_nan != 0 ? (select_min ? INFINITY : -INFINITY) : v;
   }
-  for (int off = 16; off > 0; off >>= 1) {
-    const float o = __shfl_xor_sync(0xffffffffu, w, off);
-    w = select_min ? fmaxf(w, o) : fminf(w, o);
-  }
-  nan = __any_sync(0xffffffffu, nan);
-  if (lane == 0) thresh[q] = nan ? (select_min ? INFINITY : -INFINITY) : w;
 }
 
 // Packs each query's candidates into rows of `ld` slots: slot i < counts[q] gets the candidate's
@@ -1501,12 +1513,9 @@ class DeviceRun {
     SIEVE_RETURN_IF_ERROR(thresh.Allocate(m, stream_));
     {
       const int gemm_cols = static_cast<int>(p.split ? 2 * m : m);
-      DeviceBuffer<float> dots, vals;
-      DeviceBuffer<uint32_t> pos;
+      DeviceBuffer<float> dots;
       SIEVE_RETURN_IF_ERROR(dots.Allocate(size_t{static_cast<uint32_t>(gemm_cols)} * sample,
                                           stream_));
-      SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * p.k, stream_));
-      SIEVE_RETURN_IF_ERROR(pos.Allocate(size_t{m} * p.k, stream_));
       const void* B = p.split ? static_cast<const void*>(split_ + size_t{2} * q0 * p.dim)
                               : static_cast<const void*>(queries_ + size_t{q0} * p.dim);
       for (uint64_t off = 0; off < sample;) {
@@ -1515,11 +1524,10 @@ class DeviceRun {
         off += n;
       }
       SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
-      SIEVE_RETURN_IF_ERROR(select_->Select(dots.get(), m, sample, static_cast<int>(p.k),
-                                            p.select_min, vals.get(), pos.get()));
-      detail::ThresholdKernel<<<(m + 7) / 8, 256, 0, stream_>>>(
-          vals.get(), static_cast<int>(m), static_cast<int>(p.k), p.select_min, thresh.get());
-      SIEVE_CUDA_CHECK_LAUNCH("ThresholdKernel");
+      detail::KthBestKernel<<<m, 256, 0, stream_>>>(dots.get(), static_cast<int64_t>(sample),
+                                                    static_cast<int>(p.k), p.select_min,
+                                                    thresh.get());
+      SIEVE_CUDA_CHECK_LAUNCH("KthBestKernel");
       Mark("cand.threshold");
     }
 
