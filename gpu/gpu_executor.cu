@@ -841,6 +841,18 @@ bool CandidatesDisabled() {
   }();
   return off;
 }
+// SIEVE_GPU_CAND_SAMPLE_X=F scales the candidate scan's exact sample (default 1: sqrt(4 k n)
+// columns). A larger sample costs more up front and keeps fewer candidates a query (about
+// 4 k n / sample) to rescore and select: for benchmarks to find the balance.
+double CandidateSampleFactor() {
+  static const double f = [] {
+    const char* v = std::getenv("SIEVE_GPU_CAND_SAMPLE_X");
+    const double x = v != nullptr ? std::atof(v) : 1.0;
+    return x >= 0.25 && x <= 16.0 ? x : 1.0;
+  }();
+  return f;
+}
+
 // The bytes of dot products a candidate tile holds for a block of `block_bytes` of them:
 // SIEVE_GPU_CAND_TILE_MB when set; else a gathered block of at most 64 MiB is one tile (at
 // 100,000 gathered rows and 100 queries, 40 MB, one tile took 0.247 ms against 0.259 for two
@@ -1471,7 +1483,8 @@ class DeviceRun {
   // columns; each query keeps at most `cap` candidates (about 4× the expected k·n/sample).
   void CandidateSizes(uint64_t n_cols, uint64_t* sample, uint64_t* cap) const {
     const double k = p_.k;
-    uint64_t s = static_cast<uint64_t>(std::ceil(std::sqrt(4.0 * k * static_cast<double>(n_cols))));
+    uint64_t s = static_cast<uint64_t>(std::ceil(detail::CandidateSampleFactor() *
+                                                 std::sqrt(4.0 * k * static_cast<double>(n_cols))));
     s = std::max<uint64_t>((s + 1023) / 1024 * 1024, std::max<uint64_t>(p_.k, 1024));
     uint64_t c = static_cast<uint64_t>(std::ceil(4.0 * k * static_cast<double>(n_cols) / s));
     c = std::max<uint64_t>((c + 1023) / 1024 * 1024, 4 * uint64_t{p_.k});
