@@ -36,6 +36,7 @@
 #include <string>
 
 #include "gpu/cuda_util.cuh"
+#include "gpu/radix_select.cuh"
 #include "gpu/threshold_select.h"
 
 namespace sieve::gpu {
@@ -951,42 +952,6 @@ __device__ __forceinline__ void SlotRange(const int32_t* ranges, const int32_t* 
 
 constexpr int kTopKMax = 4096;
 
-// Radix-select step, by one whole warp: the largest digit d of a 256-bin histogram with at least
-// `want` items in bins >= d, and `above`, the items in bins > d. Lane l sums bins
-// 255 - 8l .. 248 - 8l, a scan over the lanes finds the lane holding the crossing, and that lane
-// walks its 8 bins: about 40 dependent steps instead of 256 for one thread (whose walk was most
-// of a 24 µs TopKKernel on the H200, 2026-11-30). Without a crossing (the bins hold fewer than
-// `want`), d = 0 and `above` is the total, as the walk of one thread would give.
-__device__ __forceinline__ void HighDigit(const uint32_t* hist, int want, int* digit, int* above) {
-  const int lane = threadIdx.x & 31;
-  int local = 0;
-#pragma unroll
-  for (int b = 0; b < 8; ++b) local += static_cast<int>(hist[255 - 8 * lane - b]);
-  int incl = local;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const int x = __shfl_up_sync(kFull, incl, off);
-    if (lane >= off) incl += x;
-  }
-  const unsigned crossing = __ballot_sync(kFull, incl >= want);
-  const int owner = crossing != 0 ? __ffs(crossing) - 1 : 31;
-  int d = 0, cum = incl - local;
-  if (lane == owner) {
-    bool found = false;
-    for (int b = 0; b < 8 && !found; ++b) {
-      const int bin = 255 - 8 * lane - b;
-      const int h = static_cast<int>(hist[bin]);
-      if (cum + h >= want) {
-        d = bin;
-        found = true;
-      } else {
-        cum += h;
-      }
-    }
-  }
-  *digit = __shfl_sync(kFull, d, owner);
-  *above = __shfl_sync(kFull, cum, owner);
-}
 
 __global__ void __launch_bounds__(kThreads)
     TopKKernel(const int2* __restrict__ slots, const int32_t* __restrict__ counters,
@@ -1034,7 +999,7 @@ __global__ void __launch_bounds__(kThreads)
     if (threadIdx.x < 32) {
       const int want = s_remaining;
       int digit = 0, cum = 0;
-      HighDigit(hist, want, &digit, &cum);
+      detail::HighDigit(hist, want, &digit, &cum);
       if (threadIdx.x == 0) {
         s_remaining = want - cum;
         s_prefix = (prefix << 8) | static_cast<unsigned long long>(digit);

@@ -476,6 +476,46 @@ TEST_F(GpuExecutorTest, SeveralDenseTilesMerge) {
 // enough rows not to fall back. Rows ordered so that the first columns (the exact sample that
 // sets the thresholds) are the worst: nearly every row is kept, lists overflow, and the chunk
 // falls back to the full path. Both must be exact.
+// Far more exact ties than k at the k-th place: every 50th of 200,000 rows is one vector u and
+// the queries are u (float16: exact halves), so the top 32 are 32 of the ~1,600 passing copies,
+// all at one distance. Candidate selection's sample threshold is that distance, and its last
+// select must take k slots equal to it (SelectRowsKernel's equal-key branch; the threshold
+// path's band likewise).
+TEST_F(GpuExecutorTest, CandidateSelectionManyTiesAtTheKth) {
+  const uint32_t rows = 200000, dim = 16, nq = 8, k = 32;
+  for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+    HostShard s(rows, dim, dtype, 900 + static_cast<int>(dtype), 91, false);
+    const std::vector<float> u = test::RandomVectors(1, dim, 92);
+    std::vector<float> uh(u);
+    if (dtype == DType::kFloat16) {
+      for (float& x : uh) x = RoundToHalf(x);
+    }
+    for (uint32_t r = 0; r < rows; r += 50) {
+      std::copy(uh.begin(), uh.end(), s.data.begin() + size_t{r} * dim);
+      double acc = 0;
+      for (float x : uh) acc += double{x} * x;
+      s.sq_norms[r] = static_cast<float>(acc);
+    }
+    std::vector<float> queries;
+    for (uint32_t q = 0; q < nq; ++q) queries.insert(queries.end(), uh.begin(), uh.end());
+    for (bool per_query : {false, true}) {
+      Filters f(rows, nq, per_query, 0.4, 93);
+      std::vector<uint32_t> check(nq);
+      for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+      for (Metric metric : {Metric::kL2, Metric::kCosine}) {
+        const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+        for (SearchPath path : {SearchPath::kGather, SearchPath::kDense}) {
+          RunAndCheck(std::string("ties ") + MetricStr(metric) +
+                          (dtype == DType::kFloat16 ? " f16" : " f32") +
+                          (per_query ? " bitmap" : " bitset"),
+                      path, metric, s, f, queries, nq, k, check, oracle);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
   {
     const uint32_t rows = 200000, dim = 16, k = 32;

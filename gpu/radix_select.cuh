@@ -1,0 +1,89 @@
+// Copyright 2026 The Sieve Authors.
+//
+// Radix-select building blocks shared by the backend's kernels (device code only): one step of
+// an 8-bit radix select done by a whole warp, and the k-th largest 32-bit key of a row done by
+// one CTA.
+
+#ifndef SIEVE_GPU_RADIX_SELECT_CUH_
+#define SIEVE_GPU_RADIX_SELECT_CUH_
+
+#include <cstdint>
+
+namespace sieve::gpu::detail {
+
+// Radix-select step, by one whole warp: the largest digit d of a 256-bin histogram with at least
+// `want` items in bins >= d, and `above`, the items in bins > d. Lane l sums bins
+// 255 - 8l .. 248 - 8l, a scan over the lanes finds the lane holding the crossing, and that lane
+// walks its 8 bins: about 40 dependent steps instead of 256 for one thread (whose walk was most
+// of a 24 µs top-k kernel on the H200, 2026-11-30). Without a crossing (the bins hold fewer than
+// `want`), d = 0 and `above` is the total, as the walk of one thread would give.
+__device__ __forceinline__ void HighDigit(const uint32_t* hist, int want, int* digit, int* above) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  int local = 0;
+#pragma unroll
+  for (int b = 0; b < 8; ++b) local += static_cast<int>(hist[255 - 8 * lane - b]);
+  int incl = local;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const int x = __shfl_up_sync(kAll, incl, off);
+    if (lane >= off) incl += x;
+  }
+  const unsigned crossing = __ballot_sync(kAll, incl >= want);
+  const int owner = crossing != 0 ? __ffs(crossing) - 1 : 31;
+  int d = 0, cum = incl - local;
+  if (lane == owner) {
+    bool found = false;
+    for (int b = 0; b < 8 && !found; ++b) {
+      const int bin = 255 - 8 * lane - b;
+      const int h = static_cast<int>(hist[bin]);
+      if (cum + h >= want) {
+        d = bin;
+        found = true;
+      } else {
+        cum += h;
+      }
+    }
+  }
+  *digit = __shfl_sync(kAll, d, owner);
+  *above = __shfl_sync(kAll, cum, owner);
+}
+
+// The k-th largest (1-based, k <= n) of the n keys key(i), i < n, by the whole CTA (blockDim.x
+// a multiple of 32): four 8-bit passes over the keys, each counting those that match the digits
+// found so far. `hist` is 256 words of shared memory; every thread gets the result.
+template <typename KeyOf>
+__device__ uint32_t BlockKthLargest(int64_t n, int k, KeyOf key, uint32_t* hist) {
+  __shared__ uint32_t s_prefix;
+  __shared__ int s_want;
+  if (threadIdx.x == 0) {
+    s_prefix = 0;
+    s_want = k;
+  }
+  for (int pass = 0; pass < 4; ++pass) {
+    const int shift = 24 - 8 * pass;
+    for (int t = threadIdx.x; t < 256; t += blockDim.x) hist[t] = 0;
+    __syncthreads();  // the histogram is clear; s_prefix and s_want are the last pass's
+    const uint32_t prefix = s_prefix;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const uint32_t u = key(i);
+      if (pass == 0 || (u >> (shift + 8)) == prefix) atomicAdd(&hist[(u >> shift) & 255u], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      const int want = s_want;
+      int digit = 0, above = 0;
+      HighDigit(hist, want, &digit, &above);
+      if (threadIdx.x == 0) {
+        s_want = want - above;
+        s_prefix = (prefix << 8) | static_cast<uint32_t>(digit);
+      }
+    }
+    __syncthreads();
+  }
+  return s_prefix;
+}
+
+}  // namespace sieve::gpu::detail
+
+#endif  // SIEVE_GPU_RADIX_SELECT_CUH_
