@@ -31,8 +31,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -151,73 +149,6 @@ __device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint3
   }
 }
 
-// Hopper's warpgroup MMA (sm_90a only: the arch-specific target; see gpu/CMakeLists.txt). The
-// device code exists only where __CUDA_ARCH_FEAT_SM90_ALL says the instructions do.
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define SIEVE_WGMMA_DEVICE 1
-#endif
-
-// Orders this thread's earlier shared-memory writes (st.shared, cp.async) before later reads by
-// the async proxy (wgmma operands).
-__device__ __forceinline__ void FenceProxyAsync() {
-#ifdef SIEVE_WGMMA_DEVICE
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-
-// A shared-memory matrix descriptor without swizzle: the operand is made of 8 × 16-byte core
-// matrices (128 contiguous bytes each); lbo: bytes between core matrices adjacent in K, sbo:
-// between those adjacent in M (or N).
-__device__ __forceinline__ uint64_t WgmmaDesc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
-  return static_cast<uint64_t>((smem_addr & 0x3ffffu) >> 4) |
-         (static_cast<uint64_t>(lbo >> 4) << 16) | (static_cast<uint64_t>(sbo >> 4) << 32);
-}
-
-// Keeps the compiler from moving accesses of the accumulators across wgmma's asynchrony.
-__device__ __forceinline__ void FenceOperands(float (&d)[16]) {
-#pragma unroll
-  for (int i = 0; i < 16; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-__device__ __forceinline__ void WgmmaFence() {
-#ifdef SIEVE_WGMMA_DEVICE
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void WgmmaCommitAndWait() {
-#ifdef SIEVE_WGMMA_DEVICE
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#endif
-}
-
-// d (64 × 32, float32; this thread's 16) = A · Bᵀ (+ d when accumulate): A 64 × 16 and B 32 × 16,
-// both K-major in shared memory (descriptors da, db).
-template <typename T>
-__device__ __forceinline__ void WgmmaM64N32K16(float (&d)[16], uint64_t da, uint64_t db,
-                                               int accumulate) {
-#ifdef SIEVE_WGMMA_DEVICE
-#define SIEVE_WGMMA_ASM(TYPE)                                                                  \
-  asm volatile(                                                                                \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                              \
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " "                          \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, "   \
-      "1, 1, 0, 0;\n}\n"                                                                        \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),   \
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),             \
-        "+f"(d[13]), "+f"(d[14]), "+f"(d[15])                                                   \
-      : "l"(da), "l"(db), "r"(accumulate))
-  if constexpr (std::is_same_v<T, __half>) {
-    SIEVE_WGMMA_ASM("f16");
-  } else {
-    SIEVE_WGMMA_ASM("bf16");
-  }
-#undef SIEVE_WGMMA_ASM
-#else
-  __trap();
-#endif
-}
-
 // ---------------------------------------------------------------------------------------------
 // Kernel arguments (by value) and per-CTA shared state.
 
@@ -302,10 +233,8 @@ struct Lane {
   __device__ Lane() {
     warp = threadIdx.x >> 5;
     lane = threadIdx.x & 31;
-    // Warps 0-3 take keys 0-31 of a page, warps 4-7 keys 32-63: a warpgroup shares its keys,
-    // as WgmmaCore's B operand needs (the other cores do not care).
-    wm = warp & 3;
-    wn = warp >> 2;
+    wm = warp >> 1;
+    wn = warp & 1;
     g = lane >> 2;
     q = lane & 3;
   }
@@ -758,176 +687,6 @@ struct MmaCore {
 #pragma unroll
         for (int c = 0; c < 2; ++c) xn[j][c] = ns[L.Col(j, c)];
       f(p, v, xn);
-    }
-    CpAsyncWait<0>();
-    __syncthreads();
-  }
-};
-
-// ---------------------------------------------------------------------------------------------
-// The warpgroup-MMA core (sm_90a): float16 / bfloat16 keys, dim % 8 == 0, dim <= DMAX. The same
-// work and score layout as MmaCore, with the products from wgmma instead of mma.sync: the tensor
-// cores read both operands from shared memory (no ldmatrix), and a warp issues 2 · DMAX/16
-// instructions a page instead of 4 · DMAX/16 mma + 2 · DMAX/16 ldmatrix. mma.sync left the kernel
-// issue-bound at 1.40 ms for 10M keys (about 430 instructions a warp and page, H200,
-// 2026-11-30).
-//
-// Warpgroup wn (warps 4 wn .. 4 wn + 3) multiplies all 128 query rows by keys wn·32 .. wn·32 + 31
-// of the page, as two m64n32 products (i = 0, 1). Product i's A operand holds the 64 rows
-// wm·32 + i·16 + [0, 16) for wm = 0..3, so warp wm of the group gets rows wm·32 + i·16 + h·8 + g
-// and keys wn·32 + j·8 + 2q + c in accumulator element 4j + 2h + c: exactly v[i][j][2h + c] of
-// the shared layout.
-//
-// Shared memory holds both operands K-major as 8 × 16-byte core matrices, without swizzle: the
-// 16-byte chunk c (dims 8c .. 8c + 7) of operand row n sits at ((n / 8) · DMAX/8 + c) · 128 +
-// (n % 8) · 16, so core matrices adjacent in K are 128 bytes apart (LBO) and those adjacent in
-// rows DMAX · 2 bytes (SBO). A full page is copied with chunk i of thread t = i mod 256 going to
-// byte 16 i: key 8 (i / DMAX) + i mod 8, chunk (i / 8) mod (DMAX / 8), so a warp writes 512
-// contiguous bytes and reads 64 contiguous bytes of each of 8 keys.
-template <typename T, int DMAX>
-struct WgmmaCore {
-  using Type = T;
-  static constexpr int kStages = 3;
-  static constexpr int kMinBlocks = DMAX <= 128 ? 2 : 1;
-  static constexpr int kChunks = DMAX / 8;        // 16-byte chunks a row
-  static constexpr int kBlockBytes = kChunks * 128;  // 8 operand rows (SBO)
-  static constexpr int kStageBytes = kKeys * DMAX * static_cast<int>(sizeof(T));
-  static constexpr int kSteps = DMAX / 16;
-  static_assert(DMAX >= 64 && DMAX <= 256 && DMAX % 64 == 0, "64, 128 or 256 dims");
-  static size_t SmemBytes() {
-    return static_cast<size_t>(kRows) * DMAX * sizeof(T) +
-           kStages * (static_cast<size_t>(kStageBytes) + kKeys * sizeof(float));
-  }
-
-  unsigned char* qs;    // the query tile, as two A operands of 64 rows
-  unsigned char* keys;  // kStages pages
-  float* norms;
-  int steps;
-
-  // Byte offset of chunk c of operand row n.
-  static __device__ __forceinline__ int Offset(int n, int c) {
-    return ((n >> 3) * kChunks + c) * 128 + (n & 7) * 16;
-  }
-
-  __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
-    qs = smem;
-    keys = qs + kRows * DMAX * sizeof(T);
-    norms = reinterpret_cast<float*>(keys + kStages * kStageBytes);
-    steps = (a.dim + 15) / 16;
-    const int vecs = a.dim / 8;
-    // Chunks [dim / 8, DMAX / 8) of every key buffer are zero (cp.async never writes them).
-    if (vecs < kChunks) {
-      const int pad = kChunks - vecs;
-      for (int t = threadIdx.x; t < kStages * kKeys * pad; t += blockDim.x) {
-        const int n = (t / pad) % kKeys, c = vecs + t % pad;
-        *reinterpret_cast<uint4*>(keys + (t / pad / kKeys) * kStageBytes + Offset(n, c)) =
-            make_uint4(0, 0, 0, 0);
-      }
-    }
-    // The query tile, zero past num_rows and dim: row r = 32 wm + 16 i + x is row 16 wm + x of
-    // operand i.
-    const T* q = static_cast<const T*>(a.queries);
-    for (int t = threadIdx.x; t < kRows * kChunks; t += blockDim.x) {
-      const int r = t / kChunks, c = t % kChunks;
-      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
-      uint4 x = make_uint4(0, 0, 0, 0);
-      if (row < a.num_rows && c < vecs) {
-        x = *reinterpret_cast<const uint4*>(q + row * a.dim + c * 8);
-      }
-      const int i = (r >> 4) & 1, n = ((r >> 5) << 4) | (r & 15);
-      *reinterpret_cast<uint4*>(qs + i * 8 * kBlockBytes + Offset(n, c)) = x;
-    }
-    FenceProxyAsync();
-  }
-
-  struct Src {
-    const T* rows;
-    int32_t page;
-  };
-  __device__ Src SrcOf(const KernelArgs& a, const int32_t* table, int p) const {
-    const int32_t page = __ldg(table + p);
-    return Src{PagePtr<T>(a, page), page};
-  }
-
-  __device__ void Issue(const KernelArgs& a, Src from, int stage) {
-    unsigned char* dst = keys + stage * kStageBytes;
-    const int t = static_cast<int>(threadIdx.x);
-    if (a.dim == DMAX) {
-      // Chunk i = t + 256 u: key 8 (i / DMAX) + i mod 8, chunk (i / 8) mod kChunks, byte 16 i;
-      // u adds 256 / (8 kChunks) key blocks, 2,048 elements of the page.
-      constexpr int kPerThread = kKeys * kChunks / kThreads;
-      const int n = ((t / (8 * kChunks)) << 3) | (t & 7);
-      const int c = (t >> 3) % kChunks;
-      const T* s = from.rows + n * DMAX + c * 8;
-      unsigned char* d = dst + 16 * t;
-#pragma unroll
-      for (int u = 0; u < kPerThread; ++u) CpAsync16(d + 16 * kThreads * u, s + 2048 * u);
-    } else {
-      const int vecs = a.dim / 8;
-      for (int i = t; i < kKeys * vecs; i += kThreads) {
-        const int n = i / vecs, c = i - n * vecs;
-        CpAsync16(dst + Offset(n, c), from.rows + static_cast<int64_t>(n) * a.dim + c * 8);
-      }
-    }
-    if (t < kKeys / 4) {
-      CpAsync16(norms + stage * kKeys + t * 4,
-                a.key_norms + static_cast<int64_t>(from.page) * kKeys + t * 4);
-    }
-  }
-
-  // Calls f(p, v, xn) for every page p in [p0, p1): v holds the page's dot products.
-  template <typename F>
-  __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
-                        F&& f) {
-    if (p0 >= p1) return;
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (p0 + s < p1) Issue(a, SrcOf(a, table, p0 + s), s);
-      CpAsyncCommit();
-    }
-    Src ahead{nullptr, 0};
-    if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
-    const uint32_t q_addr = SmemAddr(qs);
-    const uint64_t da0 = WgmmaDesc(q_addr, 128, kBlockBytes);
-    const uint64_t da1 = WgmmaDesc(q_addr + 8 * kBlockBytes, 128, kBlockBytes);
-    const uint32_t k_addr = SmemAddr(keys) + L.wn * 4 * kBlockBytes;
-    float v[2][4][4];
-    ZeroTile(v);
-    float(&v0)[16] = reinterpret_cast<float(&)[16]>(v[0]);
-    float(&v1)[16] = reinterpret_cast<float(&)[16]>(v[1]);
-    int stage = 0;
-    for (int p = p0; p < p1; ++p) {
-      CpAsyncWait<kStages - 2>();
-      FenceProxyAsync();
-      __syncthreads();  // page p is in; every warp is done with page p - 1
-      const int next = p + kStages - 1;
-      const int next_stage = stage == 0 ? kStages - 1 : stage - 1;
-      if (next < p1) Issue(a, ahead, next_stage);
-      CpAsyncCommit();
-      if (next + 1 < p1) ahead = SrcOf(a, table, next + 1);
-      const uint64_t db = WgmmaDesc(k_addr + stage * kStageBytes, 128, kBlockBytes);
-      FenceOperands(v0);
-      FenceOperands(v1);
-      WgmmaFence();
-      // Every step, also those past dim (zero chunks): a branch between two wgmma makes the
-      // compiler fence each of them. 16 dims = two core matrices in K = 256 bytes = 16 in the
-      // descriptor's address field.
-#pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        WgmmaM64N32K16<T>(v0, da0 + 16 * s, db + 16 * s, s);
-        WgmmaM64N32K16<T>(v1, da1 + 16 * s, db + 16 * s, s);
-      }
-      WgmmaCommitAndWait();
-      FenceOperands(v0);
-      FenceOperands(v1);
-      float xn[4][2];
-      const float* ns = norms + stage * kKeys;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) xn[j][c] = ns[L.Col(j, c)];
-      f(p, v, xn);
-      stage = stage + 1 == kStages ? 0 : stage + 1;
     }
     CpAsyncWait<0>();
     __syncthreads();
@@ -1503,35 +1262,8 @@ bool UsesMma(const PagedKeys& keys) {
   return keys.type != KeyType::kFloat32 && keys.dim % 8 == 0 && keys.dim <= 256;
 }
 
-// Whether the float16 / bfloat16 kernel is WgmmaCore's: this library carries sm_90a code
-// (SIEVE_TS_SM90A, see gpu/CMakeLists.txt), the current device is compute capability 9.0, and
-// SIEVE_GPU_WGMMA is not 0 (read at every launch: tests and benchmarks compare both kernels).
-bool UseWgmma() {
-#ifdef SIEVE_TS_SM90A
-  const char* env = std::getenv("SIEVE_GPU_WGMMA");
-  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();  // leave no sticky error behind for the caller's next check
-    return false;
-  }
-  return major == 9 && minor == 0;
-#else
-  return false;
-#endif
-}
-
 template <typename T>
 Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
-#ifdef SIEVE_TS_SM90A
-  if (UseWgmma()) {
-    if (k.dim <= 64) return Launch<WgmmaCore<T, 64>>(k, tiles, stream);
-    if (k.dim <= 128) return Launch<WgmmaCore<T, 128>>(k, tiles, stream);
-    return Launch<WgmmaCore<T, 256>>(k, tiles, stream);
-  }
-#endif
   if (k.dim <= 32) return Launch<MmaCore<T, 32>>(k, tiles, stream);
   if (k.dim <= 64) return Launch<MmaCore<T, 64>>(k, tiles, stream);
   if (k.dim <= 128) return Launch<MmaCore<T, 128>>(k, tiles, stream);
@@ -1541,16 +1273,7 @@ Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
 }  // namespace
 
 const char* ThresholdSelectKernelName(const PagedKeys& keys) {
-  if (!UsesMma(keys)) return "simt";
-  return UseWgmma() ? "wgmma" : "mma";
-}
-
-bool ThresholdSelectHasWgmma() {
-#ifdef SIEVE_TS_SM90A
-  return true;
-#else
-  return false;
-#endif
+  return UsesMma(keys) ? "mma" : "simt";
 }
 
 Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {

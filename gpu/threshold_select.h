@@ -149,13 +149,8 @@ struct ThresholdSelectArgs {
 // that break the contract (named in the message); Internal for a CUDA launch failure.
 Status ThresholdSelect(const ThresholdSelectArgs& args, void* stream);
 
-// Which kernel ThresholdSelect uses for these keys on the current device: "wgmma" (float16 or
-// bfloat16 keys, dim % 8 == 0, dim <= 256, on a compute capability 9.0 device with a library
-// built for sm_90a, unless SIEVE_GPU_WGMMA=0), "mma" (the same keys otherwise) or "simt".
+// Which kernel ThresholdSelect uses for these keys: "mma" or "simt".
 const char* ThresholdSelectKernelName(const PagedKeys& keys);
-
-// Whether this library was built with the sm_90a (wgmma) kernel.
-bool ThresholdSelectHasWgmma();
 
 // The true score of a stored slot value of a row whose threshold is `threshold`.
 inline float DecodeScore(float stored, float threshold) {
