@@ -2058,11 +2058,12 @@ class DeviceRun {
     a.top_k = k;
 
     // (1) The levels; after each, its top-k (whose k-th best is the next threshold, and after
-    // the last, the top of the band).
+    // the last, the top of the band). Every row sees every column; a level's prefix is its
+    // max_context (the kernel sees min(row end, max_context)).
+    detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
+        row_ends.get(), m, static_cast<int32_t>(ends.back()));
+    SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
     for (size_t level = 0; level < ends.size(); ++level) {
-      detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
-          row_ends.get(), m, static_cast<int32_t>(ends[level]));
-      SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
       a.max_context = static_cast<uint32_t>(ends[level]);
       a.capacity = static_cast<uint32_t>(caps[level]);
       SIEVE_RETURN_IF_ERROR(ThresholdSelect(a, stream_));

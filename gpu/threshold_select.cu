@@ -304,8 +304,9 @@ struct Stager {
   int n;  // entries staged (warp-uniform)
 };
 
-// Reserves the slots of every staged entry (one atomic each, kFlushBatch in flight a lane) and writes
-// them; the buffer is empty afterwards. Called by every lane of the warp.
+// Reserves the slots of every staged entry (one atomic per row and kind among 32 entries,
+// kFlushBatch rounds in flight) and writes them; the buffer is empty afterwards. Called by every
+// lane of the warp.
 __device__ __forceinline__ void Flush(const KernelArgs& a, RowState& st, int tile, const Lane& L,
                                       Stager& sg) {
   __syncwarp();
@@ -314,17 +315,25 @@ __device__ __forceinline__ void Flush(const KernelArgs& a, RowState& st, int til
   int2* const base = reinterpret_cast<int2*>(a.candidates);
   const int64_t ld = static_cast<int64_t>(a.top_k) + a.capacity;
   for (int e0 = 0; e0 < sg.n; e0 += kFlushBatch * 32) {
+    // Entries of one row and kind among the warp's 32 share one atomic (its leader's): dense
+    // pages stage several a row.
     int32_t at[kFlushBatch];
     uint32_t tag[kFlushBatch];
 #pragma unroll
     for (int u = 0; u < kFlushBatch; ++u) {
       const int e = e0 + u * 32 + L.lane;
-      at[u] = -1;
-      if (e < sg.n) {
-        tag[u] = tags[e];
+      const bool valid = e < sg.n;
+      tag[u] = valid ? tags[e] : 0x100u + L.lane;  // invalid lanes match nobody
+      const uint32_t peers = __match_any_sync(kFull, tag[u]);
+      const int leader = __ffs(peers) - 1;
+      int32_t first = 0;
+      if (valid && L.lane == leader) {
         const int32_t row = tile * kRows + static_cast<int32_t>(tag[u] & 0x7fu);
-        at[u] = atomicAdd(a.counters + 2 * row + static_cast<int32_t>(tag[u] >> 7), 1);
+        first = atomicAdd(a.counters + 2 * row + static_cast<int32_t>(tag[u] >> 7),
+                          __popc(peers));
       }
+      at[u] = __shfl_sync(kFull, first, leader) + __popc(peers & ((1u << L.lane) - 1u));
+      if (!valid) at[u] = -1;
     }
 #pragma unroll
     for (int u = 0; u < kFlushBatch; ++u) {
