@@ -393,19 +393,21 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
       }
     }
   }
-  if (!__any_sync(kFull, (cm | tm) != 0)) return;
-  // Staged: this lane's entries go after those of the lanes below it.
+  // Staged: this lane's entries (0 to 8) go after those of the lanes below it. The prefix sum
+  // comes from one ballot per bit of the count, independent of each other, instead of a chain
+  // of five shuffles: a page with a hit keeps the CTA's other warps waiting at the next barrier
+  // for as long as this path takes.
   const int mine = __popc(cm | tm);
-  int below = mine;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const int x = __shfl_up_sync(kFull, below, d);
-    if (L.lane >= d) below += x;
-  }
-  const int total = __shfl_sync(kFull, below, 31);
+  const uint32_t b0 = __ballot_sync(kFull, mine & 1), b1 = __ballot_sync(kFull, mine & 2);
+  const uint32_t b2 = __ballot_sync(kFull, mine & 4), b3 = __ballot_sync(kFull, mine & 8);
+  if ((b0 | b1 | b2 | b3) == 0) return;
+  const uint32_t lt = (1u << L.lane) - 1u;
+  const int below = __popc(b0 & lt) + 2 * __popc(b1 & lt) + 4 * __popc(b2 & lt) +
+                    8 * __popc(b3 & lt);
+  const int total = __popc(b0) + 2 * __popc(b1) + 4 * __popc(b2) + 8 * __popc(b3);
   if (sg.n + total > kStageCap) Flush(a, st, tile, L, sg);
   if (total <= kStageCap) {
-    int at = sg.n + below - mine;
+    int at = sg.n + below;
     const uint8_t tag = static_cast<uint8_t>(r);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
