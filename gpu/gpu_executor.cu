@@ -467,7 +467,7 @@ struct CandidateArgs {
   int64_t col_base;
   const uint32_t* filter;     // nullable: bit words; query q's start at q * filter_stride
   int64_t filter_stride;
-  int metric;
+  int metric;                 // CandidateKernel's is its template argument (see its launcher)
   bool select_min;
   float err_rel;              // |d - exact| <= err_rel * |q||x| (× 2 for l2; cosine: err_rel)
   const float* thresh;        // m
@@ -482,74 +482,164 @@ __device__ __forceinline__ uint32_t ColumnId(const CandidateArgs& a, int64_t j) 
   return a.col_ids != nullptr ? a.col_ids[a.col_base + j] : static_cast<uint32_t>(a.col_base + j);
 }
 
-// Four columns a thread (dots and positional norms read as float4 where they are whole), one
-// atomic a warp: a thread per column left the kernel bound by the latency of 31 short waves
-// (0.08 ms for 100 queries × 84k columns on the H200, 2026-11-30).
+// The candidate scan was bound by latency, with too few loads in flight. With a thread per group
+// of four columns (one float4 of dots, one of positional norms) and one atomic a warp, 100
+// queries × 100,000 columns (a 40 MB tile, grid (98, 100)) took 63 µs, 0.63 TB/s (H200,
+// 2026-11-30): 9,800 short blocks, 6 resident an SM at 40 registers, some 12 waves (a thread per
+// column had been bound the same way by 31 waves). So a thread takes kCandUnroll groups an
+// iteration and issues every load of them (dots, positional norms, the ordinals and filter words
+// the test needs) before it uses any, and the warp does one scan and one atomic for all of them:
+// an SM holds 2× (over col_ids, 3 blocks) to 2.7× (4 blocks) the bytes of dots in flight, and
+// that shape is 2,500 blocks. A thread's groups lie a layer apart (a layer: one group for every
+// thread of the query's blocks, gridDim.x × kCandLayerCols columns), so each load of a warp is
+// one contiguous 512-byte run, and CandidateGridX can widen the grid when few queries would
+// leave SMs idle: the extra blocks only leave the last layers empty. The metric is a template
+// parameter so that the per-column arithmetic has no branches (sqrtf(qn2) is computed once; about
+// 25 instructions a column remain, mostly sqrtf(xn2)). kCandUnroll = 4 (16 columns, 64 bytes of
+// dots a thread) is not yet measured against 2 or 8.
 constexpr int kCandVec = 4;
+constexpr int kCandUnroll = 4;
+constexpr int kCandThreads = 256;
+constexpr int64_t kCandLayerCols = int64_t{kCandThreads} * kCandVec;
+// Blocks an SM holds: the registers are capped for 4 (64 a thread) over ordinals col_base + j
+// and 3 (80) over col_ids, which hold more loads in flight (ordinals, scattered filter words).
+// Without the cap ptxas took up to 110 registers (2 blocks an SM); with it, at most 8 bytes
+// spill, outside the loads (CUDA 13.0, sm_90).
+constexpr int kCandBlocksPerSm = 4;
+constexpr int kCandGatherBlocksPerSm = 3;
 
-__global__ void __launch_bounds__(256) CandidateKernel(CandidateArgs a) {
+// Launched with kCandThreads threads a block (LaunchCandidateKernel): the layout assumes it.
+template <int kMetric, bool kGather>
+__global__ void __launch_bounds__(kCandThreads, kGather ? kCandGatherBlocksPerSm : kCandBlocksPerSm)
+    CandidateKernel(CandidateArgs a) {
+  constexpr int kCols = kCandVec * kCandUnroll;  // a thread's columns an iteration
   const int q = blockIdx.y;
   const int lane = threadIdx.x & 31;
   const float t = a.thresh[q];
   const float qn2 = a.q_sq_norms[q];
   const float* dots = a.dots + static_cast<int64_t>(q) * a.ld;
-  const bool by_pos = a.pos_sq_norms != nullptr;
-  const float* pos_norms = by_pos ? a.pos_sq_norms + a.col_base : nullptr;
-  const bool vec_norms = by_pos && (reinterpret_cast<uintptr_t>(pos_norms) & 15) == 0;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kCandVec;
-  for (int64_t j0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kCandVec;
-       j0 - static_cast<int64_t>(lane) * kCandVec < a.n_cols; j0 += step) {
-    // dots rows are 16-byte aligned (ld is a multiple of 32 floats).
-    float dv[kCandVec], xv[kCandVec];
-    const bool whole = j0 + kCandVec <= a.n_cols;
-    if (whole) {
-      const float4 d4 = *reinterpret_cast<const float4*>(dots + j0);
-      dv[0] = d4.x; dv[1] = d4.y; dv[2] = d4.z; dv[3] = d4.w;
-    } else {
+  const uint32_t* filter = a.filter != nullptr ? a.filter + q * a.filter_stride : nullptr;
+  // kGather: column j is ordinal col_ids[col_base + j] (col_ids is set), else col_base + j.
+  // Norms by position where they can be: a gathered block's, or the resident rows' when column
+  // j is ordinal col_base + j (the same values as by ordinal, read in order). Otherwise by
+  // ordinal, and then only for columns that pass the filter (scattered reads).
+  const float* norms = a.pos_sq_norms != nullptr ? a.pos_sq_norms + a.col_base
+                       : !kGather                ? a.x_sq_norms + a.col_base
+                                                 : nullptr;
+  const bool vec_norms = norms != nullptr && (reinterpret_cast<uintptr_t>(norms) & 15) == 0;
+  const uint32_t* ids = kGather ? a.col_ids + a.col_base : nullptr;
+  const bool vec_ids = kGather && (reinterpret_cast<uintptr_t>(ids) & 15) == 0;
+  // Ordinals from col_ids are read before the test only for the filter or norms by ordinal;
+  // otherwise only those of kept columns, after the atomic.
+  const bool early_ids = kGather && (filter != nullptr || norms == nullptr);
+  const int64_t layer = static_cast<int64_t>(gridDim.x) * kCandLayerCols;
+  // This warp's first column in the first layer of an iteration: the loop test on it is
+  // warp-uniform, so every lane takes part in the shuffles.
+  const int64_t warp_col =
+      static_cast<int64_t>(blockIdx.x) * kCandLayerCols + (threadIdx.x - lane) * kCandVec;
+  for (int64_t it = 0; it + warp_col < a.n_cols; it += kCandUnroll * layer) {
+    // Column c of this thread (c = u * kCandVec + e: element e of group u).
+    auto col = [&](int c) {
+      return it + (c / kCandVec) * layer + warp_col + lane * kCandVec + c % kCandVec;
+    };
+    // The ordinal of column c, where it is not read from col_ids.
+    auto ordinal = [&](int c) { return static_cast<uint32_t>(a.col_base + col(c)); };
+    float dv[kCols], xv[kCols];
+    uint32_t id[kCols];
+    uint32_t in = 0;  // bit c: column c lies before n_cols
+    // dots rows are 16-byte aligned (ld is a multiple of 32 floats), and so is every group.
 #pragma unroll
-      for (int e = 0; e < kCandVec; ++e) dv[e] = j0 + e < a.n_cols ? dots[j0 + e] : 0.0f;
-    }
-    uint32_t id[kCandVec];
-    bool pass[kCandVec];
+    for (int u = 0; u < kCandUnroll; ++u) {
+      const int c0 = u * kCandVec;
+      const int64_t j0 = col(c0);
+      const int64_t left = a.n_cols - j0;
+      const bool whole = left >= kCandVec;
+      in |= (whole ? (1u << kCandVec) - 1 : left > 0 ? (1u << left) - 1 : 0u) << c0;
+      if (whole) {
+        const float4 d4 = *reinterpret_cast<const float4*>(dots + j0);
+        dv[c0] = d4.x; dv[c0 + 1] = d4.y; dv[c0 + 2] = d4.z; dv[c0 + 3] = d4.w;
+      } else {
 #pragma unroll
-    for (int e = 0; e < kCandVec; ++e) {
-      const int64_t j = j0 + e;
-      pass[e] = j < a.n_cols;
-      id[e] = 0;
-      if (pass[e] && (!by_pos || a.filter != nullptr)) {
-        id[e] = ColumnId(a, j);
+        for (int e = 0; e < kCandVec; ++e) dv[c0 + e] = e < left ? dots[j0 + e] : 0.0f;
+      }
+      if (early_ids) {
+        if (whole && vec_ids) {
+          const uint4 i4 = *reinterpret_cast<const uint4*>(ids + j0);
+          id[c0] = i4.x; id[c0 + 1] = i4.y; id[c0 + 2] = i4.z; id[c0 + 3] = i4.w;
+        } else {
+#pragma unroll
+          for (int e = 0; e < kCandVec; ++e) id[c0 + e] = e < left ? ids[j0 + e] : 0u;
+        }
+      } else if (!kGather) {
+#pragma unroll
+        for (int e = 0; e < kCandVec; ++e) id[c0 + e] = ordinal(c0 + e);
+      }
+      if (norms != nullptr) {
+        if (whole && vec_norms) {
+          const float4 x4 = *reinterpret_cast<const float4*>(norms + j0);
+          xv[c0] = x4.x; xv[c0 + 1] = x4.y; xv[c0 + 2] = x4.z; xv[c0 + 3] = x4.w;
+        } else {
+#pragma unroll
+          for (int e = 0; e < kCandVec; ++e) xv[c0 + e] = e < left ? norms[j0 + e] : 0.0f;
+        }
       }
     }
-    if (a.filter != nullptr) {
+    // Bit c: column c is in range and passes the filter (TestBit of its ordinal). The words
+    // are all read before any is used.
+    uint32_t pass = in;
+    if (!kGather && filter != nullptr) {
+      // Ordinals col_base + j: a group's bits lie in the words of its first and last ordinal
+      // in range (one word unless the group straddles a word boundary).
+      uint32_t lo[kCandUnroll], hi[kCandUnroll];
 #pragma unroll
-      for (int e = 0; e < kCandVec; ++e) {
-        pass[e] = pass[e] && TestBit(a.filter + q * a.filter_stride, id[e]);
+      for (int u = 0; u < kCandUnroll; ++u) {
+        const int n_in = __popc((in >> (u * kCandVec)) & ((1u << kCandVec) - 1));
+        const uint32_t first = id[u * kCandVec];
+        lo[u] = n_in > 0 ? filter[first >> 5] : 0u;
+        hi[u] = n_in > 0 ? filter[(first + n_in - 1) >> 5] : 0u;
       }
-    }
-    if (whole && vec_norms) {
-      const float4 x4 = *reinterpret_cast<const float4*>(pos_norms + j0);
-      xv[0] = x4.x; xv[1] = x4.y; xv[2] = x4.z; xv[3] = x4.w;
-    } else {
+      uint32_t bits = 0;
 #pragma unroll
-      for (int e = 0; e < kCandVec; ++e) {
-        xv[e] = !pass[e] ? 0.0f : by_pos ? pos_norms[j0 + e] : a.x_sq_norms[id[e]];
+      for (int u = 0; u < kCandUnroll; ++u) {
+        const uint32_t w = __funnelshift_r(lo[u], hi[u], id[u * kCandVec] & 31u);
+        bits |= (w & ((1u << kCandVec) - 1)) << (u * kCandVec);
       }
-    }
-    bool take[kCandVec];
-    float d[kCandVec];
-    int mine = 0;
+      pass &= bits;
+    } else if (kGather && filter != nullptr) {
+      uint32_t w[kCols];
 #pragma unroll
-    for (int e = 0; e < kCandVec; ++e) {
-      const float xn2 = xv[e];
-      d[e] = FinishDistance(a.metric, dv[e] * a.scale, qn2, xn2);
+      for (int c = 0; c < kCols; ++c) w[c] = (in >> c) & 1u ? filter[id[c] >> 5] : 0u;
+      uint32_t bits = 0;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) bits |= ((w[c] >> (id[c] & 31u)) & 1u) << c;
+      pass &= bits;
+    }
+    if (kGather && norms == nullptr) {
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) xv[c] = (pass >> c) & 1u ? a.x_sq_norms[id[c]] : 0.0f;
+    }
+    uint32_t take = 0;
+    float d[kCols];
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      // The products are rounded as written (__fmul_rn), as they were while the metric was a
+      // runtime value: with it known, nvcc fused err's product into the test's addition for
+      // ip (fma(-|q||x|, err_rel, d) in the SASS), which can flip a column at the margin.
+      const float xn2 = xv[c];
+      d[c] = FinishDistance(kMetric, __fmul_rn(dv[c], a.scale), qn2, xn2);
       float err = a.err_rel;
-      if (a.metric != static_cast<int>(Metric::kCosine)) err *= sqrtf(qn2) * sqrtf(xn2);
+      if (kMetric != static_cast<int>(Metric::kCosine)) {
+        err = __fmul_rn(err, sqrtf(qn2) * sqrtf(xn2));
+      }
       // l2 also rounds qn2 + xn2 - 2·dot: allow a few ulps of the norms' sum.
-      if (a.metric == static_cast<int>(Metric::kL2)) err = 2.0f * err + 0x1p-20f * (qn2 + xn2);
-      take[e] = pass[e] && (a.select_min ? (d[e] - err <= t) : (d[e] + err >= t));
-      mine += take[e];
+      if (kMetric == static_cast<int>(Metric::kL2)) err = 2.0f * err + 0x1p-20f * (qn2 + xn2);
+      const bool keep = a.select_min ? (d[c] - err <= t) : (d[c] + err >= t);
+      take |= (keep ? 1u : 0u) << c;
     }
-    // One atomic a warp: the lanes below this one and this lane's earlier columns go first.
+    take &= pass;
+    // One atomic a warp an iteration: the lanes below this one and this lane's earlier columns
+    // go first.
+    const int mine = __popc(take);
     int below = mine;
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
@@ -562,21 +652,67 @@ __global__ void __launch_bounds__(256) CandidateKernel(CandidateArgs a) {
     uint32_t base = 0;
     if (lane == 0) base = atomicAdd(a.counts + q, static_cast<uint32_t>(total));
     base = __shfl_sync(0xffffffffu, base, 0) + static_cast<uint32_t>(below);
+    if (kGather && !early_ids) {
+      // Every ordinal is read before any slot is written, so that the reads overlap.
 #pragma unroll
-    for (int e = 0; e < kCandVec; ++e) {
-      if (!take[e]) continue;
-      if (by_pos && a.filter == nullptr) {
-        id[e] = ColumnId(a, j0 + e);
+      for (int c = 0; c < kCols; ++c) {
+        if ((take >> c) & 1u) id[c] = ids[col(c)];
       }
+    }
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      if (!((take >> c) & 1u)) continue;
       if (base < a.cap) {
-        a.cand_ids[static_cast<int64_t>(q) * a.cap + base] = id[e];
-        a.cand_vals[static_cast<int64_t>(q) * a.cap + base] = d[e];
+        a.cand_ids[static_cast<int64_t>(q) * a.cap + base] = id[c];
+        a.cand_vals[static_cast<int64_t>(q) * a.cap + base] = d[c];
       }
       ++base;
     }
   }
 }
 
+// Blocks a query for CandidateKernel over n_cols columns and m queries: the fewest whose
+// threads cover every column with kCandUnroll groups each, raised (up to one group a thread)
+// until the m queries' blocks fill each of sm_count SMs once (as many blocks as an SM holds), so
+// that a few queries still spread their loads over the whole GPU. Columns past the grid are
+// taken by later iterations. gather: the columns are col_ids (the kernel's kGather).
+unsigned CandidateGridX(int64_t n_cols, int64_t m, int sm_count, bool gather) {
+  constexpr int64_t kIterCols = kCandUnroll * kCandLayerCols;
+  const int64_t fewest = (n_cols + kIterCols - 1) / kIterCols;
+  const int64_t most = (n_cols + kCandLayerCols - 1) / kCandLayerCols;
+  m = std::max<int64_t>(m, 1);
+  const int64_t per_sm = gather ? kCandGatherBlocksPerSm : kCandBlocksPerSm;
+  const int64_t fill = (int64_t{sm_count} * per_sm + m - 1) / m;
+  const int64_t x = std::max(fewest, std::min(most, fill));
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(x, 65535LL * 16)));
+}
+
+// Launches the CandidateKernel for c's metric and columns (col_ids or not).
+void LaunchCandidateKernel(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
+  constexpr int kL2 = static_cast<int>(Metric::kL2);
+  constexpr int kIp = static_cast<int>(Metric::kInnerProduct);
+  constexpr int kCos = static_cast<int>(Metric::kCosine);
+  const bool gather = c.col_ids != nullptr;
+  if (c.metric == kL2) {
+    if (gather) {
+      CandidateKernel<kL2, true><<<grid, kCandThreads, 0, stream>>>(c);
+    } else {
+      CandidateKernel<kL2, false><<<grid, kCandThreads, 0, stream>>>(c);
+    }
+  } else if (c.metric == kIp) {
+    if (gather) {
+      CandidateKernel<kIp, true><<<grid, kCandThreads, 0, stream>>>(c);
+    } else {
+      CandidateKernel<kIp, false><<<grid, kCandThreads, 0, stream>>>(c);
+    }
+  } else {
+    if (gather) {
+      CandidateKernel<kCos, true><<<grid, kCandThreads, 0, stream>>>(c);
+    } else {
+      CandidateKernel<kCos, false><<<grid, kCandThreads, 0, stream>>>(c);
+    }
+  }
+}
 
 // The float16 candidate scan fused into one kernel: tensor-core dot products of a tile of 128
 // rows with every query of the chunk (high halves, scaled; held in shared memory), then in
@@ -1687,11 +1823,8 @@ class DeviceRun {
         c.n_cols = static_cast<int64_t>(n_tile);
         c.ld = static_cast<int64_t>(ld);
         c.col_base = static_cast<int64_t>(off);
-        dim3 grid(detail::GridFor(static_cast<int64_t>((n_tile + detail::kCandVec - 1) /
-                                                    detail::kCandVec),
-                                  256, 2048),
-                  m);
-        detail::CandidateKernel<<<grid, 256, 0, stream_>>>(c);
+        dim3 grid(detail::CandidateGridX(c.n_cols, m, sm_count_, col_ids != nullptr), m);
+        detail::LaunchCandidateKernel(c, grid, stream_);
         SIEVE_CUDA_CHECK_LAUNCH("CandidateKernel");
         off += n_tile;
       }
@@ -1925,11 +2058,12 @@ class DeviceRun {
     a.top_k = k;
 
     // (1) The levels; after each, its top-k (whose k-th best is the next threshold, and after
-    // the last, the top of the band).
+    // the last, the top of the band). Every row sees every column; a level's prefix is its
+    // max_context (the kernel sees min(row end, max_context)).
+    detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
+        row_ends.get(), m, static_cast<int32_t>(ends.back()));
+    SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
     for (size_t level = 0; level < ends.size(); ++level) {
-      detail::FillIntKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
-          row_ends.get(), m, static_cast<int32_t>(ends[level]));
-      SIEVE_CUDA_CHECK_LAUNCH("FillIntKernel");
       a.max_context = static_cast<uint32_t>(ends[level]);
       a.capacity = static_cast<uint32_t>(caps[level]);
       SIEVE_RETURN_IF_ERROR(ThresholdSelect(a, stream_));

@@ -812,7 +812,7 @@ std::string SweepName(const ::testing::TestParamInfo<SweepParam>& info) {
 INSTANTIATE_TEST_SUITE_P(
     All, ThresholdSelectSweep,
     ::testing::Combine(::testing::Values(KeyType::kFloat16, KeyType::kBFloat16, KeyType::kFloat32),
-                       ::testing::Values(8u, 128u, 256u, 1u, 3u, 130u, 300u),
+                       ::testing::Values(8u, 96u, 128u, 256u, 1u, 3u, 130u, 300u),
                        ::testing::Values(Metric::kL2, Metric::kInnerProduct, Metric::kCosine)),
     SweepName);
 

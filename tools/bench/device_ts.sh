@@ -4,12 +4,14 @@
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
 # Usage: tools/bench/device_ts.sh probe|round|compare|final|sanitize   (logs go to $OUT)
-#   compare: a short round for engine variants (build_variant.sh): each variant's executor,
-#          threshold-select and page-pool tests, the threshold-select kernel bench of this
-#          checkout and every variant, then gather at 0.1 % and 1 % and dense at 100 % timed
-#          for this checkout and every variant alternately (twice each), dense with 3 and 5
-#          threshold levels, the kernels of each variant's gather at 1 % under ncu, and
-#          racecheck + synccheck over ThresholdSelectTest.SanitizerSmall for every build.
+#   compare: a short round for engine variants (build_variant.sh): the executor, threshold-select
+#          and page-pool tests of this checkout and of each variant whose gpu_tests are bundled
+#          (the variants under test; the others are timing baselines), the threshold-select
+#          kernel bench of every build, then gather at 0.1 % and 1 % and dense at 100 % for every
+#          build alternately (twice each), this checkout's dense with 3 and 5 threshold levels,
+#          the kernels of the gather at 1 % under ncu (this checkout and the variants under
+#          test) and of this checkout's dense at 100 %, and racecheck + synccheck over
+#          ThresholdSelectTest.SanitizerSmall.
 #   round: see below (one optimisation round, all in one call). Kernel variants from other
 #          branches (tools/bench/build_variant.sh REV NAME) bundled beside as
 #          NAME-threshold_select_bench / NAME-gpu_paths_bench / NAME-gpu_tests are tested (their
@@ -117,11 +119,11 @@ case "${1:-probe}" in
     echo "compute-sanitizer memcheck exit: $?"; tail -n 4 "$OUT/sanitize.log"
     ;;
   compare)
-    for t in "$B"/*-gpu_tests; do
+    for t in "$B/gpu_tests" "$B"/*-gpu_tests; do
       [ -x "$t" ] || continue
       n=$(basename "$t" -gpu_tests)
       echo "== variant $n gpu_tests" >> "$OUT/tests.log"
-      timeout 150 "$t" --gtest_filter='GpuExecutorTest.*:ThresholdSelectTest.*:PagePoolTest.*' > /tmp/vt.log 2>&1
+      timeout 150 "$t" --gtest_filter='GpuExecutorTest.*:ThresholdSelect*:*ThresholdSelectSweep*:PagePoolTest.*' > /tmp/vt.log 2>&1
       echo "variant $n gpu_tests exit: $?"; cat /tmp/vt.log >> "$OUT/tests.log"
       grep -E "^\[  (PASSED|FAILED) |tests ran" /tmp/vt.log | head -12
     done
@@ -132,7 +134,7 @@ case "${1:-probe}" in
       timeout 100 "$v" --reps 7 --repair-reps 0 >> "$OUT/bench.jsonl" 2>> "$OUT/ts_bench.txt"
       echo "$(basename "$v") exit: $?"
     done
-    [ -s "$OUT/ts_bench.txt" ] && grep -E "^==|b_exact|b_2x|b_select|sample" "$OUT/ts_bench.txt" | cut -c1-200
+    [ -s "$OUT/ts_bench.txt" ] && grep -E "^==|b_exact|b_2x|b_select|sample|kernel |checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
     for round in 1 2; do
       for v in "$B/gpu_paths_bench" "$B"/*-gpu_paths_bench; do
         [ -x "$v" ] || continue
@@ -143,25 +145,30 @@ case "${1:-probe}" in
         echo "$(basename "$v") round $round dense exit: $?"
       done
     done
+    for lv in 3 5; do
+      echo "== gpu_paths_bench SIEVE_GPU_TS_LEVELS=$lv" >> "$OUT/paths.txt"
+      SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_STAGES=1 timeout 40 "$B/gpu_paths_bench" --reps 10 --paths dense --fractions 1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+    done
+    # Kernels of the gather at 1 %: this checkout and the variants under test (those whose
+    # gpu_tests are bundled; the others are timing baselines).
     for v in "$B/gpu_paths_bench" "$B"/*-gpu_paths_bench; do
       [ -x "$v" ] || continue
-      for lv in 3 5; do
-        echo "== $(basename "$v") SIEVE_GPU_TS_LEVELS=$lv" >> "$OUT/paths.txt"
-        SIEVE_GPU_TS_LEVELS=$lv SIEVE_GPU_STAGES=1 timeout 40 "$v" --reps 10 --paths dense --fractions 1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
-      done
-    done
-    for v in "$B"/*-gpu_paths_bench; do
-      [ -x "$v" ] || continue
       n=$(basename "$v" -gpu_paths_bench)
+      [ "$n" = gpu_paths_bench ] || [ -x "$B/$n-gpu_tests" ] || continue
       timeout 100 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
         "$v" --reps 1 --warmup 1 --paths gather --fractions 0.01 --extra-rows '' > "$OUT/kernels_$n.csv" 2> /dev/null
       echo "ncu kernels $n exit: $?"
       python3 tools/bench/ncu_kernels.py "$OUT/kernels_$n.csv" | tee -a "$OUT/paths.txt" | sed -n '/-- per kernel/,$p' | head -14
     done
+    # Every kernel of this checkout's dense search at 100 % (one warm-up, one timed run).
+    timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+      "$B/gpu_paths_bench" --reps 1 --warmup 1 --paths dense --fractions 1.0 --extra-rows '' > "$OUT/kernels_dense.csv" 2> /dev/null
+    echo "ncu kernels dense exit: $?"
+    python3 tools/bench/ncu_kernels.py "$OUT/kernels_dense.csv" | tee -a "$OUT/paths.txt" | awk '$1 >= 77' | head -30
     grep -E "^==|^stages (gather n=100000 |dense n=10000000)|^[01]" "$OUT/paths.txt" | cut -c1-260
     ls "$OUT"/kernels_*.csv > /dev/null 2>&1 && tar -czf "$OUT/kernels.tgz" -C "$OUT" $(cd "$OUT" && ls kernels_*.csv) && rm -f "$OUT"/kernels_*.csv
-    # racecheck + synccheck over SanitizerSmall, for this checkout and every variant.
-    for t in "$B/gpu_tests" "$B"/*-gpu_tests; do
+    # racecheck + synccheck over SanitizerSmall (this checkout's threshold select).
+    for t in "$B/gpu_tests"; do
       for tool in racecheck synccheck; do
         timeout 100 compute-sanitizer --tool $tool --error-exitcode 3 "$t" \
           --gtest_filter='ThresholdSelectTest.SanitizerSmall' > /tmp/san.log 2>&1
