@@ -119,6 +119,10 @@ case "${1:-probe}" in
     echo "compute-sanitizer memcheck exit: $?"; tail -n 4 "$OUT/sanitize.log"
     ;;
   compare)
+    # A hang or failure of this checkout's threshold select stops the round at once.
+    timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual' > "$OUT/quick.log" 2>&1
+    rc=$?; echo "quick check exit: $rc"; tail -n 3 "$OUT/quick.log"
+    [ $rc -eq 0 ] || exit 1
     for t in "$B/gpu_tests" "$B"/*-gpu_tests; do
       [ -x "$t" ] || continue
       n=$(basename "$t" -gpu_tests)
