@@ -883,10 +883,17 @@ __device__ __forceinline__ uint32_t DistanceKey(float x, bool select_min) {
 // NaN, so that nothing is pruned by it. One CTA a row, four radix passes over the row (in L2
 // after the epilogue wrote it): the sample threshold without select_k's two kernels and
 // ThresholdKernel (0.024 ms for 100 queries x 6,144 columns on the H200, 2026-11-30).
+// Keys of a row a radix-select kernel keeps in shared memory (dynamic: KeyCacheBytes), below the
+// 48 KB a launch gets without opting in.
+constexpr int64_t kKeyCacheMax = 11264;
+inline size_t KeyCacheBytes(int64_t n) { return n <= kKeyCacheMax ? static_cast<size_t>(n) * 4 : 0; }
+
+// Launched with KeyCacheBytes(n) of dynamic shared memory.
 __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ dist, int64_t n,
                                                      int k, bool select_min,
                                                      float* __restrict__ thresh) {
   __shared__ uint32_t hist[256];
+  extern __shared__ uint32_t key_cache[];
   __shared__ int s_nan;
   const float* row = dist + static_cast<int64_t>(blockIdx.x) * n;
   if (threadIdx.x == 0) s_nan = 0;
@@ -897,7 +904,7 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
     if (x != x) s_nan = 1;
     return DistanceKey(x, select_min);
   };
-  const uint32_t u = BlockKthLargest(n, k, key, hist);
+  const uint32_t u = BlockKthLargest(n, k, key, hist, n <= kKeyCacheMax ? key_cache : nullptr);
   if (threadIdx.x == 0) {
     const uint32_t up = select_min ? ~u : u;
     const float v = __uint_as_float((up & 0x80000000u) ? (up & 0x7fffffffu) : ~up);
@@ -911,11 +918,14 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
 // as many equal to it as fit. Replaces select_k (two kernels) and MapPositionsKernel at the end
 // of candidate selection and of the threshold path (0.024 ms for 100 rows of 4,096 slots on the
 // H200, 2026-11-30).
+// Launched with KeyCacheBytes(ld) of dynamic shared memory: the keys of the slots, once read,
+// serve the radix select's later passes and both collecting passes.
 __global__ void __launch_bounds__(256) SelectRowsKernel(
     const float* __restrict__ vals, const uint32_t* __restrict__ ids, int64_t ld,
     const uint32_t* __restrict__ counts, int kf, bool select_min, float sentinel,
     float* __restrict__ out_vals, uint32_t* __restrict__ out_ids) {
   __shared__ uint32_t hist[256];
+  extern __shared__ uint32_t key_cache[];
   __shared__ int s_above, s_equal;
   const int64_t q = blockIdx.x;
   const int64_t n = counts != nullptr ? min(static_cast<int64_t>(counts[q]), ld) : ld;
@@ -930,15 +940,17 @@ __global__ void __launch_bounds__(256) SelectRowsKernel(
     }
     return;
   }
-  const uint32_t kth =
-      BlockKthLargest(n, kf, [&](int64_t i) { return DistanceKey(v[i], select_min); }, hist);
+  uint32_t* cache = ld <= kKeyCacheMax ? key_cache : nullptr;
+  const uint32_t kth = BlockKthLargest(
+      n, kf, [&](int64_t i) { return DistanceKey(v[i], select_min); }, hist, cache);
+  auto key = [&](int64_t i) { return cache != nullptr ? cache[i] : DistanceKey(v[i], select_min); };
   if (threadIdx.x == 0) {
     s_above = 0;
     s_equal = 0;
   }
   __syncthreads();
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    if (DistanceKey(v[i], select_min) > kth) {
+    if (key(i) > kth) {
       const int at = atomicAdd(&s_above, 1);
       ov[at] = v[i];
       oi[at] = id[i];
@@ -947,7 +959,7 @@ __global__ void __launch_bounds__(256) SelectRowsKernel(
   __syncthreads();
   const int above = s_above;  // < kf: the kf-th best key itself is not above kth
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    if (DistanceKey(v[i], select_min) == kth) {
+    if (key(i) == kth) {
       const int at = above + atomicAdd(&s_equal, 1);
       if (at < kf) {
         ov[at] = v[i];
@@ -1728,7 +1740,8 @@ class DeviceRun {
         off += n;
       }
       SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
-      detail::KthBestKernel<<<m, 256, 0, stream_>>>(dots.get(), static_cast<int64_t>(sample),
+      detail::KthBestKernel<<<m, 256, detail::KeyCacheBytes(static_cast<int64_t>(sample)),
+                              stream_>>>(dots.get(), static_cast<int64_t>(sample),
                                                     static_cast<int>(p.k), p.select_min,
                                                     thresh.get());
       SIEVE_CUDA_CHECK_LAUNCH("KthBestKernel");
@@ -1871,9 +1884,9 @@ class DeviceRun {
     }
     SIEVE_CUDA_CHECK_LAUNCH("RescoreKernel");
     Mark(rescore_mark);
-    detail::SelectRowsKernel<<<m, 256, 0, stream_>>>(vals.get(), ids.get(), ld, counts, kf,
-                                                      p.select_min, p.sentinel, final_vals.get(),
-                                                      final_ids.get());
+    detail::SelectRowsKernel<<<m, 256, detail::KeyCacheBytes(ld), stream_>>>(
+        vals.get(), ids.get(), ld, counts, kf, p.select_min, p.sentinel, final_vals.get(),
+        final_ids.get());
     SIEVE_CUDA_CHECK_LAUNCH("SelectRowsKernel");
     Mark(select_mark);
     return Download(q0, m, kf, final_vals.get(), final_ids.get());

@@ -3,7 +3,9 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|round|compare|final|sanitize   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|round|compare|gather|final|sanitize   (logs go to $OUT)
+#   gather: this checkout's executor tests, then gather at 1 % for this checkout and every
+#          variant alternately, three rounds.
 #   compare: a short round for engine variants (build_variant.sh): the executor, threshold-select
 #          and page-pool tests of this checkout and of each variant whose gpu_tests are bundled
 #          (the variants under test; the others are timing baselines), the threshold-select
@@ -179,6 +181,21 @@ case "${1:-probe}" in
         echo "$(basename "$t") compute-sanitizer $tool exit: $?" | tee -a "$OUT/sanitize.log"; tail -n 3 /tmp/san.log | tee -a "$OUT/sanitize.log"
       done
     done
+    ;;
+  gather)
+    # A short check of an engine change to the gather path: this checkout's executor tests, then
+    # gather at 1 % for this checkout and every variant alternately, three times each.
+    timeout 120 "$B/gpu_tests" --gtest_filter='GpuExecutorTest.*' > "$OUT/tests.log" 2>&1
+    rc=$?; echo "executor tests exit: $rc"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests.log" | head -8
+    [ $rc -eq 0 ] || exit 1
+    for round in 1 2 3; do
+      for v in "$B/gpu_paths_bench" "$B"/*-gpu_paths_bench; do
+        [ -x "$v" ] || continue
+        echo "== round $round $(basename "$v")" >> "$OUT/paths.txt"
+        SIEVE_GPU_STAGES=1 timeout 30 "$v" --reps 10 --paths gather --fractions 0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+      done
+    done
+    grep -E "^==|^stages gather n=100000 |^0.01" "$OUT/paths.txt" | cut -c1-200
     ;;
   final)
     SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
