@@ -428,6 +428,12 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
   const int below = __popc(b0 & lt) + 2 * __popc(b1 & lt) + 4 * __popc(b2 & lt) +
                     8 * __popc(b3 & lt);
   const int total = __popc(b0) + 2 * __popc(b1) + 4 * __popc(b2) + 8 * __popc(b3);
+  // The slot of score (j, c): its key and its stored score (static indexes only: a dynamic one
+  // would put the scores in local memory).
+  auto item = [&](int j, int c) {
+    return make_int2(static_cast<int32_t>(key_base + L.Col(j, c)),
+                     __float_as_int(Stored(s[I][j][2 * H + c], t)));
+  };
   if (sg.n + total > kStageCap) Flush(a, st, tile, L, sg);
   if (total <= kStageCap) {
     int at = sg.n + below;
@@ -438,8 +444,7 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
       for (int c = 0; c < 2; ++c) {
         const uint32_t bit = 1u << (j * 2 + c);
         if ((cm | tm) & bit) {
-          st.staged[L.warp][at] = make_int2(static_cast<int32_t>(key_base + L.Col(j, c)),
-                                   __float_as_int(Stored(s[I][j][2 * H + c], t)));
+          st.staged[L.warp][at] = item(j, c);
           st.staged_tag[L.warp][at] = (tm & bit) ? static_cast<uint8_t>(tag | 0x80u) : tag;
           ++at;
         }
@@ -473,7 +478,6 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
   if ((cm | tm) == 0) return;
   int2* slots =
       reinterpret_cast<int2*>(a.candidates) + row * static_cast<int64_t>(a.top_k + a.capacity);
-  // Static indexing only (a dynamic index would put the scores in local memory).
   int nc_at = base_c + ic - nc;
   int nt_at = base_t + it - nt;
 #pragma unroll
@@ -482,8 +486,7 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
     for (int c = 0; c < 2; ++c) {
       const uint32_t bit = 1u << (j * 2 + c);
       if ((cm | tm) & bit) {
-        const int2 slot = make_int2(static_cast<int32_t>(key_base + L.Col(j, c)),
-                                    __float_as_int(Stored(s[I][j][2 * H + c], t)));
+        const int2 slot = item(j, c);
         if (cm & bit) {
           if (nc_at < a.capacity) slots[a.top_k + nc_at] = slot;
           ++nc_at;
