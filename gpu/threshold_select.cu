@@ -314,7 +314,7 @@ __device__ __forceinline__ bool Passes(const KernelArgs& a, int tile, int r, int
 }
 
 // Emission staging. A candidate or tie of a page is first written to its warp's buffer in shared
-// memory (kStageCap entries: position by a warp scan, no atomic); the warp reserves global slots
+// memory (kStageCap entries: positions by a warp prefix sum, no atomic); the warp reserves slots
 // for the whole buffer at once when it would overflow and at the end of each sweep (Flush).
 // Emitting straight from the page, as before, put a returned global atomic (an L2 round trip)
 // behind every page with a hit, and the CTA's next barrier made all eight warps wait for it: the
@@ -418,8 +418,8 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
   }
   // Staged: this lane's entries (0 to 8) go after those of the lanes below it. The prefix sum
   // comes from one ballot per bit of the count, independent of each other, instead of a chain
-  // of five shuffles: a page with a hit keeps the CTA's other warps waiting at the next barrier
-  // for as long as this path takes.
+  // of five shuffles: this path is the latency a page with a hit adds to its warp, and the other
+  // warps wait for it once they are a few pages ahead (MmaCore::Sweep).
   const int mine = __popc(cm | tm);
   const uint32_t b0 = __ballot_sync(kFull, mine & 1), b1 = __ballot_sync(kFull, mine & 2);
   const uint32_t b2 = __ballot_sync(kFull, mine & 4), b3 = __ballot_sync(kFull, mine & 8);
