@@ -518,7 +518,9 @@ TEST_F(GpuExecutorTest, CandidateSelectionManyTiesAtTheKth) {
 
 TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
   {
-    const uint32_t rows = 200000, dim = 16, k = 32;
+    // 200,003 rows: the dense scan's last columns are a partial group of four (and of sixteen,
+    // CandidateKernel's columns a thread) and a partial page.
+    const uint32_t rows = 200003, dim = 16, k = 32;
     // 8, 40 and 100 queries: the fused float16 kernel's 2, 4 and 8 fragments of 16 queries.
     for (auto [dtype, nq] : {std::pair{DType::kFloat32, 8u}, std::pair{DType::kFloat16, 8u},
                              std::pair{DType::kFloat16, 40u}, std::pair{DType::kFloat16, 100u}}) {
