@@ -28,8 +28,8 @@
 #include <cub/device/device_scan.cuh>
 
 #include "gpu/cuda_util.cuh"
-#include "gpu/radix_select.cuh"
 #include "gpu/gpu_backend.h"
+#include "gpu/radix_select.cuh"
 #include "gpu/raft_select_k.cuh"
 #include "gpu/threshold_select.h"
 
@@ -878,17 +878,18 @@ __device__ __forceinline__ uint32_t DistanceKey(float x, bool select_min) {
   return select_min ? ~up : up;
 }
 
-// thresh[q] = the k-th best of the n distances of row q of `dist` (rows n apart): the k-th
-// smallest for select_min, else the k-th largest; +inf (select_min) or -inf when the row holds a
-// NaN, so that nothing is pruned by it. One CTA a row, four radix passes over the row (in L2
-// after the epilogue wrote it): the sample threshold without select_k's two kernels and
-// ThresholdKernel (0.024 ms for 100 queries x 6,144 columns on the H200, 2026-11-30).
 // Keys of a row a radix-select kernel keeps in shared memory (dynamic: KeyCacheBytes), below the
 // 48 KB a launch gets without opting in.
 constexpr int64_t kKeyCacheMax = 11264;
 inline size_t KeyCacheBytes(int64_t n) { return n <= kKeyCacheMax ? static_cast<size_t>(n) * 4 : 0; }
 
-// Launched with KeyCacheBytes(n) of dynamic shared memory.
+// thresh[q] = the k-th best of the n distances of row q of `dist` (rows n apart): the k-th
+// smallest for select_min, else the k-th largest; +inf (select_min) or -inf when the row holds a
+// NaN, so that nothing is pruned by it. One CTA a row, four radix passes (the first over the
+// row, in L2 after the epilogue wrote it; the others over its keys in shared memory where they
+// fit): the sample threshold without select_k's two kernels and
+// ThresholdKernel (0.024 ms for 100 queries x 6,144 columns on the H200, 2026-11-30). Launched
+// with KeyCacheBytes(n) of dynamic shared memory.
 __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ dist, int64_t n,
                                                      int k, bool select_min,
                                                      float* __restrict__ thresh) {
@@ -917,9 +918,8 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
 // kInvalidId. One CTA a row: the kf-th best key by radix select, then every slot above it and
 // as many equal to it as fit. Replaces select_k (two kernels) and MapPositionsKernel at the end
 // of candidate selection and of the threshold path (0.024 ms for 100 rows of 4,096 slots on the
-// H200, 2026-11-30).
-// Launched with KeyCacheBytes(ld) of dynamic shared memory: the keys of the slots, once read,
-// serve the radix select's later passes and both collecting passes.
+// H200, 2026-11-30). Launched with KeyCacheBytes(ld) of dynamic shared memory: the keys of the
+// slots, once read, serve the radix select's later passes and both collecting passes.
 __global__ void __launch_bounds__(256) SelectRowsKernel(
     const float* __restrict__ vals, const uint32_t* __restrict__ ids, int64_t ld,
     const uint32_t* __restrict__ counts, int kf, bool select_min, float sentinel,
@@ -943,7 +943,9 @@ __global__ void __launch_bounds__(256) SelectRowsKernel(
   uint32_t* cache = ld <= kKeyCacheMax ? key_cache : nullptr;
   const uint32_t kth = BlockKthLargest(
       n, kf, [&](int64_t i) { return DistanceKey(v[i], select_min); }, hist, cache);
-  auto key = [&](int64_t i) { return cache != nullptr ? cache[i] : DistanceKey(v[i], select_min); };
+  auto key = [&](int64_t i) {
+    return cache != nullptr ? cache[i] : DistanceKey(v[i], select_min);
+  };
   if (threadIdx.x == 0) {
     s_above = 0;
     s_equal = 0;
@@ -1742,8 +1744,7 @@ class DeviceRun {
       SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
       detail::KthBestKernel<<<m, 256, detail::KeyCacheBytes(static_cast<int64_t>(sample)),
                               stream_>>>(dots.get(), static_cast<int64_t>(sample),
-                                                    static_cast<int>(p.k), p.select_min,
-                                                    thresh.get());
+                                         static_cast<int>(p.k), p.select_min, thresh.get());
       SIEVE_CUDA_CHECK_LAUNCH("KthBestKernel");
       Mark("cand.threshold");
     }
