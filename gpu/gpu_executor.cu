@@ -688,29 +688,22 @@ unsigned CandidateGridX(int64_t n_cols, int64_t m, int sm_count, bool gather) {
 }
 
 // Launches the CandidateKernel for c's metric and columns (col_ids or not).
-void LaunchCandidateKernel(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
-  constexpr int kL2 = static_cast<int>(Metric::kL2);
-  constexpr int kIp = static_cast<int>(Metric::kInnerProduct);
-  constexpr int kCos = static_cast<int>(Metric::kCosine);
-  const bool gather = c.col_ids != nullptr;
-  if (c.metric == kL2) {
-    if (gather) {
-      CandidateKernel<kL2, true><<<grid, kCandThreads, 0, stream>>>(c);
-    } else {
-      CandidateKernel<kL2, false><<<grid, kCandThreads, 0, stream>>>(c);
-    }
-  } else if (c.metric == kIp) {
-    if (gather) {
-      CandidateKernel<kIp, true><<<grid, kCandThreads, 0, stream>>>(c);
-    } else {
-      CandidateKernel<kIp, false><<<grid, kCandThreads, 0, stream>>>(c);
-    }
+template <int kMetric>
+void LaunchCandidateKernelFor(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
+  if (c.col_ids != nullptr) {
+    CandidateKernel<kMetric, true><<<grid, kCandThreads, 0, stream>>>(c);
   } else {
-    if (gather) {
-      CandidateKernel<kCos, true><<<grid, kCandThreads, 0, stream>>>(c);
-    } else {
-      CandidateKernel<kCos, false><<<grid, kCandThreads, 0, stream>>>(c);
-    }
+    CandidateKernel<kMetric, false><<<grid, kCandThreads, 0, stream>>>(c);
+  }
+}
+void LaunchCandidateKernel(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
+  switch (static_cast<Metric>(c.metric)) {
+    case Metric::kL2:
+      return LaunchCandidateKernelFor<static_cast<int>(Metric::kL2)>(c, grid, stream);
+    case Metric::kInnerProduct:
+      return LaunchCandidateKernelFor<static_cast<int>(Metric::kInnerProduct)>(c, grid, stream);
+    default:
+      return LaunchCandidateKernelFor<static_cast<int>(Metric::kCosine)>(c, grid, stream);
   }
 }
 
