@@ -998,6 +998,46 @@ __global__ void __launch_bounds__(256) RescoreKernel(
   const float* qv = queries + static_cast<int64_t>(q) * dim;
   const int64_t warp = thread >> 5;
   const int64_t n_warps = n_threads >> 5;
+  if constexpr (sizeof(T) == 2) {
+    if (dim % 8 == 0 && (reinterpret_cast<uintptr_t>(qv) & 15) == 0) {
+      // Four candidates a warp at a time, eight lanes each (16-byte loads of eight halves): the
+      // four rows' loads are in flight together, where a warp a candidate waited for one row
+      // after another (RescoreKernel took 28 µs for 100 queries of about 1,250 candidates at
+      // gather 1 % on the H200, 2026-11-30, mostly dependent load latency).
+      const int sub = lane >> 3, sl = lane & 7;
+      for (int64_t i0 = warp * 4; i0 < cnt; i0 += n_warps * 4) {
+        const int64_t i = i0 + sub;
+        const bool valid = i < cnt;
+        const uint32_t id = valid ? cids[i] : 0u;
+        float acc = 0.0f;
+        if (valid) {
+          const T* x = RowAt<T>(rows, id, dim);
+          for (int j = sl * 8; j < dim; j += 64) {
+            const uint4 raw = *reinterpret_cast<const uint4*>(x + j);
+            const float4 q0 = *reinterpret_cast<const float4*>(qv + j);
+            const float4 q1 = *reinterpret_cast<const float4*>(qv + j + 4);
+            const __half2* h = reinterpret_cast<const __half2*>(&raw);
+            const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
+            const float2 c = __half22float2(h[2]), d = __half22float2(h[3]);
+            acc = fmaf(a.x, q0.x, acc);
+            acc = fmaf(a.y, q0.y, acc);
+            acc = fmaf(b.x, q0.z, acc);
+            acc = fmaf(b.y, q0.w, acc);
+            acc = fmaf(c.x, q1.x, acc);
+            acc = fmaf(c.y, q1.y, acc);
+            acc = fmaf(d.x, q1.z, acc);
+            acc = fmaf(d.y, q1.w, acc);
+          }
+        }
+        for (int off = 4; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off, 8);
+        if (valid && sl == 0) {
+          vals_q[i] = FinishDistance(metric, acc, q_sq_norms[q], x_sq_norms[id]);
+          ids_q[i] = id;
+        }
+      }
+      return;
+    }
+  }
   for (int64_t i = warp; i < cnt; i += n_warps) {
     const uint32_t id = cids[i];
     const T* x = RowAt<T>(rows, id, dim);
