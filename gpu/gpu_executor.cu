@@ -401,6 +401,19 @@ __global__ void ThresholdSetupKernel(int m, float scale, const float* __restrict
   margin[r] = 2.0f * e * 1.0001f;
 }
 
+// The threshold of the sampled threshold select (see DeviceRun::ThresholdDense): the sampled
+// k-th best exact distance d of row r as a score (the negated distance for l2 and cosine, the
+// inner product itself for ip) less the margin 2E; -inf (keep every row) where d is not finite
+// (the sample held fewer than k rows, or NaN).
+__global__ void SampleScoreThresholdKernel(int m, const float* __restrict__ dist, bool select_min,
+                                           const float* __restrict__ margin,
+                                           float* __restrict__ thresholds) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const float d = dist[r];
+  thresholds[r] = isfinite(d) ? __fsub_rn(select_min ? -d : d, margin[r]) : -INFINITY;
+}
+
 __global__ void IotaKernel(int32_t* p, int64_t n) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -841,6 +854,14 @@ bool ThresholdGatherEnabled(uint64_t n_cols) {
   const char* v = std::getenv("SIEVE_GPU_THRESHOLD_GATHER");
   if (v != nullptr && (v[0] == '0' || v[0] == '1')) return v[0] == '1';
   return n_cols >= kThresholdGatherMinRows;
+}
+
+// SIEVE_GPU_GATHER_TS=1 / 0: the gather path over a bitset selects through one sampled
+// threshold-select level (DeviceRun::UseSampledThreshold) wherever candidate selection would run
+// and the threshold select can; read at every search. Default: off.
+bool GatherSampledEnabled() {
+  const char* v = std::getenv("SIEVE_GPU_GATHER_TS");
+  return v != nullptr && v[0] == '1';
 }
 
 // SIEVE_GPU_TS_LEVELS=2..6 sets the threshold path's most levels (benchmarks compare them;
@@ -1741,6 +1762,30 @@ class DeviceRun {
            size_t{m} * cap * 16 <= detail::kTileBudgetBytes;
   }
 
+  // thresh[q] = the k-th best exact distance of query q over the first `sample` columns (the
+  // sentinel when they hold fewer than k passing rows): never better than its true k-th best.
+  Status SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
+                          uint64_t sample, float* thresh) {
+    const Prepared& p = p_;
+    const int gemm_cols = static_cast<int>(p.split ? 2 * m : m);
+    DeviceBuffer<float> dots;
+    SIEVE_RETURN_IF_ERROR(dots.Allocate(size_t{static_cast<uint32_t>(gemm_cols)} * sample,
+                                        stream_));
+    const void* B = p.split ? static_cast<const void*>(split_ + size_t{2} * q0 * p.dim)
+                            : static_cast<const void*>(queries_ + size_t{q0} * p.dim);
+    for (uint64_t off = 0; off < sample;) {
+      const uint64_t n = std::min<uint64_t>(sample - off, rows.ToEnd(off));
+      SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n, B, gemm_cols, dots.get() + off, sample));
+      off += n;
+    }
+    SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
+    detail::KthBestKernel<<<m, 256, detail::KeyCacheBytes(static_cast<int64_t>(sample)),
+                            stream_>>>(dots.get(), static_cast<int64_t>(sample),
+                                       static_cast<int>(p.k), p.select_min, thresh);
+    SIEVE_CUDA_CHECK_LAUNCH("KthBestKernel");
+    return Status::OK();
+  }
+
   // Exact top-k over n_cols columns without materialising every distance: (1) the exact path on
   // the first `sample` columns gives each query a threshold no better than its true k-th best;
   // (2) L2-sized tiles: GEMM (for float16 rows only the high halves of the queries: the low
@@ -1762,25 +1807,8 @@ class DeviceRun {
     // (1) Thresholds from the exact path on the first `sample` columns.
     DeviceBuffer<float> thresh;
     SIEVE_RETURN_IF_ERROR(thresh.Allocate(m, stream_));
-    {
-      const int gemm_cols = static_cast<int>(p.split ? 2 * m : m);
-      DeviceBuffer<float> dots;
-      SIEVE_RETURN_IF_ERROR(dots.Allocate(size_t{static_cast<uint32_t>(gemm_cols)} * sample,
-                                          stream_));
-      const void* B = p.split ? static_cast<const void*>(split_ + size_t{2} * q0 * p.dim)
-                              : static_cast<const void*>(queries_ + size_t{q0} * p.dim);
-      for (uint64_t off = 0; off < sample;) {
-        const uint64_t n = std::min<uint64_t>(sample - off, rows.ToEnd(off));
-        SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n, B, gemm_cols, dots.get() + off, sample));
-        off += n;
-      }
-      SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
-      detail::KthBestKernel<<<m, 256, detail::KeyCacheBytes(static_cast<int64_t>(sample)),
-                              stream_>>>(dots.get(), static_cast<int64_t>(sample),
-                                         static_cast<int>(p.k), p.select_min, thresh.get());
-      SIEVE_CUDA_CHECK_LAUNCH("KthBestKernel");
-      Mark("cand.threshold");
-    }
+    SIEVE_RETURN_IF_ERROR(SampleThresholds(q0, m, rows, col_ids, sample, thresh.get()));
+    Mark("cand.threshold");
 
     // (2) Candidates, tile by tile.
     DeviceBuffer<uint32_t> counts, cand_ids;
@@ -1967,20 +1995,33 @@ class DeviceRun {
 
   // The threshold-select dense path: float16 rows the tensor-core kernel takes, k within what
   // its final top-k sorts, enough columns for sampling to pay, buffers within the budget.
-  bool UseThreshold(uint32_t m, uint64_t n_cols) const {
+  bool ThresholdUsable(uint64_t n_cols) const {
     if (!detail::ThresholdSelectEnabled() || detail::CandidatesDisabled() || p_.no_candidates) {
       return false;
     }
     if (p_.shard->dtype != DType::kFloat16 || !p_.split) return false;
     if (std::strcmp(ThresholdSelectKernelName(p_.shard->keys()), "mma") != 0) return false;
-    if (p_.k > 4096 || n_cols < detail::kMinCandidateColumns ||
-        n_cols > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
-      return false;
-    }
+    return p_.k <= 4096 && n_cols >= detail::kMinCandidateColumns &&
+           n_cols <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+  }
+
+  bool UseThreshold(uint32_t m, uint64_t n_cols) const {
+    if (!ThresholdUsable(n_cols)) return false;
     std::vector<uint64_t> ends, caps;
     ThresholdLevels(n_cols, &ends, &caps);
     const uint64_t most = *std::max_element(caps.begin(), caps.end());
     return ends.size() > 1 && size_t{m} * (p_.k + most) * 8 <= detail::kTileBudgetBytes;
+  }
+
+  // The sampled threshold select over a gathered block (see ThresholdDense): candidate
+  // selection's sample and list sizes, its slots within the budget.
+  bool UseSampledThreshold(uint32_t m, uint64_t n_cols) const {
+    if (!detail::GatherSampledEnabled() || !ThresholdUsable(n_cols) || !UseCandidates(m, n_cols)) {
+      return false;
+    }
+    uint64_t sample = 0, cap = 0;
+    CandidateSizes(n_cols, &sample, &cap);
+    return size_t{m} * (p_.k + cap) * 8 <= detail::kTileBudgetBytes;
   }
 
   // Exact top-k over every resident row through gpu::ThresholdSelect, without a score matrix.
@@ -2052,10 +2093,20 @@ class DeviceRun {
     return Status::OK();
   }
 
-  Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const ThresholdKeys& tk) {
+  // With `sample_dist` (SampleThresholds over the first columns of the block, `sample_cap` slots
+  // a query), there is one level over every column, whose threshold is each query's sampled
+  // k-th best exact distance as a score less 2E: a row of the exact top-k scores at least that
+  // exactly, so at least that less E as computed.
+  Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const ThresholdKeys& tk,
+                        const float* sample_dist = nullptr, uint64_t sample_cap = 0) {
     const Prepared& p = p_;
     std::vector<uint64_t> ends, caps;
-    ThresholdLevels(n_cols, &ends, &caps);
+    if (sample_dist != nullptr) {
+      ends = {n_cols};
+      caps = {sample_cap};
+    } else {
+      ThresholdLevels(n_cols, &ends, &caps);
+    }
     const uint64_t most = *std::max_element(caps.begin(), caps.end());
     const uint32_t k = p.k;
     const uint32_t kf = static_cast<uint32_t>(std::min<uint64_t>(k, n_cols));
@@ -2085,6 +2136,11 @@ class DeviceRun {
         static_cast<int>(m), p.scale, qnorms_ + q0, p.shard->max_sq_norm, p.metric,
         0x1p-9f + 0x1p-13f, scales.get(), thresholds.get(), margin.get());
     SIEVE_CUDA_CHECK_LAUNCH("ThresholdSetupKernel");
+    if (sample_dist != nullptr) {
+      detail::SampleScoreThresholdKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
+          static_cast<int>(m), sample_dist, p.select_min, margin.get(), thresholds.get());
+      SIEVE_CUDA_CHECK_LAUNCH("SampleScoreThresholdKernel");
+    }
 
     ThresholdSelectArgs a;
     a.keys = tk.keys;
@@ -2285,6 +2341,20 @@ class DeviceRun {
       keys.filter = ChunkFilter(q0, nullptr);
       keys.filter_stride = FilterStride();
       return ThresholdDense(q0, m, n_cols, keys);
+    }
+    if (col_ids != nullptr && !p.per_query && UseSampledThreshold(m, n_cols)) {
+      uint64_t sample = 0, cap = 0;
+      CandidateSizes(n_cols, &sample, &cap);
+      ThresholdKeys keys;
+      SIEVE_RETURN_IF_ERROR(GatheredPages(col_ids, n_cols, &keys));
+      DeviceBuffer<float> thresh;
+      SIEVE_RETURN_IF_ERROR(thresh.Allocate(m, stream_));
+      SIEVE_RETURN_IF_ERROR(SampleThresholds(q0, m, rows, col_ids, sample, thresh.get()));
+      Mark("ts.sample");
+      ++detail::g_candidate_chunks;
+      ++detail::g_threshold_chunks;
+      used_threshold_ = true;
+      return ThresholdDense(q0, m, n_cols, keys, thresh.get(), cap);
     }
     if (col_ids != nullptr && !p.per_query && detail::ThresholdGatherEnabled(n_cols) &&
         UseThreshold(m, n_cols)) {

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -573,11 +574,15 @@ __device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, con
 // fragments come from shared memory with ldmatrix. Up to DMAX = 128 a CTA needs under 128
 // registers a thread and about 100 KB of shared memory, so two CTAs (16 warps) share an SM.
 
-template <typename T, int DMAX>
+//
+// kAreg: a warp holds the A fragments of its 32 query rows in registers for the whole sweep (64
+// registers at DMAX = 128), so a page costs each warp only its B fragments in shared-memory reads
+// (half of them); the CTA then needs more than 128 registers a thread and runs alone on its SM.
+template <typename T, int DMAX, bool kAreg = false, int kStagesT = 3>
 struct MmaCore {
   using Type = T;
-  static constexpr int kStages = 3;
-  static constexpr int kMinBlocks = DMAX <= 128 ? 2 : 1;
+  static constexpr int kStages = kStagesT;
+  static constexpr int kMinBlocks = (DMAX <= 128 && !kAreg) ? 2 : 1;
   static constexpr int kLd = DMAX + 8;  // elements per row in shared memory (conflict-free)
   static constexpr int kStageElems = kKeys * kLd;
   static constexpr int kSteps = DMAX / 16;
@@ -703,6 +708,22 @@ struct MmaCore {
     Src ahead{nullptr, 0};
     if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
     const T* aptr = qs + (L.wm * 32 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
+    // kAreg: every step's A fragments, loaded once (zero past dim).
+    uint32_t aq[kAreg ? kSteps : 1][2][4];
+    if constexpr (kAreg) {
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        if (s < steps) {
+          LdMatrixX4(aq[s][0], aptr + s * 16);
+          LdMatrixX4(aq[s][1], aptr + 16 * kLd + s * 16);
+        } else {
+#pragma unroll
+          for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) aq[s][i][e] = 0u;
+        }
+      }
+    }
     const int key_row = L.wn * 32 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
     const int key_col = ((L.lane >> 3) & 1) * 8;
     int stage = 0;       // of page p
@@ -725,8 +746,10 @@ struct MmaCore {
       // the shared-memory latency hides behind the tensor cores.
       uint32_t af[2][2][4], bf[2][2][4];
       auto load = [&](int s, int b) {
-        LdMatrixX4(af[b][0], aptr + s * 16);
-        LdMatrixX4(af[b][1], aptr + 16 * kLd + s * 16);
+        if constexpr (!kAreg) {
+          LdMatrixX4(af[b][0], aptr + s * 16);
+          LdMatrixX4(af[b][1], aptr + 16 * kLd + s * 16);
+        }
         LdMatrixX4(bf[b][0], bptr + s * 16);
         LdMatrixX4(bf[b][1], bptr + 16 * kLd + s * 16);
       };
@@ -740,8 +763,13 @@ struct MmaCore {
           for (int jj = 0; jj < 2; ++jj) {
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              Mma<T>(v[i][2 * jj], af[b][i], bf[b][jj][0], bf[b][jj][1]);
-              Mma<T>(v[i][2 * jj + 1], af[b][i], bf[b][jj][2], bf[b][jj][3]);
+              if constexpr (kAreg) {
+                Mma<T>(v[i][2 * jj], aq[s][i], bf[b][jj][0], bf[b][jj][1]);
+                Mma<T>(v[i][2 * jj + 1], aq[s][i], bf[b][jj][2], bf[b][jj][3]);
+              } else {
+                Mma<T>(v[i][2 * jj], af[b][i], bf[b][jj][0], bf[b][jj][1]);
+                Mma<T>(v[i][2 * jj + 1], af[b][i], bf[b][jj][2], bf[b][jj][3]);
+              }
             }
           }
         }
@@ -1337,10 +1365,23 @@ bool UsesMma(const PagedKeys& keys) {
   return keys.type != KeyType::kFloat32 && keys.dim % 8 == 0 && keys.dim <= 256;
 }
 
+// SIEVE_GPU_TS_AREG=1: float16 keys of 65..128 dims use the register-A core (kAreg, 4 stages);
+// read once.
+bool AregEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("SIEVE_GPU_TS_AREG");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
+
 template <typename T>
 Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
   if (k.dim <= 32) return Launch<MmaCore<T, 32>>(k, tiles, stream);
   if (k.dim <= 64) return Launch<MmaCore<T, 64>>(k, tiles, stream);
+  if constexpr (std::is_same_v<T, __half>) {
+    if (k.dim <= 128 && AregEnabled()) return Launch<MmaCore<T, 128, true, 4>>(k, tiles, stream);
+  }
   if (k.dim <= 128) return Launch<MmaCore<T, 128>>(k, tiles, stream);
   return Launch<MmaCore<T, 256>>(k, tiles, stream);
 }

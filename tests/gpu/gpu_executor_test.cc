@@ -689,6 +689,77 @@ TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
   }
 }
 
+// With SIEVE_GPU_GATHER_TS=1 the gather path over a bitset selects through one threshold-select
+// level whose thresholds are candidate selection's sampled k-th best distances, less the margin
+// (the gathered block as pages, positions mapped back to ordinals before the exact rescoring);
+// over a bitmap it keeps candidate selection. Two query tiles (150 queries), dims 40 and 128,
+// k 1 and 64, every metric; then rows ordered so that the sample is the worst possible, where
+// the slots overflow and the search falls back to the full path.
+TEST_F(GpuExecutorTest, SampledThresholdGatherPath) {
+  const ScopedEnv sampled("SIEVE_GPU_GATHER_TS", "1");
+  const ScopedEnv levels("SIEVE_GPU_THRESHOLD_GATHER", "0");
+  {
+    const uint32_t rows = 300000, nq = 150;
+    for (uint32_t dim : {40u, 128u}) {
+      HostShard s(rows, dim, DType::kFloat16, 980 + dim, 104);
+      const std::vector<float> queries = test::RandomVectors(nq, dim, 105);
+      const std::vector<uint32_t> check = {0, 63, 128, 149};
+      for (bool per_query : {false, true}) {
+        Filters f(rows, nq, per_query, 0.3, 106);  // ~90k gathered columns
+        for (uint32_t k : {1u, 64u}) {
+          for (Metric metric : kMetrics) {
+            const std::string what = std::string("sampled threshold gather ") +
+                                     MetricStr(metric) + " dim " + std::to_string(dim) + " k " +
+                                     std::to_string(k) + (per_query ? " bitmap" : " bitset");
+            SCOPED_TRACE(what);
+            const GpuPathCounts before = exec_->path_counts();
+            ExecResult result;
+            RunAndCheck(what, SearchPath::kGather, metric, s, f, queries, nq, k, check,
+                        ComputeOracle(metric, queries, s, f, k, check), &result);
+            if (HasFatalFailure()) return;
+            const GpuPathCounts after = exec_->path_counts();
+            EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, per_query ? 0u : 1u);
+            EXPECT_GE(after.candidate_chunks - before.candidate_chunks, 1u);
+            EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+            EXPECT_EQ(result.select, per_query ? "select_k" : "threshold");
+          }
+        }
+      }
+    }
+  }
+  {
+    // Rows in increasing distance from the queries' direction by ordinal, so the sample (the
+    // first gathered rows) holds the worst rows: every later row beats its threshold, the slots
+    // overflow and the chunk reruns on the full path, still exact.
+    const uint32_t rows = 200000, dim = 8, nq = 5, k = 16;
+    HostShard s(rows, dim, DType::kFloat16, 990, 107, false);
+    for (uint32_t r = 0; r < rows; ++r) {
+      double acc = 0;
+      for (uint32_t d = 0; d < dim; ++d) {
+        const float x =
+            RoundToHalf((d % 2 ? 1.0f : 0.5f) * static_cast<float>(rows - r) / rows);
+        s.data[size_t{r} * dim + d] = x;
+        acc += double{x} * x;
+      }
+      s.sq_norms[r] = static_cast<float>(acc);
+    }
+    std::vector<float> queries = test::RandomVectors(nq, dim, 108);
+    for (uint32_t i = 0; i < nq * dim; ++i) queries[i] = -0.01f * std::fabs(queries[i]);
+    Filters f(rows, nq, false, 0.5, 109);
+    const std::vector<uint32_t> check = {0, 4};
+    const GpuPathCounts before = exec_->path_counts();
+    ExecResult result;
+    RunAndCheck("ordered sampled threshold gather", SearchPath::kGather, Metric::kInnerProduct,
+                s, f, queries, nq, k, check,
+                ComputeOracle(Metric::kInnerProduct, queries, s, f, k, check), &result);
+    if (HasFatalFailure()) return;
+    const GpuPathCounts after = exec_->path_counts();
+    EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, 1u);
+    EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 1u);
+    EXPECT_EQ(result.select, "select_k");
+  }
+}
+
 // Without SIEVE_GPU_THRESHOLD_GATHER the gather path over a bitset takes the threshold select
 // from 262,144 gathered rows up (where it measured faster), candidate selection below; =0 keeps
 // candidate selection at any size.
