@@ -2000,7 +2000,7 @@ class DeviceRun {
       return false;
     }
     if (p_.shard->dtype != DType::kFloat16 || !p_.split) return false;
-    if (std::strcmp(ThresholdSelectKernelName(p_.shard->keys()), "mma") != 0) return false;
+    if (std::strcmp(ThresholdSelectKernelName(p_.shard->keys()), "simt") == 0) return false;
     return p_.k <= 4096 && n_cols >= detail::kMinCandidateColumns &&
            n_cols <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
   }

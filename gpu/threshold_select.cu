@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -173,6 +174,78 @@ __device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint3
   }
 }
 
+// Warpgroup MMA (sm_90a only: this file is compiled for it where the project builds for sm_90,
+// see gpu/CMakeLists.txt; elsewhere these wrappers trap and WgmmaCore is never launched).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define SIEVE_WGMMA_DEVICE 1
+#endif
+
+// Orders this thread's view of shared memory (the stage's cp.async copies, observed through its
+// full barrier) before later reads by the async proxy (wgmma's B operand).
+__device__ __forceinline__ void FenceProxyAsync() {
+#ifdef SIEVE_WGMMA_DEVICE
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// A shared-memory matrix descriptor without swizzle: the operand is made of 8 × 16-byte core
+// matrices (128 contiguous bytes each); lbo: bytes between core matrices adjacent in K, sbo:
+// between those adjacent in N.
+__device__ __forceinline__ uint64_t WgmmaDesc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
+  return static_cast<uint64_t>((smem_addr & 0x3ffffu) >> 4) |
+         (static_cast<uint64_t>(lbo >> 4) << 16) | (static_cast<uint64_t>(sbo >> 4) << 32);
+}
+
+// Keeps the compiler from moving accesses of the accumulators across wgmma's asynchrony.
+__device__ __forceinline__ void FenceAccumulators(float (&d)[32]) {
+#pragma unroll
+  for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void WgmmaFence() {
+#ifdef SIEVE_WGMMA_DEVICE
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void WgmmaCommitAndWait() {
+#ifdef SIEVE_WGMMA_DEVICE
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#endif
+}
+
+// d (64 × 64 float32, this thread's 32) = A · Bᵀ (+ d when accumulate): A 64 × 16 from registers
+// (this warp's 16 rows as an m16k16 mma.sync A fragment), B 64 × 16 K-major in shared memory
+// (descriptor db).
+template <typename T>
+__device__ __forceinline__ void WgmmaM64N64K16(float (&d)[32], const uint32_t (&a)[4],
+                                               uint64_t db, int accumulate) {
+#ifdef SIEVE_WGMMA_DEVICE
+#define SIEVE_WGMMA_ASM(TYPE)                                                                    \
+  asm volatile(                                                                                  \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " "                            \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "    \
+      "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "                        \
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"                                               \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),     \
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),               \
+        "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),            \
+        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),            \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),            \
+        "+f"(d[31])                                                                               \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate))
+  if constexpr (std::is_same_v<T, __half>) {
+    SIEVE_WGMMA_ASM("f16");
+  } else {
+    SIEVE_WGMMA_ASM("bf16");
+  }
+#undef SIEVE_WGMMA_ASM
+#else
+  __trap();
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------
 // Kernel arguments (by value) and per-CTA shared state.
 
@@ -237,8 +310,9 @@ __device__ __forceinline__ const T* PagePtr(const KernelArgs& a, int32_t page) {
 // ---------------------------------------------------------------------------------------------
 // Classification of one page's scores (shared by both kernels).
 //
-// dots[i][j][e]: fragment (i, j), element e = 2h + c. key_base: the key index of the page's
-// slot 0. xn[j][c]: squared norms of this thread's keys.
+// dots[i][j][e]: fragment (i, j), element e = 2h + c, the score of query row L.Row(i, h) and key
+// L.Col(i, j, c) of the page. key_base: the key index of the page's slot 0. xn[n][j][c]: squared
+// norms of this thread's keys, n = i where a core's keys depend on i (kNormSets 2), else 0.
 
 // The 32 scores a thread holds for one page, zeroed.
 __device__ __forceinline__ void ZeroTile(float (&v)[2][4][4]) {
@@ -252,25 +326,37 @@ __device__ __forceinline__ void ZeroTile(float (&v)[2][4][4]) {
   }
 }
 
+// Which scores of a page a thread holds, in one of two layouts (a core's kWarpRows):
+//  - warps 4 (rows) x 2 (keys), each 32 rows x 32 keys (mma.sync, CUDA cores): row
+//    32 wm + 16 i + 8 h + g, key 32 wn + 8 j + 2 q + c;
+//  - warp w holds rows 16 w .. 16 w + 15 and all 64 keys (warpgroup MMA, m64n64 a warpgroup):
+//    row 16 w + 8 h + g, key 32 i + 8 j + 2 q + c.
+// Either way a row slot (i, h) is 8 rows (g) by 32 keys of one aligned 32-key block (KeyBlock).
 struct Lane {
   int warp, lane, wm, wn, g, q;
-  __device__ Lane() {
+  int row0, ri, col0, ci;  // Row = row0 + ri i + 8 h + g, Col = col0 + ci i + 8 j + 2 q + c
+  __device__ explicit Lane(bool warp_rows) {
     warp = threadIdx.x >> 5;
     lane = threadIdx.x & 31;
     wm = warp >> 1;
     wn = warp & 1;
     g = lane >> 2;
     q = lane & 3;
+    row0 = warp_rows ? warp * 16 : wm * 32;
+    ri = warp_rows ? 0 : 16;
+    col0 = warp_rows ? 0 : wn * 32;
+    ci = warp_rows ? 32 : 0;
   }
-  __device__ int Row(int i, int h) const { return wm * 32 + i * 16 + h * 8 + g; }
-  __device__ int Col(int j, int c) const { return wn * 32 + j * 8 + q * 2 + c; }
+  __device__ int Row(int i, int h) const { return row0 + i * ri + h * 8 + g; }
+  __device__ int KeyBlock(int i) const { return col0 + i * ci; }
+  __device__ int Col(int i, int j, int c) const { return KeyBlock(i) + j * 8 + q * 2 + c; }
 };
 
 // Turns the dot products of one page into scores, in place. One uniform branch on the metric
 // per page, not one per score: the per-score code is straight-line.
-template <int kMetric>
+template <int kMetric, int NS>
 __device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L, float (&v)[2][4][4],
-                                           const float (&xn)[4][2]) {
+                                           const float (&xn)[NS][4][2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
@@ -287,9 +373,10 @@ __device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L, fl
             // 2 (dot · scale) == dot · (2 scale) exactly, so this is Score's fused form with
             // the scale folded into the product: two instructions a score.
             v[i][j][2 * h + c] =
-                __fmaf_rn(v[i][j][2 * h + c], sc2, -__fadd_rn(qn, xn[j][c]));
+                __fmaf_rn(v[i][j][2 * h + c], sc2, -__fadd_rn(qn, xn[NS == 1 ? 0 : i][j][c]));
           } else {
-            v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], sc), qn, xn[j][c]);
+            v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], sc), qn,
+                                       xn[NS == 1 ? 0 : i][j][c]);
           }
         }
       }
@@ -297,8 +384,9 @@ __device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L, fl
   }
 }
 
+template <int NS>
 __device__ __forceinline__ void ToScores(const KernelArgs& a, const RowState& st, const Lane& L,
-                                         float (&v)[2][4][4], const float (&xn)[4][2]) {
+                                         float (&v)[2][4][4], const float (&xn)[NS][4][2]) {
   if (a.metric == static_cast<int>(Metric::kL2)) {
     ToScoresOf<static_cast<int>(Metric::kL2)>(st, L, v, xn);
   } else if (a.metric == static_cast<int>(Metric::kInnerProduct)) {
@@ -375,14 +463,14 @@ __device__ __forceinline__ void Flush(const KernelArgs& a, RowState& st, int til
   sg.n = 0;
 }
 
-// The filter word of row slot (i, h) that holds this warp's 32 keys of the page (key_base is a
-// multiple of 64; the warp's keys are key_base + 32 wn + [0, 32)), all ones without a filter.
+// The filter word of row slot (i, h) that holds its 32 keys of the page (key_base is a multiple
+// of 64; the slot's keys are key_base + L.KeyBlock(i) + [0, 32)), all ones without a filter.
 // Loaded once per slot that the screen hit, all four together, instead of one dependent load
 // per key inside the classification.
 __device__ __forceinline__ uint32_t FilterWord(const KernelArgs& a, const RowState& st,
-                                               const Lane& L, int tile, int r, int64_t key_base,
-                                               bool hit) {
-  const int64_t first = key_base + L.wn * 32;
+                                               const Lane& L, int tile, int i, int r,
+                                               int64_t key_base, bool hit) {
+  const int64_t first = key_base + L.KeyBlock(i);
   if (a.filter == nullptr || !hit || first >= st.rend[r]) return kFull;
   return __ldg(a.filter + static_cast<int64_t>(tile * kRows + r) * a.filter_stride + (first >> 5));
 }
@@ -406,8 +494,9 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
     for (int c = 0; c < 2; ++c) {
       const float v = s[I][j][2 * H + c];
       if (emit && !(v < t)) {
-        const int64_t key = key_base + L.Col(j, c);
-        if (key < rend && !(isnan(v) && st.skip_nan[r]) && ((fw >> (L.Col(j, c) & 31)) & 1u)) {
+        const int64_t key = key_base + L.Col(I, j, c);
+        // Bit j 8 + 2 q + c of the slot's word: KeyBlock is a multiple of 32.
+        if (key < rend && !(isnan(v) && st.skip_nan[r]) && ((fw >> (j * 8 + L.q * 2 + c)) & 1u)) {
           if (v > t) {
             cm |= 1u << (j * 2 + c);
           } else {
@@ -432,7 +521,7 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
   // The slot of score (j, c): its key and its stored score (static indexes only: a dynamic one
   // would put the scores in local memory).
   auto item = [&](int j, int c) {
-    return make_int2(static_cast<int32_t>(key_base + L.Col(j, c)),
+    return make_int2(static_cast<int32_t>(key_base + L.Col(I, j, c)),
                      __float_as_int(Stored(s[I][j][2 * H + c], t)));
   };
   if (sg.n + total > kStageCap) Flush(a, st, tile, L, sg);
@@ -529,7 +618,9 @@ __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, cons
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) fw[i][h] = FilterWord(a, st, L, tile, L.Row(i, h), key_base, hit[i][h]);
+    for (int h = 0; h < 2; ++h) {
+      fw[i][h] = FilterWord(a, st, L, tile, i, L.Row(i, h), key_base, hit[i][h]);
+    }
   }
   if (__any_sync(kFull, hit[0][0])) EmitSlot<0, 0>(a, st, L, tile, key_base, s, fw[0][0], sg);
   if (__any_sync(kFull, hit[0][1])) EmitSlot<0, 1>(a, st, L, tile, key_base, s, fw[0][1], sg);
@@ -556,7 +647,7 @@ __device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, con
       for (int j = 0; j < 4; ++j) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          const int64_t key = key_base + L.Col(j, c);
+          const int64_t key = key_base + L.Col(i, j, c);
           if (key >= rend || !Passes(a, tile, r, key)) continue;
           const uint32_t u = Ordered(s[i][j][2 * h + c]);
           if (pass == 0 || (u >> (shift + 8)) == prefix) {
@@ -574,15 +665,13 @@ __device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, con
 // fragments come from shared memory with ldmatrix. Up to DMAX = 128 a CTA needs under 128
 // registers a thread and about 100 KB of shared memory, so two CTAs (16 warps) share an SM.
 
-//
-// kAreg: a warp holds the A fragments of its 32 query rows in registers for the whole sweep (64
-// registers at DMAX = 128), so a page costs each warp only its B fragments in shared-memory reads
-// (half of them); the CTA then needs more than 128 registers a thread and runs alone on its SM.
-template <typename T, int DMAX, bool kAreg = false, int kStagesT = 3>
+template <typename T, int DMAX>
 struct MmaCore {
   using Type = T;
-  static constexpr int kStages = kStagesT;
-  static constexpr int kMinBlocks = (DMAX <= 128 && !kAreg) ? 2 : 1;
+  static constexpr bool kWarpRows = false;  // Lane layout: warps 4 (rows) x 2 (keys)
+  static constexpr int kNormSets = 1;       // a thread's keys are the same for i = 0, 1
+  static constexpr int kStages = 3;
+  static constexpr int kMinBlocks = DMAX <= 128 ? 2 : 1;
   static constexpr int kLd = DMAX + 8;  // elements per row in shared memory (conflict-free)
   static constexpr int kStageElems = kKeys * kLd;
   static constexpr int kSteps = DMAX / 16;
@@ -708,22 +797,6 @@ struct MmaCore {
     Src ahead{nullptr, 0};
     if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
     const T* aptr = qs + (L.wm * 32 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
-    // kAreg: every step's A fragments, loaded once (zero past dim).
-    uint32_t aq[kAreg ? kSteps : 1][2][4];
-    if constexpr (kAreg) {
-#pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        if (s < steps) {
-          LdMatrixX4(aq[s][0], aptr + s * 16);
-          LdMatrixX4(aq[s][1], aptr + 16 * kLd + s * 16);
-        } else {
-#pragma unroll
-          for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) aq[s][i][e] = 0u;
-        }
-      }
-    }
     const int key_row = L.wn * 32 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
     const int key_col = ((L.lane >> 3) & 1) * 8;
     int stage = 0;       // of page p
@@ -746,10 +819,8 @@ struct MmaCore {
       // the shared-memory latency hides behind the tensor cores.
       uint32_t af[2][2][4], bf[2][2][4];
       auto load = [&](int s, int b) {
-        if constexpr (!kAreg) {
-          LdMatrixX4(af[b][0], aptr + s * 16);
-          LdMatrixX4(af[b][1], aptr + 16 * kLd + s * 16);
-        }
+        LdMatrixX4(af[b][0], aptr + s * 16);
+        LdMatrixX4(af[b][1], aptr + 16 * kLd + s * 16);
         LdMatrixX4(bf[b][0], bptr + s * 16);
         LdMatrixX4(bf[b][1], bptr + 16 * kLd + s * 16);
       };
@@ -763,23 +834,18 @@ struct MmaCore {
           for (int jj = 0; jj < 2; ++jj) {
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              if constexpr (kAreg) {
-                Mma<T>(v[i][2 * jj], aq[s][i], bf[b][jj][0], bf[b][jj][1]);
-                Mma<T>(v[i][2 * jj + 1], aq[s][i], bf[b][jj][2], bf[b][jj][3]);
-              } else {
-                Mma<T>(v[i][2 * jj], af[b][i], bf[b][jj][0], bf[b][jj][1]);
-                Mma<T>(v[i][2 * jj + 1], af[b][i], bf[b][jj][2], bf[b][jj][3]);
-              }
+              Mma<T>(v[i][2 * jj], af[b][i], bf[b][jj][0], bf[b][jj][1]);
+              Mma<T>(v[i][2 * jj + 1], af[b][i], bf[b][jj][2], bf[b][jj][3]);
             }
           }
         }
       }
-      float xn[4][2];
+      float xn[kNormSets][4][2];
       const float* ns = norms + stage * kKeys;
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
-        for (int c = 0; c < 2; ++c) xn[j][c] = ns[L.Col(j, c)];
+        for (int c = 0; c < 2; ++c) xn[0][j][c] = ns[L.Col(0, j, c)];
       // The warp is done with the stage (every ldmatrix and norm read above has returned its
       // registers before the arrive, which releases them).
       __syncwarp();
@@ -797,12 +863,209 @@ struct MmaCore {
 };
 
 // ---------------------------------------------------------------------------------------------
+// The warpgroup-MMA core (sm_90a): float16 / bfloat16 keys, dim % 8 == 0, dim <= DMAX <= 128.
+// MmaCore's pages, stages and barriers, but its products from wgmma: warpgroup w (warps 4w ..
+// 4w + 3) multiplies query rows 64w .. 64w + 63 by the whole page with one m64n64k16 a k-step,
+// A from registers (each warp's 16 rows, loaded once a sweep with ldmatrix: DMAX/4 registers),
+// B (the page) read by the tensor cores from shared memory. A page then costs the CTA 32 KB of
+// shared-memory reads, against MmaCore's 128 KB of ldmatrix traffic, which ncu found 73 % busy
+// (the tensor pipe 41 %) at 1.27 ms for 10M keys (H200, 2026-11-30). Scores come in Lane's
+// warp-rows layout: accumulator 16i + 4j + 2h + c is row 16 warp + 8h + g, key 32i + 8j + 2q + c,
+// which is v[i][j][2h + c].
+//
+// The stages hold each page K-major as 8 × 16-byte core matrices without swizzle: the 16-byte
+// chunk c (dims 8c .. 8c + 7) of key n sits at ((n / 8) · DMAX/8 + c) · 128 + (n % 8) · 16, so
+// core matrices adjacent in K are 128 bytes apart (LBO) and 8-key blocks DMAX · 2 bytes (SBO).
+// A full page is copied with chunk i of thread t = i mod 256 going to byte 16 i: key
+// 8 (i / DMAX) + i mod 8, chunk (i / 8) mod (DMAX / 8); a warp writes 512 contiguous bytes.
+template <typename T, int DMAX>
+struct WgmmaCore {
+  using Type = T;
+  static constexpr bool kWarpRows = true;
+  static constexpr int kNormSets = 2;  // a thread's keys differ with i
+  static constexpr int kStages = 3;
+  static constexpr int kMinBlocks = 2;
+  static constexpr int kLd = DMAX + 8;  // the query tile, row-major (read once a sweep)
+  static constexpr int kChunks = DMAX / 8;
+  static constexpr int kBlockBytes = kChunks * 128;
+  static constexpr int kStageBytes = kKeys * DMAX * static_cast<int>(sizeof(T));
+  static constexpr int kSteps = DMAX / 16;
+  static_assert(DMAX == 64 || DMAX == 128, "64 or 128 dims");
+  static size_t SmemBytes() {
+    return static_cast<size_t>(kRows) * kLd * sizeof(T) +
+           kStages * (static_cast<size_t>(kStageBytes) + kKeys * sizeof(float) +
+                      2 * sizeof(uint64_t));
+  }
+
+  T* qs;
+  unsigned char* keys;
+  float* norms;
+  uint64_t* full;
+  uint64_t* empty;
+  int steps;
+
+  // Byte offset of chunk c of key n in a stage.
+  static __device__ __forceinline__ int Offset(int n, int c) {
+    return ((n >> 3) * kChunks + c) * 128 + (n & 7) * 16;
+  }
+
+  __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
+    qs = reinterpret_cast<T*>(smem);
+    keys = reinterpret_cast<unsigned char*>(qs + kRows * kLd);
+    norms = reinterpret_cast<float*>(keys + kStages * kStageBytes);
+    full = reinterpret_cast<uint64_t*>(norms + kStages * kKeys);
+    empty = full + kStages;
+    steps = (a.dim + 15) / 16;
+    const int vecs = a.dim / 8;
+    // Chunks [dim / 8, DMAX / 8) of every stage are zero (cp.async never writes them).
+    if (vecs < kChunks) {
+      const int pad = kChunks - vecs;
+      for (int t = threadIdx.x; t < kStages * kKeys * pad; t += blockDim.x) {
+        const int n = (t / pad) % kKeys, c = vecs + t % pad;
+        *reinterpret_cast<uint4*>(keys + (t / pad / kKeys) * kStageBytes + Offset(n, c)) =
+            make_uint4(0, 0, 0, 0);
+      }
+    }
+    // The query tile, zero past num_rows and dim, 16 bytes at a time.
+    const T* q = static_cast<const T*>(a.queries);
+    for (int t = threadIdx.x; t < kRows * kChunks; t += blockDim.x) {
+      const int r = t / kChunks, v = t % kChunks;
+      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
+      uint4 x = make_uint4(0, 0, 0, 0);
+      if (row < a.num_rows && v < vecs) {
+        x = *reinterpret_cast<const uint4*>(q + row * a.dim + v * 8);
+      }
+      *reinterpret_cast<uint4*>(qs + r * kLd + v * 8) = x;
+    }
+  }
+
+  struct Src {
+    const T* rows;
+    int32_t page;
+  };
+  __device__ Src SrcOf(const KernelArgs& a, const int32_t* table, int p) const {
+    const int32_t page = __ldg(table + p);
+    return Src{PagePtr<T>(a, page), page};
+  }
+
+  __device__ void Issue(const KernelArgs& a, Src from, int stage) {
+    unsigned char* dst = keys + stage * kStageBytes;
+    const int t = static_cast<int>(threadIdx.x);
+    if (a.dim == DMAX) {
+      // Chunk i = t + 256 u: key 8 (i / DMAX) + i mod 8, chunk (i / 8) mod kChunks, byte 16 i;
+      // u adds 256 / (8 kChunks) key blocks, 2,048 elements of the page.
+      constexpr int kPerThread = kKeys * kChunks / kThreads;
+      const int n = ((t / (8 * kChunks)) << 3) | (t & 7);
+      const int c = (t >> 3) % kChunks;
+      const T* src = from.rows + n * DMAX + c * 8;
+      unsigned char* d = dst + 16 * t;
+#pragma unroll
+      for (int u = 0; u < kPerThread; ++u) CpAsync16(d + 16 * kThreads * u, src + 2048 * u);
+    } else {
+      const int vecs = a.dim / 8;
+      for (int i = t; i < kKeys * vecs; i += kThreads) {
+        const int n = i / vecs, c = i - n * vecs;
+        CpAsync16(dst + Offset(n, c), from.rows + static_cast<int64_t>(n) * a.dim + c * 8);
+      }
+    }
+    if (t < kKeys / 4) {
+      CpAsync16(norms + stage * kKeys + t * 4,
+                a.key_norms + static_cast<int64_t>(from.page) * kKeys + t * 4);
+    }
+  }
+
+  // Calls f(p, v, xn) for every page p in [p0, p1), as MmaCore::Sweep (the same barriers); a
+  // warp's wgmma have read the stage once they are waited for, so it releases the stage then.
+  template <typename F>
+  __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
+                        F&& f) {
+    if (p0 >= p1) return;
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) {
+        MbarInit(full + s, kThreads);
+        MbarInit(empty + s, kThreads / 32);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (p0 + s < p1) {
+        Issue(a, SrcOf(a, table, p0 + s), s);
+        MbarArriveOnCopies(full + s);
+      }
+    }
+    Src ahead{nullptr, 0};
+    if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
+    // This warp's A fragments of every step (zero past dim).
+    uint32_t aq[kSteps][4];
+    {
+      const T* aptr = qs + (L.warp * 16 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        if (s < steps) {
+          LdMatrixX4(aq[s], aptr + s * 16);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) aq[s][e] = 0u;
+        }
+      }
+    }
+    const uint32_t k_addr = SmemAddr(keys);
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int p = p0; p < p1; ++p) {
+      const int next = p + kStages - 1;
+      if (next < p1) {
+        const int prev = stage == 0 ? kStages - 1 : stage - 1;
+        if (p > p0) MbarWait(empty + prev, stage == 0 ? phase ^ 1u : phase);
+        Issue(a, ahead, prev);
+        MbarArriveOnCopies(full + prev);
+      }
+      if (next + 1 < p1) ahead = SrcOf(a, table, next + 1);
+      MbarWait(full + stage, phase);  // page p is in
+      FenceProxyAsync();
+      const uint64_t db = WgmmaDesc(k_addr + stage * kStageBytes, 128, kBlockBytes);
+      float v[2][4][4];
+      float(&d)[32] = reinterpret_cast<float(&)[32]>(v);
+      FenceAccumulators(d);
+      WgmmaFence();
+      // Every step, also those past dim (zero A and B chunks): a branch between two wgmma
+      // makes the compiler fence each of them. 16 dims are two core matrices in K, 256 bytes,
+      // 16 in the descriptor's address field.
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) WgmmaM64N64K16<T>(d, aq[s], db + 16 * s, s);
+      WgmmaCommitAndWait();
+      FenceAccumulators(d);
+      float xn[kNormSets][4][2];
+      const float* ns = norms + stage * kKeys;
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) xn[i][j][c] = ns[L.Col(i, j, c)];
+      __syncwarp();
+      if (L.lane == 0) MbarArrive(empty + stage);
+      f(p, v, xn);
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    }
+    __syncthreads();
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // The CUDA-core core: any key type and dim. Pages and query rows pass through shared memory in
 // steps of 32 dims as float32; each thread accumulates its 32 scores with fmaf in dim order.
 
 template <typename T>
 struct SimtCore {
   using Type = T;
+  static constexpr bool kWarpRows = false;
+  static constexpr int kNormSets = 1;
   static constexpr int kMinBlocks = 1;
   static constexpr int kLd = kSimtChunk + 1;
   static size_t SmemBytes() { return static_cast<size_t>(kRows + kKeys) * kLd * sizeof(float); }
@@ -847,7 +1110,7 @@ struct SimtCore {
 #pragma unroll
           for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int c = 0; c < 2; ++c) kv[j][c] = ks[L.Col(j, c) * kLd + d];
+            for (int c = 0; c < 2; ++c) kv[j][c] = ks[L.Col(0, j, c) * kLd + d];
 #pragma unroll
           for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -862,12 +1125,12 @@ struct SimtCore {
             }
         }
       }
-      float xn[4][2];
+      float xn[kNormSets][4][2];
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          xn[j][c] = __ldg(a.key_norms + static_cast<int64_t>(page) * kKeys + L.Col(j, c));
+          xn[0][j][c] = __ldg(a.key_norms + static_cast<int64_t>(page) * kKeys + L.Col(0, j, c));
         }
       f(p, v, xn);
     }
@@ -920,7 +1183,7 @@ template <typename Core>
 __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(KernelArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
   RowState& st = *reinterpret_cast<RowState*>(smem);
-  const Lane L;
+  const Lane L(Core::kWarpRows);
   const int tile = blockIdx.y;
   const int32_t* table =
       a.block_table + static_cast<int64_t>(__ldg(a.tile_requests + tile)) * a.blocks_per_request;
@@ -972,7 +1235,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
   const int p0 = static_cast<int>(blockIdx.x) * a.pages_per_cta;
   const int p1 = min(p0 + a.pages_per_cta, tile_pages);
   Stager sg{0};
-  auto emit = [&](int p, float(&v)[2][4][4], const float(&xn)[4][2]) {
+  auto emit = [&](int p, float(&v)[2][4][4], const auto& xn) {
     ToScores(a, st, L, v, xn);
     Classify(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v, sg);
   };
@@ -1070,7 +1333,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
     for (int pass = 0; pass < 4; ++pass) {
       for (int t = threadIdx.x; t < kGroup * 256; t += blockDim.x) (&st.hist[0][0])[t] = 0u;
       __syncthreads();
-      auto hist = [&](int p, float(&v)[2][4][4], const float(&xn)[4][2]) {
+      auto hist = [&](int p, float(&v)[2][4][4], const auto& xn) {
         ToScores(a, st, L, v, xn);
         Histogram(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v, pass);
       };
@@ -1365,23 +1628,38 @@ bool UsesMma(const PagedKeys& keys) {
   return keys.type != KeyType::kFloat32 && keys.dim % 8 == 0 && keys.dim <= 256;
 }
 
-// SIEVE_GPU_TS_AREG=1: float16 keys of 65..128 dims use the register-A core (kAreg, 4 stages);
-// read once.
-bool AregEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("SIEVE_GPU_TS_AREG");
-    return v != nullptr && v[0] == '1';
-  }();
-  return on;
+// Whether float16 / bfloat16 keys of 33..128 dims go to WgmmaCore: this file carries sm_90a
+// code (SIEVE_TS_SM90A, see gpu/CMakeLists.txt), the current device is compute capability 9.0,
+// and SIEVE_GPU_WGMMA is 1 (read at every launch: tests and benchmarks compare both kernels).
+bool UseWgmma(uint32_t dim) {
+#ifdef SIEVE_TS_SM90A
+  if (dim <= 32 || dim > 128) return false;
+  const char* env = std::getenv("SIEVE_GPU_WGMMA");
+  if (env == nullptr || std::strcmp(env, "1") != 0) return false;
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();  // leave no sticky error behind for the caller's next check
+    return false;
+  }
+  return major == 9 && minor == 0;
+#else
+  (void)dim;
+  return false;
+#endif
 }
 
 template <typename T>
 Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
+#ifdef SIEVE_TS_SM90A
+  if (UseWgmma(static_cast<uint32_t>(k.dim))) {
+    if (k.dim <= 64) return Launch<WgmmaCore<T, 64>>(k, tiles, stream);
+    return Launch<WgmmaCore<T, 128>>(k, tiles, stream);
+  }
+#endif
   if (k.dim <= 32) return Launch<MmaCore<T, 32>>(k, tiles, stream);
   if (k.dim <= 64) return Launch<MmaCore<T, 64>>(k, tiles, stream);
-  if constexpr (std::is_same_v<T, __half>) {
-    if (k.dim <= 128 && AregEnabled()) return Launch<MmaCore<T, 128, true, 4>>(k, tiles, stream);
-  }
   if (k.dim <= 128) return Launch<MmaCore<T, 128>>(k, tiles, stream);
   return Launch<MmaCore<T, 256>>(k, tiles, stream);
 }
@@ -1389,7 +1667,16 @@ Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
 }  // namespace
 
 const char* ThresholdSelectKernelName(const PagedKeys& keys) {
-  return UsesMma(keys) ? "mma" : "simt";
+  if (!UsesMma(keys)) return "simt";
+  return UseWgmma(keys.dim) ? "wgmma" : "mma";
+}
+
+bool ThresholdSelectHasWgmma() {
+#ifdef SIEVE_TS_SM90A
+  return true;
+#else
+  return false;
+#endif
 }
 
 Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {

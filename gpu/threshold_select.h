@@ -149,8 +149,14 @@ struct ThresholdSelectArgs {
 // that break the contract (named in the message); Internal for a CUDA launch failure.
 Status ThresholdSelect(const ThresholdSelectArgs& args, void* stream);
 
-// Which kernel ThresholdSelect uses for these keys: "mma" or "simt".
+// Which kernel ThresholdSelect uses for these keys now: "wgmma" (warpgroup MMA: float16 or
+// bfloat16 keys of 33 to 128 dims with dim % 8 == 0, a compute capability 9.0 device, a build
+// with SIEVE_TS_SM90A, and SIEVE_GPU_WGMMA=1), "mma" (tensor cores, mma.sync: the other float16
+// and bfloat16 keys with dim % 8 == 0 and dim <= 256) or "simt".
 const char* ThresholdSelectKernelName(const PagedKeys& keys);
+
+// Whether this build carries the warpgroup-MMA kernel (sm_90a code).
+bool ThresholdSelectHasWgmma();
 
 // The true score of a stored slot value of a row whose threshold is `threshold`.
 inline float DecodeScore(float stored, float threshold) {

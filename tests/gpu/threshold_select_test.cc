@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -53,6 +54,49 @@ bool HaveDevice() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
+
+// Whether keys of this type and dim may take the warpgroup-MMA kernel here: a build with it, a
+// compute capability 9.0 device, float16 / bfloat16 keys of 33 to 128 dims, dim % 8 == 0.
+bool WgmmaApplies(KeyType type, uint32_t dim) {
+  int dev = 0, major = 0, minor = 0;
+  if (!gpu::ThresholdSelectHasWgmma() || type == KeyType::kFloat32 || dim % 8 != 0 || dim <= 32 ||
+      dim > 128 || cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    return false;
+  }
+  return major == 9 && minor == 0;
+}
+
+// The tensor-core kernel expected for these keys: "wgmma" where it applies and
+// SIEVE_GPU_WGMMA=1 asks for it (the library reads it at every launch), else "mma".
+const char* ExpectedMmaKernel(KeyType type, uint32_t dim) {
+  const char* env = std::getenv("SIEVE_GPU_WGMMA");
+  return env != nullptr && std::strcmp(env, "1") == 0 && WgmmaApplies(type, dim) ? "wgmma"
+                                                                                 : "mma";
+}
+
+// Sets SIEVE_GPU_WGMMA for the life of a scope.
+class WgmmaEnv {
+ public:
+  explicit WgmmaEnv(const char* value) {
+    const char* old = std::getenv("SIEVE_GPU_WGMMA");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("SIEVE_GPU_WGMMA", value, 1);
+  }
+  ~WgmmaEnv() {
+    if (had_) {
+      setenv("SIEVE_GPU_WGMMA", old_.c_str(), 1);
+    } else {
+      unsetenv("SIEVE_GPU_WGMMA");
+    }
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
 
 const char* TypeStr(KeyType t) {
   switch (t) {
@@ -350,7 +394,8 @@ class Harness {
     thresholds.assign(num_rows, -kInf);
 
     const bool mma = type != KeyType::kFloat32 && dim % 8 == 0 && dim <= 256;
-    EXPECT_STREQ(gpu::ThresholdSelectKernelName(pool->view()), mma ? "mma" : "simt");
+    EXPECT_STREQ(gpu::ThresholdSelectKernelName(pool->view()),
+                 mma ? ExpectedMmaKernel(type, dim) : "simt");
   }
 
   // The oracle rows: every visible passing key of each row with its float64 score.
@@ -763,8 +808,7 @@ class ThresholdSelectSweep : public ::testing::TestWithParam<SweepParam> {
   }
 };
 
-TEST_P(ThresholdSelectSweep, MixedThresholdsAndFilters) {
-  const auto [type, dim, metric] = GetParam();
+void RunSweepCase(KeyType type, uint32_t dim, Metric metric) {
   const uint32_t index =
       static_cast<uint32_t>(dim * 7 + static_cast<int>(type) * 3 + static_cast<int>(metric));
   constexpr uint32_t kTopKs[] = {1, 16, 64};
@@ -796,12 +840,25 @@ TEST_P(ThresholdSelectSweep, MixedThresholdsAndFilters) {
       };
     }
     h.Build();
-    ASSERT_FALSE(HasFatalFailure());
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
     h.max_context = h.pool_pages * kPageRows - 37;
     std::mt19937_64 rng(h.seed);
     h.RandomRowEnds(rng);
     h.RunMixedAndCheck();
   }
+}
+
+TEST_P(ThresholdSelectSweep, MixedThresholdsAndFilters) {
+  const auto [type, dim, metric] = GetParam();
+  RunSweepCase(type, dim, metric);
+}
+
+// The same cases on the warpgroup-MMA kernel where it applies (SIEVE_GPU_WGMMA=1).
+TEST_P(ThresholdSelectSweep, MixedThresholdsAndFiltersWgmma) {
+  const auto [type, dim, metric] = GetParam();
+  if (!WgmmaApplies(type, dim)) GTEST_SKIP() << "the wgmma kernel does not apply here";
+  WgmmaEnv env("1");
+  RunSweepCase(type, dim, metric);
 }
 
 std::string SweepName(const ::testing::TestParamInfo<SweepParam>& info) {
@@ -812,7 +869,7 @@ std::string SweepName(const ::testing::TestParamInfo<SweepParam>& info) {
 INSTANTIATE_TEST_SUITE_P(
     All, ThresholdSelectSweep,
     ::testing::Combine(::testing::Values(KeyType::kFloat16, KeyType::kBFloat16, KeyType::kFloat32),
-                       ::testing::Values(8u, 96u, 128u, 256u, 1u, 3u, 130u, 300u),
+                       ::testing::Values(8u, 40u, 96u, 128u, 256u, 1u, 3u, 130u, 300u),
                        ::testing::Values(Metric::kL2, Metric::kInnerProduct, Metric::kCosine)),
     SweepName);
 

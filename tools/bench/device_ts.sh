@@ -3,7 +3,7 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|round|compare|knobs|gather|final|sanitize   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|round|compare|knobs|wgmma|gather|final|sanitize   (logs go to $OUT)
 #   gather: this checkout's executor tests, then gather at 1 % for this checkout and every
 #          variant alternately, three rounds.
 #   compare: a short round for engine variants (build_variant.sh): the executor, threshold-select
@@ -247,6 +247,59 @@ case "${1:-probe}" in
     echo "ncu kernels gather ts exit: $?"
     python3 tools/bench/ncu_kernels.py "$OUT/kernels_gts.csv" | tee "$OUT/kernels_gts.txt" | sed -n '/-- per kernel/,$p' | head -24
     rm -f "$OUT/kernels_gts.csv"
+    ;;
+  wgmma)
+    # The warpgroup-MMA threshold-select kernel (SIEVE_GPU_WGMMA=1) against mma.sync, and this
+    # checkout's gather against main-gpu_paths_bench, in one call. Eight files at most come back.
+    #  1. A quick check of each kernel (the wgmma one on its sweep cases); a failure of the
+    #     mma.sync check stops the call, one of the wgmma check skips its timings.
+    #  2. Executor, threshold-select and page-pool tests (the sweep runs both kernels); the
+    #     threshold-select and engine threshold tests again with SIEVE_GPU_WGMMA=1.
+    #  3. Kernel bench and dense at 100 % with each kernel, alternately twice; gather at 1 %,
+    #     main and this, alternately twice.
+    #  4. ncu: one launch of the kernel bench's exact case with the wgmma kernel (launch 12),
+    #     and the threshold select of a gather at 1 % through one sampled level
+    #     (SIEVE_GPU_GATHER_TS=1), both with the full set of sections.
+    timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual' > "$OUT/tests.log" 2>&1
+    rc=$?; echo "quick check (mma) exit: $rc"; tail -n 3 "$OUT/tests.log"
+    [ $rc -eq 0 ] || exit 1
+    timeout 60 "$B/gpu_tests" --gtest_filter='*ThresholdSelectSweep.MixedThresholdsAndFiltersWgmma/f16_d*' > /tmp/q.log 2>&1
+    wg=$?; echo "quick check (wgmma) exit: $wg"; grep -E "^\[  (PASSED|FAILED) |tests ran" /tmp/q.log | head -12
+    cat /tmp/q.log >> "$OUT/tests.log"
+    timeout 200 "$B/gpu_tests" --gtest_filter='GpuExecutorTest.*:ThresholdSelect*:*ThresholdSelectSweep*:PagePoolTest.*' >> "$OUT/tests.log" 2>&1
+    echo "tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests.log" | tail -n 14
+    if [ $wg -eq 0 ]; then
+      SIEVE_GPU_WGMMA=1 timeout 120 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.*:GpuExecutorTest.*Threshold*' > "$OUT/tests_wgmma.log" 2>&1
+      echo "tests (wgmma) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
+    fi
+    kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
+    for w in $kinds; do
+      echo "== ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
+      SIEVE_GPU_WGMMA=$w timeout 100 "$B/threshold_select_bench" --reps 5 --repair-reps 0 >> "$OUT/bench.jsonl" 2>> "$OUT/ts_bench.txt"
+      echo "ts bench wgmma=$w exit: $?"
+    done
+    grep -E "^==|kernel |b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
+    for round in 1 2; do
+      for w in $kinds; do
+        echo "== round $round dense SIEVE_GPU_WGMMA=$w" >> "$OUT/paths.txt"
+        SIEVE_GPU_WGMMA=$w SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths dense --fractions 1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+      done
+      for v in main-gpu_paths_bench gpu_paths_bench; do
+        echo "== round $round gather $v" >> "$OUT/paths.txt"
+        SIEVE_GPU_STAGES=1 timeout 60 "$B/$v" --reps 10 --paths gather --fractions 0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
+      done
+    done
+    grep -E "^==|^stages (gather n=100000 |dense n=10000000)|^0.01 |^1 " "$OUT/paths.txt" | cut -c1-260
+    if [ $wg -eq 0 ]; then
+      SIEVE_GPU_WGMMA=1 timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+        "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu_wgmma.txt" 2>&1
+      echo "ncu (wgmma) exit: $?"
+      grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|stalled" "$OUT/ncu_wgmma.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
+    fi
+    SIEVE_GPU_GATHER_TS=1 timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 1 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+      --import-source yes "$B/gpu_paths_bench" --reps 1 --warmup 1 --paths gather --fractions 0.01 --extra-rows '' > "$OUT/ncu_gts.txt" 2>&1
+    echo "ncu (gather ts) exit: $?"
+    grep -E "Duration|Grid Size|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|stalled" "$OUT/ncu_gts.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
     ;;
   gather)
     # A short check of an engine change to the gather path: this checkout's executor tests, then
