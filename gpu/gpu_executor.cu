@@ -207,18 +207,24 @@ __global__ void ScatterIdsKernel(const uint32_t* __restrict__ words, int64_t n,
   }
 }
 
-// Copies resident rows ids[i] of `src` (row_v vector units per row) to row i of `dst`.
+// Copies resident rows ids[i] of `src` (row_v vector units per row) to row i of `dst`, and their
+// squared norms norms[ids[i]] to norms_out[i], zero in [n, n_padded) (n_padded - n <= 256).
 template <typename V>
 __global__ void GatherRowsKernel(ResidentRows src, int64_t row_v,
                                  const uint32_t* __restrict__ ids, int64_t n,
-                                 V* __restrict__ dst) {
+                                 V* __restrict__ dst, const float* __restrict__ norms,
+                                 float* __restrict__ norms_out, int64_t n_padded) {
   // One thread per vector unit, so that short rows keep every lane busy.
   const int64_t total = n * row_v;
   for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
        t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t i = t / row_v;
-    dst[t] = RowAt<V>(src, ids[i], row_v)[t - i * row_v];
+    const uint32_t id = ids[i];
+    const int64_t u = t - i * row_v;
+    dst[t] = RowAt<V>(src, id, row_v)[u];
+    if (u == 0) norms_out[i] = norms[id];
   }
+  if (blockIdx.x == 0 && threadIdx.x < n_padded - n) norms_out[n + threadIdx.x] = 0.0f;
 }
 
 struct SddmmArgs {
@@ -401,32 +407,10 @@ __global__ void ThresholdSetupKernel(int m, float scale, const float* __restrict
   margin[r] = 2.0f * e * 1.0001f;
 }
 
-// The threshold of the sampled threshold select (see DeviceRun::ThresholdDense): the sampled
-// k-th best exact distance d of row r as a score (the negated distance for l2 and cosine, the
-// inner product itself for ip) less the margin 2E; -inf (keep every row) where d is not finite
-// (the sample held fewer than k rows, or NaN).
-__global__ void SampleScoreThresholdKernel(int m, const float* __restrict__ dist, bool select_min,
-                                           const float* __restrict__ margin,
-                                           float* __restrict__ thresholds) {
-  const int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= m) return;
-  const float d = dist[r];
-  thresholds[r] = isfinite(d) ? __fsub_rn(select_min ? -d : d, margin[r]) : -INFINITY;
-}
-
 __global__ void IotaKernel(int32_t* p, int64_t n) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     p[i] = static_cast<int32_t>(i);
-  }
-}
-
-// out[j] = norms[ids[j]]: the squared norms of a gathered block, by position.
-__global__ void GatherNormsKernel(const float* __restrict__ norms, const uint32_t* __restrict__ ids,
-                                  int64_t n, float* __restrict__ out) {
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[j] = norms[ids[j]];
   }
 }
 
@@ -854,14 +838,6 @@ bool ThresholdGatherEnabled(uint64_t n_cols) {
   const char* v = std::getenv("SIEVE_GPU_THRESHOLD_GATHER");
   if (v != nullptr && (v[0] == '0' || v[0] == '1')) return v[0] == '1';
   return n_cols >= kThresholdGatherMinRows;
-}
-
-// SIEVE_GPU_GATHER_TS=1 / 0: the gather path over a bitset selects through one sampled
-// threshold-select level (DeviceRun::UseSampledThreshold) wherever candidate selection would run
-// and the threshold select can; read at every search. Default: off.
-bool GatherSampledEnabled() {
-  const char* v = std::getenv("SIEVE_GPU_GATHER_TS");
-  return v != nullptr && v[0] == '1';
 }
 
 // SIEVE_GPU_TS_LEVELS=2..6 sets the threshold path's most levels (benchmarks compare them;
@@ -1827,7 +1803,7 @@ class DeviceRun {
     if (col_ids != nullptr) {
       // A gathered block: its norms by position, read in order (by ordinal they are scattered
       // reads, 8.4 M of them for 100 queries over 84k rows: 0.1 ms on the H200, 2026-11-30).
-      SIEVE_RETURN_IF_ERROR(GatheredNorms(col_ids, n_cols));
+      SIEVE_RETURN_IF_ERROR(GatheredNorms());
       c.pos_sq_norms = gathered_norms_.get();
     }
     c.col_ids = col_ids;
@@ -2013,17 +1989,6 @@ class DeviceRun {
     return ends.size() > 1 && size_t{m} * (p_.k + most) * 8 <= detail::kTileBudgetBytes;
   }
 
-  // The sampled threshold select over a gathered block (see ThresholdDense): candidate
-  // selection's sample and list sizes, its slots within the budget.
-  bool UseSampledThreshold(uint32_t m, uint64_t n_cols) const {
-    if (!detail::GatherSampledEnabled() || !ThresholdUsable(n_cols) || !UseCandidates(m, n_cols)) {
-      return false;
-    }
-    uint64_t sample = 0, cap = 0;
-    CandidateSizes(n_cols, &sample, &cap);
-    return size_t{m} * (p_.k + cap) * 8 <= detail::kTileBudgetBytes;
-  }
-
   // Exact top-k over every resident row through gpu::ThresholdSelect, without a score matrix.
   // E bounds |computed - exact| of a score (float16 high halves of the queries, float32
   // accumulation; see ThresholdSetupKernel).
@@ -2049,18 +2014,10 @@ class DeviceRun {
   };
 
   // gathered_norms_: the squared norms of the gathered block by position, zero up to the end of
-  // its last page; built once per search.
-  Status GatheredNorms(const uint32_t* col_ids, uint64_t n_cols) {
-    if (gathered_norms_ready_) return Status::OK();
-    const uint64_t padded = (n_cols + kPageRows - 1) / kPageRows * kPageRows;
-    SIEVE_RETURN_IF_ERROR(gathered_norms_.Allocate(padded, stream_));
-    SIEVE_CUDA_TRY(cudaMemsetAsync(gathered_norms_.get(), 0, padded * 4, stream_));
-    detail::GatherNormsKernel<<<detail::GridFor(static_cast<int64_t>(n_cols), 256), 256, 0,
-                                stream_>>>(p_.shard->sq_norms(), col_ids,
-                                           static_cast<int64_t>(n_cols), gathered_norms_.get());
-    SIEVE_CUDA_CHECK_LAUNCH("GatherNormsKernel");
-    gathered_norms_ready_ = true;
-    return Status::OK();
+  // its last page; written by GatherRowsKernel with the rows (Dense), once per search.
+  Status GatheredNorms() const {
+    return gathered_norms_ready_ ? Status::OK()
+                                 : Status::Internal("gathered norms used before the gather");
   }
 
   // The gathered block (whole pages) as one slab of pages, with its norms by position and an
@@ -2069,7 +2026,7 @@ class DeviceRun {
     const Prepared& p = p_;
     const uint64_t pages = (n_cols + kPageRows - 1) / kPageRows;
     if (!gathered_pages_ready_) {
-      SIEVE_RETURN_IF_ERROR(GatheredNorms(col_ids, n_cols));
+      SIEVE_RETURN_IF_ERROR(GatheredNorms());
       SIEVE_RETURN_IF_ERROR(gathered_table_.Allocate(pages, stream_));
       detail::IotaKernel<<<detail::GridFor(static_cast<int64_t>(pages), 256), 256, 0, stream_>>>(
           gathered_table_.get(), static_cast<int64_t>(pages));
@@ -2093,20 +2050,10 @@ class DeviceRun {
     return Status::OK();
   }
 
-  // With `sample_dist` (SampleThresholds over the first columns of the block, `sample_cap` slots
-  // a query), there is one level over every column, whose threshold is each query's sampled
-  // k-th best exact distance as a score less 2E: a row of the exact top-k scores at least that
-  // exactly, so at least that less E as computed.
-  Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const ThresholdKeys& tk,
-                        const float* sample_dist = nullptr, uint64_t sample_cap = 0) {
+  Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const ThresholdKeys& tk) {
     const Prepared& p = p_;
     std::vector<uint64_t> ends, caps;
-    if (sample_dist != nullptr) {
-      ends = {n_cols};
-      caps = {sample_cap};
-    } else {
-      ThresholdLevels(n_cols, &ends, &caps);
-    }
+    ThresholdLevels(n_cols, &ends, &caps);
     const uint64_t most = *std::max_element(caps.begin(), caps.end());
     const uint32_t k = p.k;
     const uint32_t kf = static_cast<uint32_t>(std::min<uint64_t>(k, n_cols));
@@ -2136,11 +2083,6 @@ class DeviceRun {
         static_cast<int>(m), p.scale, qnorms_ + q0, p.shard->max_sq_norm, p.metric,
         0x1p-9f + 0x1p-13f, scales.get(), thresholds.get(), margin.get());
     SIEVE_CUDA_CHECK_LAUNCH("ThresholdSetupKernel");
-    if (sample_dist != nullptr) {
-      detail::SampleScoreThresholdKernel<<<(m + 255) / 256, 256, 0, stream_>>>(
-          static_cast<int>(m), sample_dist, p.select_min, margin.get(), thresholds.get());
-      SIEVE_CUDA_CHECK_LAUNCH("SampleScoreThresholdKernel");
-    }
 
     ThresholdSelectArgs a;
     a.keys = tk.keys;
@@ -2307,21 +2249,29 @@ class DeviceRun {
                                                                         : row_bytes / 2);
         const unsigned grid = detail::GridFor(units, 256);
         const detail::ResidentRows src = p.shard->resident();
+        // The block's norms by position come with it (candidate selection and the threshold
+        // select read them in order), zero up to the end of its last page.
+        const uint64_t padded = (n_cols + kPageRows - 1) / kPageRows * kPageRows;
+        SIEVE_RETURN_IF_ERROR(gathered_norms_.Allocate(padded, stream_));
+        const float* norms = p.shard->sq_norms();
+        float* norms_out = gathered_norms_.get();
+        const int64_t n = static_cast<int64_t>(n_cols), np = static_cast<int64_t>(padded);
         if (row_bytes % 16 == 0) {
           detail::GatherRowsKernel<uint4><<<grid, 256, 0, stream_>>>(
-              src, row_bytes / 16, col_ids, n_cols,
-              reinterpret_cast<uint4*>(gathered_rows_.get()));
+              src, row_bytes / 16, col_ids, n, reinterpret_cast<uint4*>(gathered_rows_.get()),
+              norms, norms_out, np);
         } else if (row_bytes % 4 == 0) {
           detail::GatherRowsKernel<uint32_t><<<grid, 256, 0, stream_>>>(
-              src, row_bytes / 4, col_ids, n_cols,
-              reinterpret_cast<uint32_t*>(gathered_rows_.get()));
+              src, row_bytes / 4, col_ids, n, reinterpret_cast<uint32_t*>(gathered_rows_.get()),
+              norms, norms_out, np);
         } else {
           detail::GatherRowsKernel<uint16_t><<<grid, 256, 0, stream_>>>(
-              src, row_bytes / 2, col_ids, n_cols,
-              reinterpret_cast<uint16_t*>(gathered_rows_.get()));
+              src, row_bytes / 2, col_ids, n, reinterpret_cast<uint16_t*>(gathered_rows_.get()),
+              norms, norms_out, np);
         }
         SIEVE_CUDA_CHECK_LAUNCH("GatherRowsKernel");
         gathered_ready_ = true;
+        gathered_norms_ready_ = true;
         Mark("gather");
       }
       // The gathered block is one contiguous block.
@@ -2341,20 +2291,6 @@ class DeviceRun {
       keys.filter = ChunkFilter(q0, nullptr);
       keys.filter_stride = FilterStride();
       return ThresholdDense(q0, m, n_cols, keys);
-    }
-    if (col_ids != nullptr && !p.per_query && UseSampledThreshold(m, n_cols)) {
-      uint64_t sample = 0, cap = 0;
-      CandidateSizes(n_cols, &sample, &cap);
-      ThresholdKeys keys;
-      SIEVE_RETURN_IF_ERROR(GatheredPages(col_ids, n_cols, &keys));
-      DeviceBuffer<float> thresh;
-      SIEVE_RETURN_IF_ERROR(thresh.Allocate(m, stream_));
-      SIEVE_RETURN_IF_ERROR(SampleThresholds(q0, m, rows, col_ids, sample, thresh.get()));
-      Mark("ts.sample");
-      ++detail::g_candidate_chunks;
-      ++detail::g_threshold_chunks;
-      used_threshold_ = true;
-      return ThresholdDense(q0, m, n_cols, keys, thresh.get(), cap);
     }
     if (col_ids != nullptr && !p.per_query && detail::ThresholdGatherEnabled(n_cols) &&
         UseThreshold(m, n_cols)) {

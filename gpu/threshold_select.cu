@@ -864,14 +864,15 @@ struct MmaCore {
 
 // ---------------------------------------------------------------------------------------------
 // The warpgroup-MMA core (sm_90a): float16 / bfloat16 keys, dim % 8 == 0, dim <= DMAX <= 128.
-// MmaCore's pages, stages and barriers, but its products from wgmma: warpgroup w (warps 4w ..
-// 4w + 3) multiplies query rows 64w .. 64w + 63 by the whole page with one m64n64k16 a k-step,
-// A from registers (each warp's 16 rows, loaded once a sweep with ldmatrix: DMAX/4 registers),
-// B (the page) read by the tensor cores from shared memory. A page then costs the CTA 32 KB of
+// MmaCore's pages and barriers, but its products from wgmma: warpgroup w (warps 4w .. 4w + 3)
+// multiplies query rows 64w .. 64w + 63 by the whole page with one m64n64k16 a k-step, A from
+// registers (each warp's 16 rows, loaded from global memory once a sweep: DMAX/4 registers), B
+// (the page) read by the tensor cores from shared memory. A page then costs the CTA 32 KB of
 // shared-memory reads, against MmaCore's 128 KB of ldmatrix traffic, which ncu found 73 % busy
-// (the tensor pipe 41 %) at 1.27 ms for 10M keys (H200, 2026-11-30). Scores come in Lane's
-// warp-rows layout: accumulator 16i + 4j + 2h + c is row 16 warp + 8h + g, key 32i + 8j + 2q + c,
-// which is v[i][j][2h + c].
+// (the tensor pipe 41 %) at 1.27 ms for 10M keys (H200, 2026-11-30). With no query tile in
+// shared memory, the space holds more stages: kStages - 1 pages in flight a CTA (MmaCore: 2).
+// Scores come in Lane's warp-rows layout: accumulator 16i + 4j + 2h + c is row 16 warp + 8h + g,
+// key 32i + 8j + 2q + c, which is v[i][j][2h + c].
 //
 // The stages hold each page K-major as 8 × 16-byte core matrices without swizzle: the 16-byte
 // chunk c (dims 8c .. 8c + 7) of key n sits at ((n / 8) · DMAX/8 + c) · 128 + (n % 8) · 16, so
@@ -883,26 +884,24 @@ struct WgmmaCore {
   using Type = T;
   static constexpr bool kWarpRows = true;
   static constexpr int kNormSets = 2;  // a thread's keys differ with i
-  static constexpr int kStages = 3;
+  static constexpr int kStages = DMAX == 128 ? 5 : 8;  // two CTAs an SM (about 110 KB each)
   static constexpr int kMinBlocks = 2;
-  static constexpr int kLd = DMAX + 8;  // the query tile, row-major (read once a sweep)
   static constexpr int kChunks = DMAX / 8;
   static constexpr int kBlockBytes = kChunks * 128;
   static constexpr int kStageBytes = kKeys * DMAX * static_cast<int>(sizeof(T));
   static constexpr int kSteps = DMAX / 16;
   static_assert(DMAX == 64 || DMAX == 128, "64 or 128 dims");
   static size_t SmemBytes() {
-    return static_cast<size_t>(kRows) * kLd * sizeof(T) +
-           kStages * (static_cast<size_t>(kStageBytes) + kKeys * sizeof(float) +
+    return kStages * (static_cast<size_t>(kStageBytes) + kKeys * sizeof(float) +
                       2 * sizeof(uint64_t));
   }
 
-  T* qs;
+  const T* queries;  // the tile's first row
+  int num_rows;      // of the tile
   unsigned char* keys;
   float* norms;
   uint64_t* full;
   uint64_t* empty;
-  int steps;
 
   // Byte offset of chunk c of key n in a stage.
   static __device__ __forceinline__ int Offset(int n, int c) {
@@ -910,12 +909,13 @@ struct WgmmaCore {
   }
 
   __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
-    qs = reinterpret_cast<T*>(smem);
-    keys = reinterpret_cast<unsigned char*>(qs + kRows * kLd);
+    queries = static_cast<const T*>(a.queries) + static_cast<int64_t>(tile) * kRows * a.dim;
+    num_rows = min(static_cast<int64_t>(kRows),
+                   static_cast<int64_t>(a.num_rows) - static_cast<int64_t>(tile) * kRows);
+    keys = smem;
     norms = reinterpret_cast<float*>(keys + kStages * kStageBytes);
     full = reinterpret_cast<uint64_t*>(norms + kStages * kKeys);
     empty = full + kStages;
-    steps = (a.dim + 15) / 16;
     const int vecs = a.dim / 8;
     // Chunks [dim / 8, DMAX / 8) of every stage are zero (cp.async never writes them).
     if (vecs < kChunks) {
@@ -925,17 +925,6 @@ struct WgmmaCore {
         *reinterpret_cast<uint4*>(keys + (t / pad / kKeys) * kStageBytes + Offset(n, c)) =
             make_uint4(0, 0, 0, 0);
       }
-    }
-    // The query tile, zero past num_rows and dim, 16 bytes at a time.
-    const T* q = static_cast<const T*>(a.queries);
-    for (int t = threadIdx.x; t < kRows * kChunks; t += blockDim.x) {
-      const int r = t / kChunks, v = t % kChunks;
-      const int64_t row = static_cast<int64_t>(tile) * kRows + r;
-      uint4 x = make_uint4(0, 0, 0, 0);
-      if (row < a.num_rows && v < vecs) {
-        x = *reinterpret_cast<const uint4*>(q + row * a.dim + v * 8);
-      }
-      *reinterpret_cast<uint4*>(qs + r * kLd + v * 8) = x;
     }
   }
 
@@ -997,18 +986,20 @@ struct WgmmaCore {
     }
     Src ahead{nullptr, 0};
     if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
-    // This warp's A fragments of every step (zero past dim).
+    // This warp's A fragments of every step, an m16k16 mma.sync A fragment each: register e
+    // holds row 16 warp + g + 8 (e & 1), dims 16 s + 2q + 8 (e >> 1) and the next (zero past
+    // the tile's rows and dim; dim % 8 == 0, so a pair is wholly inside or outside).
     uint32_t aq[kSteps][4];
-    {
-      const T* aptr = qs + (L.warp * 16 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
 #pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        if (s < steps) {
-          LdMatrixX4(aq[s], aptr + s * 16);
-        } else {
+    for (int s = 0; s < kSteps; ++s) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) aq[s][e] = 0u;
-        }
+      for (int e = 0; e < 4; ++e) {
+        const int r = L.warp * 16 + L.g + 8 * (e & 1);
+        const int d = 16 * s + 2 * L.q + 8 * (e >> 1);
+        aq[s][e] = r < num_rows && d < a.dim
+                       ? __ldg(reinterpret_cast<const uint32_t*>(queries +
+                                                                 static_cast<int64_t>(r) * a.dim + d))
+                       : 0u;
       }
     }
     const uint32_t k_addr = SmemAddr(keys);

@@ -3,7 +3,7 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|round|compare|knobs|wgmma|gather|final|sanitize   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|round|compare|wgmma|gather|final|finalwg|sanitize   (logs go to $OUT)
 #   gather: this checkout's executor tests, then gather at 1 % for this checkout and every
 #          variant alternately, three rounds.
 #   compare: a short round for engine variants (build_variant.sh): the executor, threshold-select
@@ -182,72 +182,6 @@ case "${1:-probe}" in
       done
     done
     ;;
-  knobs)
-    # A/B of this checkout's opt-in settings against main-* binaries bundled beside it (the
-    # baseline), all in one call: the register-A threshold-select core (SIEVE_GPU_TS_AREG) and
-    # the sampled threshold select for the gather path (SIEVE_GPU_GATHER_TS).
-    #  1. A quick threshold-select check with each core (stops the call on a failure or hang).
-    #  2. Tests: executor, threshold-select and page-pool tests with the default core; the
-    #     threshold-select and engine threshold tests again with the register-A core.
-    #  3. The kernel bench of main, this checkout, and this checkout with the register-A core.
-    #  4. Gather at 1 % and 10 %: main, this, this with SIEVE_GPU_GATHER_TS=1; dense at 100 %:
-    #     main, this, this with the register-A core; alternately, twice.
-    #  5. ncu (SpeedOfLight, compute and memory workload, warp states, occupancy) of one launch
-    #     of the kernel bench's exact-threshold case (launch 4 (warmup + reps) + 4 = 12) with
-    #     each core.
-    #  6. Every kernel of a gather at 1 % with SIEVE_GPU_GATHER_TS=1.
-    for ar in 0 1; do
-      SIEVE_GPU_TS_AREG=$ar timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual' > "$OUT/quick$ar.log" 2>&1
-      rc=$?; echo "quick check (areg $ar) exit: $rc"; tail -n 3 "$OUT/quick$ar.log"
-      [ $rc -eq 0 ] || exit 1
-    done
-    timeout 200 "$B/gpu_tests" --gtest_filter='GpuExecutorTest.*:ThresholdSelect*:*ThresholdSelectSweep*:PagePoolTest.*' > "$OUT/tests.log" 2>&1
-    echo "tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests.log" | head -12
-    SIEVE_GPU_TS_AREG=1 timeout 150 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:*ThresholdSelectSweep*:GpuExecutorTest.*Threshold*' > "$OUT/tests_areg.log" 2>&1
-    echo "tests (areg) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_areg.log" | head -12
-    for v in main "" areg; do
-      bin="$B/threshold_select_bench"; env=""
-      [ "$v" = main ] && bin="$B/main-threshold_select_bench"
-      [ "$v" = areg ] && env="SIEVE_GPU_TS_AREG=1"
-      echo "== ts bench ${v:-this}" >> "$OUT/ts_bench.txt"
-      env $env timeout 100 "$bin" --reps 7 --repair-reps 0 >> "$OUT/bench.jsonl" 2>> "$OUT/ts_bench.txt"
-      echo "ts bench ${v:-this} exit: $?"
-    done
-    grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
-    for round in 1 2; do
-      for v in main "" gts; do
-        bin="$B/gpu_paths_bench"; env="SIEVE_GPU_STAGES=1"
-        [ "$v" = main ] && bin="$B/main-gpu_paths_bench"
-        [ "$v" = gts ] && env="$env SIEVE_GPU_GATHER_TS=1"
-        echo "== round $round gather ${v:-this}" >> "$OUT/paths.txt"
-        env $env timeout 60 "$bin" --reps 10 --paths gather --fractions 0.01,0.1 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
-        echo "round $round gather ${v:-this} exit: $?"
-      done
-      for v in main "" areg; do
-        bin="$B/gpu_paths_bench"; env="SIEVE_GPU_STAGES=1"
-        [ "$v" = main ] && bin="$B/main-gpu_paths_bench"
-        [ "$v" = areg ] && env="$env SIEVE_GPU_TS_AREG=1"
-        echo "== round $round dense ${v:-this}" >> "$OUT/paths.txt"
-        env $env timeout 60 "$bin" --reps 10 --paths dense --fractions 1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
-        echo "round $round dense ${v:-this} exit: $?"
-      done
-    done
-    grep -E "^==|^stages (gather n=100000 |gather n=1000000 |dense n=10000000)|^0.01 |^0.1 |^1 " "$OUT/paths.txt" | cut -c1-260
-    for ar in 0 1; do
-      SIEVE_GPU_TS_AREG=$ar timeout 150 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 \
-        --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-        --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats \
-        --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed.sum \
-        "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu_areg$ar.txt" 2>&1
-      echo "ncu (areg $ar) exit: $?"
-      grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Pipe|hmma|lsu|shared|Stall|Issued|Eligible|inst_executed|Block Limit" "$OUT/ncu_areg$ar.txt" | head -60
-    done
-    SIEVE_GPU_GATHER_TS=1 timeout 100 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
-      "$B/gpu_paths_bench" --reps 1 --warmup 1 --paths gather --fractions 0.01 --extra-rows '' > "$OUT/kernels_gts.csv" 2> /dev/null
-    echo "ncu kernels gather ts exit: $?"
-    python3 tools/bench/ncu_kernels.py "$OUT/kernels_gts.csv" | tee "$OUT/kernels_gts.txt" | sed -n '/-- per kernel/,$p' | head -24
-    rm -f "$OUT/kernels_gts.csv"
-    ;;
   wgmma)
     # The warpgroup-MMA threshold-select kernel (SIEVE_GPU_WGMMA=1) against mma.sync, and this
     # checkout's gather against main-gpu_paths_bench, in one call. Eight files at most come back.
@@ -315,6 +249,36 @@ case "${1:-probe}" in
       done
     done
     grep -E "^==|^stages gather n=100000 |^0.01" "$OUT/paths.txt" | cut -c1-200
+    ;;
+  finalwg)
+    # final, with the warpgroup-MMA threshold-select kernel beside it (SIEVE_GPU_WGMMA=1), in one
+    # call: its quick check (a failure skips its timings, not the rest), the CLI contract tests on
+    # the GPU beside every gpu_tests test (the threshold-select sweep runs both kernels), the
+    # kernel bench with each kernel, the path bench (every path and fraction) with the default
+    # kernel, gather and dense with the wgmma one, and the PyTorch baseline.
+    SIEVE_GPU_WGMMA=1 timeout 90 "$B/gpu_tests" --gtest_filter='*ThresholdSelectSweep.MixedThresholdsAndFiltersWgmma/f16_d*:ThresholdSelectTest.*:GpuExecutorTest.Threshold*' > "$OUT/tests_wgmma.log" 2>&1
+    wg=$?; echo "quick check (wgmma) exit: $wg"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
+    SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
+    E2E=$!
+    timeout 240 "$B/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
+    echo "gpu_tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/gpu_tests.log" | head -20
+    wait $E2E; echo "e2e_tests (gpu) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/e2e_gpu.log" | head -20
+    gzip -f "$OUT/gpu_tests.log"
+    kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
+    for w in $kinds; do
+      echo "== ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
+      SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
+      echo "ts bench wgmma=$w exit: $?"
+    done
+    grep -E "^==|kernel |b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
+    SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
+    echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
+    if [ $wg -eq 0 ]; then
+      echo "== SIEVE_GPU_WGMMA=1" >> "$OUT/gpu_paths_bench.txt"
+      SIEVE_GPU_WGMMA=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather,dense --fractions 0.01,0.1,1.0 --extra-rows '' >> "$OUT/gpu_paths_bench.jsonl" 2>> "$OUT/gpu_paths_bench.txt"
+      echo "gpu_paths_bench (wgmma) exit: $?"; sed -n '/^== SIEVE_GPU_WGMMA=1/,$p' "$OUT/gpu_paths_bench.txt" | grep -E "^0|^1 |^stages dense"
+    fi
+    timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
     ;;
   final)
     SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
