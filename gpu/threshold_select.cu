@@ -123,11 +123,6 @@ __device__ __forceinline__ uint32_t SmemAddr(const void* p) {
 __device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(SmemAddr(smem)), "l"(gmem));
 }
-__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void CpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 __device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], const void* smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -305,6 +300,86 @@ __device__ __forceinline__ const T* PagePtr(const KernelArgs& a, int32_t page) {
   const uint32_t slab = static_cast<uint32_t>(page) >> a.slab_pages_log2;
   const uint32_t in = static_cast<uint32_t>(page) & ((1u << a.slab_pages_log2) - 1u);
   return static_cast<const T*>(a.slabs[slab]) + static_cast<int64_t>(in) * kKeys * a.dim;
+}
+
+// The source of page p of a block table: its rows, and its index in the pool (its norms are at
+// a.key_norms + page * 64).
+template <typename T>
+struct PageSrc {
+  const T* rows;
+  int32_t page;
+};
+template <typename T>
+__device__ __forceinline__ PageSrc<T> PageSrcOf(const KernelArgs& a, const int32_t* table, int p) {
+  const int32_t page = __ldg(table + p);
+  return PageSrc<T>{PagePtr<T>(a, page), page};
+}
+
+// The page pipeline of the shared-memory cores (MmaCore, WgmmaCore): pages [p0, p1) of `table`
+// stream through the core's kStages stages, copied by every thread with cp.async
+// (core.Issue(a, src, stage)); on_page(p, stage) runs in every warp once page p is in its stage,
+// and must call ReleaseStage as soon as the warp has read the stage.
+//
+// Stages are handed over through shared-memory barriers, not a barrier of the whole CTA per
+// page: a warp waits for its page's copies (full) and, before copying a page into a stage,
+// for every warp to have read that stage's previous page (empty); a warp releases a stage as
+// soon as it has its operands and norms, before it classifies the scores. A warp held up by a
+// page with a hit (the exact classification and staging, several hundred cycles) then delays
+// the others only once they are kStages - 1 pages ahead, instead of at the next page: with a
+// barrier per page, the dense path's last level (about 1,270 candidates a row over 10M keys)
+// took 1.67 ms against 1.37 ms for an exact threshold (H200, 2026-11-30).
+template <typename Core, typename OnPage>
+__device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, const int32_t* table,
+                                              int p0, int p1, OnPage&& on_page) {
+  using T = typename Core::Type;
+  constexpr int kStages = Core::kStages;
+  if (p0 >= p1) return;
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      MbarInit(core.full + s, kThreads);
+      MbarInit(core.empty + s, kThreads / 32);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (p0 + s < p1) {
+      core.Issue(a, PageSrcOf<T>(a, table, p0 + s), s);
+      MbarArriveOnCopies(core.full + s);
+    }
+  }
+  // The source of the page issued next, looked up one page ahead (off the critical path).
+  PageSrc<T> ahead{nullptr, 0};
+  if (p0 + kStages - 1 < p1) ahead = PageSrcOf<T>(a, table, p0 + kStages - 1);
+  int stage = 0;       // of page p
+  uint32_t phase = 0;  // parity of page p's use of its stage
+  for (int p = p0; p < p1; ++p) {
+    // Page p + kStages - 1 goes into the stage of page p - 1, once every warp has read it.
+    const int next = p + kStages - 1;
+    if (next < p1) {
+      const int prev = stage == 0 ? kStages - 1 : stage - 1;
+      if (p > p0) MbarWait(core.empty + prev, stage == 0 ? phase ^ 1u : phase);
+      core.Issue(a, ahead, prev);
+      MbarArriveOnCopies(core.full + prev);
+    }
+    if (next + 1 < p1) ahead = PageSrcOf<T>(a, table, next + 1);
+    MbarWait(core.full + stage, phase);  // page p is in
+    on_page(p, stage);
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+  // Every copy issued has been waited for through its full barrier.
+  __syncthreads();
+}
+
+// Called by every lane of a warp that has read `stage` (every shared-memory read of it has
+// returned its registers): the warp's arrival on the stage's empty barrier.
+__device__ __forceinline__ void ReleaseStage(uint64_t* empty, int stage, int lane) {
+  __syncwarp();
+  if (lane == 0) MbarArrive(empty + stage);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -718,18 +793,8 @@ struct MmaCore {
     }
   }
 
-  // The source of page p of the table (its rows, and its norms at a.key_norms + page * 64).
-  struct Src {
-    const T* rows;
-    int32_t page;
-  };
-  __device__ Src SrcOf(const KernelArgs& a, const int32_t* table, int p) const {
-    const int32_t page = __ldg(table + p);
-    return Src{PagePtr<T>(a, page), page};
-  }
-
   // Four threads per key (256 threads, 64 keys), each copying every fourth 16-byte chunk.
-  __device__ void Issue(const KernelArgs& a, Src from, int stage) {
+  __device__ void Issue(const KernelArgs& a, PageSrc<T> from, int stage) {
     const int32_t page = from.page;
     const T* src = from.rows;
     T* dst = keys + stage * kStageElems;
@@ -764,54 +829,15 @@ struct MmaCore {
     }
   }
 
-  // Calls f(p, v, xn) for every page p in [p0, p1): v holds the page's dot products.
-  //
-  // Stages are handed over through shared-memory barriers, not a barrier of the whole CTA per
-  // page: a warp waits for its page's copies (full) and, before copying a page into a stage,
-  // for every warp to have read that stage's previous page (empty); a warp releases a stage as
-  // soon as it has its fragments and norms, before it classifies the scores. A warp held up by a
-  // page with a hit (the exact classification and staging, several hundred cycles) then delays
-  // the others only once they are two pages ahead, instead of at the next page: with a barrier
-  // per page, the dense path's last level (about 1,270 candidates a row over 10M keys) took
-  // 1.67 ms against 1.37 ms for an exact threshold (H200, 2026-11-30).
+  // Calls f(p, v, xn) for every page p in [p0, p1): v holds the page's dot products
+  // (PipelineSweep).
   template <typename F>
   __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
                         F&& f) {
-    if (p0 >= p1) return;
-    if (threadIdx.x == 0) {
-#pragma unroll
-      for (int s = 0; s < kStages; ++s) {
-        MbarInit(full + s, kThreads);
-        MbarInit(empty + s, kThreads / 32);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (p0 + s < p1) {
-        Issue(a, SrcOf(a, table, p0 + s), s);
-        MbarArriveOnCopies(full + s);
-      }
-    }
-    // The source of the page issued next, looked up one page ahead (off the critical path).
-    Src ahead{nullptr, 0};
-    if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
     const T* aptr = qs + (L.wm * 32 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
     const int key_row = L.wn * 32 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
     const int key_col = ((L.lane >> 3) & 1) * 8;
-    int stage = 0;       // of page p
-    uint32_t phase = 0;  // parity of page p's use of its stage
-    for (int p = p0; p < p1; ++p) {
-      // Page p + kStages - 1 goes into the stage of page p - 1, once every warp has read it.
-      const int next = p + kStages - 1;
-      if (next < p1) {
-        const int prev = stage == 0 ? kStages - 1 : stage - 1;
-        if (p > p0) MbarWait(empty + prev, stage == 0 ? phase ^ 1u : phase);
-        Issue(a, ahead, prev);
-        MbarArriveOnCopies(full + prev);
-      }
-      if (next + 1 < p1) ahead = SrcOf(a, table, next + 1);
-      MbarWait(full + stage, phase);  // page p is in
+    PipelineSweep(*this, a, table, p0, p1, [&](int p, int stage) {
       const T* bptr = keys + stage * kStageElems + key_row * kLd + key_col;
       float v[2][4][4];
       ZeroTile(v);
@@ -846,19 +872,9 @@ struct MmaCore {
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int c = 0; c < 2; ++c) xn[0][j][c] = ns[L.Col(0, j, c)];
-      // The warp is done with the stage (every ldmatrix and norm read above has returned its
-      // registers before the arrive, which releases them).
-      __syncwarp();
-      if (L.lane == 0) MbarArrive(empty + stage);
+      ReleaseStage(empty, stage, L.lane);
       f(p, v, xn);
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1u;
-      }
-    }
-    CpAsyncCommit();
-    CpAsyncWait<0>();
-    __syncthreads();
+    });
   }
 };
 
@@ -928,16 +944,7 @@ struct WgmmaCore {
     }
   }
 
-  struct Src {
-    const T* rows;
-    int32_t page;
-  };
-  __device__ Src SrcOf(const KernelArgs& a, const int32_t* table, int p) const {
-    const int32_t page = __ldg(table + p);
-    return Src{PagePtr<T>(a, page), page};
-  }
-
-  __device__ void Issue(const KernelArgs& a, Src from, int stage) {
+  __device__ void Issue(const KernelArgs& a, PageSrc<T> from, int stage) {
     unsigned char* dst = keys + stage * kStageBytes;
     const int t = static_cast<int>(threadIdx.x);
     if (a.dim == DMAX) {
@@ -963,29 +970,12 @@ struct WgmmaCore {
     }
   }
 
-  // Calls f(p, v, xn) for every page p in [p0, p1), as MmaCore::Sweep (the same barriers); a
-  // warp's wgmma have read the stage once they are waited for, so it releases the stage then.
+  // Calls f(p, v, xn) for every page p in [p0, p1) (PipelineSweep); a warp's wgmma have read the
+  // stage once they are waited for, so it releases the stage then.
   template <typename F>
   __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
                         F&& f) {
     if (p0 >= p1) return;
-    if (threadIdx.x == 0) {
-#pragma unroll
-      for (int s = 0; s < kStages; ++s) {
-        MbarInit(full + s, kThreads);
-        MbarInit(empty + s, kThreads / 32);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (p0 + s < p1) {
-        Issue(a, SrcOf(a, table, p0 + s), s);
-        MbarArriveOnCopies(full + s);
-      }
-    }
-    Src ahead{nullptr, 0};
-    if (p0 + kStages - 1 < p1) ahead = SrcOf(a, table, p0 + kStages - 1);
     // This warp's A fragments of every step, an m16k16 mma.sync A fragment each: register e
     // holds row 16 warp + g + 8 (e & 1), dims 16 s + 2q + 8 (e >> 1) and the next (zero past
     // the tile's rows and dim; dim % 8 == 0, so a pair is wholly inside or outside).
@@ -1003,18 +993,7 @@ struct WgmmaCore {
       }
     }
     const uint32_t k_addr = SmemAddr(keys);
-    int stage = 0;
-    uint32_t phase = 0;
-    for (int p = p0; p < p1; ++p) {
-      const int next = p + kStages - 1;
-      if (next < p1) {
-        const int prev = stage == 0 ? kStages - 1 : stage - 1;
-        if (p > p0) MbarWait(empty + prev, stage == 0 ? phase ^ 1u : phase);
-        Issue(a, ahead, prev);
-        MbarArriveOnCopies(full + prev);
-      }
-      if (next + 1 < p1) ahead = SrcOf(a, table, next + 1);
-      MbarWait(full + stage, phase);  // page p is in
+    PipelineSweep(*this, a, table, p0, p1, [&](int p, int stage) {
       FenceProxyAsync();
       const uint64_t db = WgmmaDesc(k_addr + stage * kStageBytes, 128, kBlockBytes);
       float v[2][4][4];
@@ -1036,15 +1015,9 @@ struct WgmmaCore {
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int c = 0; c < 2; ++c) xn[i][j][c] = ns[L.Col(i, j, c)];
-      __syncwarp();
-      if (L.lane == 0) MbarArrive(empty + stage);
+      ReleaseStage(empty, stage, L.lane);
       f(p, v, xn);
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1u;
-      }
-    }
-    __syncthreads();
+    });
   }
 };
 
