@@ -863,9 +863,7 @@ bool FusedEnabled() {
 // Better distance, larger key (select_min: smaller distances; else larger); NaN the smallest.
 __device__ __forceinline__ uint32_t DistanceKey(float x, bool select_min) {
   if (x != x) return 0u;
-  const uint32_t b = __float_as_uint(x);
-  const uint32_t up = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-  return select_min ? ~up : up;
+  return select_min ? ~OrderedKey(x) : OrderedKey(x);
 }
 
 // Keys of a row a radix-select kernel keeps in shared memory (dynamic: KeyCacheBytes), below the
@@ -897,8 +895,7 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
   };
   const uint32_t u = BlockKthLargest(n, k, key, hist, n <= kKeyCacheMax ? key_cache : nullptr);
   if (threadIdx.x == 0) {
-    const uint32_t up = select_min ? ~u : u;
-    const float v = __uint_as_float((up & 0x80000000u) ? (up & 0x7fffffffu) : ~up);
+    const float v = FromOrderedKey(select_min ? ~u : u);
     thresh[blockIdx.x] = s_nan != 0 ? (select_min ? INFINITY : -INFINITY) : v;
   }
 }

@@ -11,6 +11,20 @@
 
 namespace sieve::gpu::detail {
 
+// Order-preserving unsigned key of a float: larger float, larger key. NaN (either sign) is 0,
+// below every other value (-inf is 0x007fffff).
+__device__ __forceinline__ uint32_t OrderedKey(float x) {
+  if (x != x) return 0u;
+  const uint32_t b = __float_as_uint(x);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+// The float of an OrderedKey; NaN for 0.
+__device__ __forceinline__ float FromOrderedKey(uint32_t u) {
+  if (u == 0u) return __int_as_float(0x7fc00000);
+  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+
 // Radix-select step, by one whole warp: the largest digit d of a 256-bin histogram with at least
 // `want` items in bins >= d, and `above`, the items in bins > d. Lane l sums bins
 // 255 - 8l .. 248 - 8l, a scan over the lanes finds the lane holding the crossing, and that lane

@@ -45,6 +45,8 @@ namespace sieve::gpu {
 namespace {
 
 using detail::FromCuda;
+using detail::FromOrderedKey;
+using detail::OrderedKey;
 
 constexpr int kThreads = 256;
 constexpr int kRows = 128;      // query rows per tile
@@ -71,18 +73,6 @@ __device__ __forceinline__ float Score(int metric, float dot, float qn, float xn
   return __fsub_rn(__fdiv_rn(dot, __fmul_rn(__fsqrt_rn(qn), __fsqrt_rn(xn))), 1.0f);
 }
 
-// Order-preserving unsigned key of a float: larger float, larger key. NaN (either sign) is 0,
-// below every other value (-inf is 0x007fffff).
-__device__ __forceinline__ uint32_t Ordered(float s) {
-  if (isnan(s)) return 0u;
-  const uint32_t b = __float_as_uint(s);
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-__device__ __forceinline__ float FromOrdered(uint32_t u) {
-  if (u == 0u) return __int_as_float(0x7fc00000);
-  const uint32_t b = (u & 0x80000000u) ? (u & 0x7fffffffu) : ~u;
-  return __uint_as_float(b);
-}
 
 // The value stored for score s of a row with threshold t (see the header).
 __device__ __forceinline__ float Stored(float s, float t) {
@@ -724,7 +714,7 @@ __device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, con
         for (int c = 0; c < 2; ++c) {
           const int64_t key = key_base + L.Col(i, j, c);
           if (key >= rend || !Passes(a, tile, r, key)) continue;
-          const uint32_t u = Ordered(s[i][j][2 * h + c]);
+          const uint32_t u = OrderedKey(s[i][j][2 * h + c]);
           if (pass == 0 || (u >> (shift + 8)) == prefix) {
             atomicAdd(&st.hist[grp][(u >> shift) & 255u], 1u);
           }
@@ -1327,7 +1317,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
       const int r = st.rows[g0 + threadIdx.x];
       const int64_t row = static_cast<int64_t>(tile) * kRows + r;
       const uint32_t u = st.prefix[threadIdx.x];
-      const float t = u == 0u ? -INFINITY : FromOrdered(u);
+      const float t = u == 0u ? -INFINITY : FromOrderedKey(u);
       st.thr[r] = t;
       a.thresholds[row] = t;
       a.counters[2 * row] = 0;
@@ -1396,7 +1386,7 @@ __global__ void __launch_bounds__(kThreads)
   const int2* items = slots + row * static_cast<int64_t>(top_k + capacity) + lo;
   auto key_of = [&](int i) -> unsigned long long {
     const int2 it = items[i];
-    const uint32_t u = Ordered(__int_as_float(it.y));
+    const uint32_t u = OrderedKey(__int_as_float(it.y));
     return (static_cast<unsigned long long>(u) << 32) | static_cast<uint32_t>(~it.x);
   };
   const int take = min(n, k);
@@ -1473,7 +1463,7 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned long long x = buf[i];
       key = static_cast<int32_t>(~static_cast<uint32_t>(x & 0xffffffffu));
       const uint32_t u = static_cast<uint32_t>(x >> 32);
-      score = u == 0u ? __int_as_float(0x7fc00000) : Decode(FromOrdered(u), thr);
+      score = u == 0u ? __int_as_float(0x7fc00000) : Decode(FromOrderedKey(u), thr);
     }
     out_keys[row * k + i] = key;
     out_scores[row * k + i] = score;
