@@ -1968,18 +1968,16 @@ class DeviceRun {
 
   // The threshold-select dense path: float16 rows the tensor-core kernel takes, k within what
   // its final top-k sorts, enough columns for sampling to pay, buffers within the budget.
-  bool ThresholdUsable(uint64_t n_cols) const {
+  bool UseThreshold(uint32_t m, uint64_t n_cols) const {
     if (!detail::ThresholdSelectEnabled() || detail::CandidatesDisabled() || p_.no_candidates) {
       return false;
     }
     if (p_.shard->dtype != DType::kFloat16 || !p_.split) return false;
     if (std::strcmp(ThresholdSelectKernelName(p_.shard->keys()), "simt") == 0) return false;
-    return p_.k <= 4096 && n_cols >= detail::kMinCandidateColumns &&
-           n_cols <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
-  }
-
-  bool UseThreshold(uint32_t m, uint64_t n_cols) const {
-    if (!ThresholdUsable(n_cols)) return false;
+    if (p_.k > 4096 || n_cols < detail::kMinCandidateColumns ||
+        n_cols > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+      return false;
+    }
     std::vector<uint64_t> ends, caps;
     ThresholdLevels(n_cols, &ends, &caps);
     const uint64_t most = *std::max_element(caps.begin(), caps.end());

@@ -73,7 +73,6 @@ __device__ __forceinline__ float Score(int metric, float dot, float qn, float xn
   return __fsub_rn(__fdiv_rn(dot, __fmul_rn(__fsqrt_rn(qn), __fsqrt_rn(xn))), 1.0f);
 }
 
-
 // The value stored for score s of a row with threshold t (see the header).
 __device__ __forceinline__ float Stored(float s, float t) {
   return (t > 0.0f && s <= __fmul_rn(2.0f, t)) ? __fsub_rn(s, t) : s;
