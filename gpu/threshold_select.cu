@@ -260,7 +260,15 @@ struct KernelArgs {
   int32_t pages_per_cta;
 };
 
+// A row's screen for the emitting sweep under way: its threshold where it emits (+inf where it
+// does not) and its key end (PrepareScreen), one 8-byte load a row slot and page in Classify.
+struct __align__(8) Screen {
+  float thr;
+  int32_t end;
+};
+
 struct RowState {
+  Screen screen[kRows];
   float thr[kRows];
   float qn[kRows];
   float scale[kRows];
@@ -667,7 +675,9 @@ __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, cons
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = L.Row(i, h);
-      const float t = st.mode[r] == kEmit && key_base < st.rend[r] ? st.thr[r] : INFINITY;
+      const Screen sc = st.screen[r];
+      // key_base < max_context <= INT32_MAX: a 32-bit compare.
+      const float t = static_cast<int32_t>(key_base) < sc.end ? sc.thr : INFINITY;
       bool x = false;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -750,7 +760,6 @@ struct MmaCore {
   float* norms;
   uint64_t* full;   // [kStages]: the stage's page has landed (every thread's copies)
   uint64_t* empty;  // [kStages]: every warp has read the stage (its fragments and norms)
-  int steps;
 
   __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
     qs = reinterpret_cast<T*>(smem);
@@ -758,7 +767,6 @@ struct MmaCore {
     norms = reinterpret_cast<float*>(keys + kStages * kStageElems);
     full = reinterpret_cast<uint64_t*>(norms + kStages * kKeys);
     empty = full + kStages;
-    steps = (a.dim + 15) / 16;
     // Dims [dim, DMAX) of every key buffer are zero (cp.async never writes them).
     const int pad = DMAX - a.dim;
     if (pad > 0) {
@@ -839,19 +847,19 @@ struct MmaCore {
         LdMatrixX4(bf[b][0], bptr + s * 16);
         LdMatrixX4(bf[b][1], bptr + 16 * kLd + s * 16);
       };
+      // Every step, also those past dim: the query tile and the stages are zero there, so they
+      // add nothing, and without a branch a step the products need no zeroed accumulators.
       load(0, 0);
 #pragma unroll
       for (int s = 0; s < kSteps; ++s) {
-        if (s + 1 < kSteps && s + 1 < steps) load(s + 1, (s + 1) & 1);
-        if (s < steps) {
-          const int b = s & 1;
+        if (s + 1 < kSteps) load(s + 1, (s + 1) & 1);
+        const int b = s & 1;
 #pragma unroll
-          for (int jj = 0; jj < 2; ++jj) {
+        for (int jj = 0; jj < 2; ++jj) {
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              Mma<T>(v[i][2 * jj], af[b][i], bf[b][jj][0], bf[b][jj][1]);
-              Mma<T>(v[i][2 * jj + 1], af[b][i], bf[b][jj][2], bf[b][jj][3]);
-            }
+          for (int i = 0; i < 2; ++i) {
+            Mma<T>(v[i][2 * jj], af[b][i], bf[b][jj][0], bf[b][jj][1]);
+            Mma<T>(v[i][2 * jj + 1], af[b][i], bf[b][jj][2], bf[b][jj][3]);
           }
         }
       }
@@ -1132,6 +1140,16 @@ __device__ uint32_t VisiblePassing(const KernelArgs& a, RowState& st, int64_t ro
 
 constexpr size_t kRowStateBytes = (sizeof(RowState) + 127) / 128 * 128;
 
+// Every row's Screen from its mode, threshold and end, before a sweep that emits (after a
+// barrier that made them final); ends with a barrier.
+__device__ __forceinline__ void PrepareScreen(RowState& st) {
+  if (threadIdx.x < kRows) {
+    const int r = threadIdx.x;
+    st.screen[r] = Screen{st.mode[r] == kEmit ? st.thr[r] : INFINITY, st.rend[r]};
+  }
+  __syncthreads();
+}
+
 template <typename Core>
 __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(KernelArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -1183,7 +1201,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
 
   Core core;
   core.Init(a, smem + kRowStateBytes, tile, L);
-  __syncthreads();
+  PrepareScreen(st);
   const int tile_pages = (st.max_rend + kKeys - 1) / kKeys;
   const int p0 = static_cast<int>(blockIdx.x) * a.pages_per_cta;
   const int p1 = min(p0 + a.pages_per_cta, tile_pages);
@@ -1328,6 +1346,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
       st.skip_nan[r] = u != 0u;
     }
     __syncthreads();
+    PrepareScreen(st);
     core.Sweep(a, table, 0, pages, L, emit);
     Flush(a, st, tile, L, sg);
     __syncthreads();
