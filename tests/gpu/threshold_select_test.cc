@@ -34,6 +34,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tests/testutil.h"
+
 namespace sieve {
 namespace {
 
@@ -76,27 +78,6 @@ const char* ExpectedMmaKernel(KeyType type, uint32_t dim) {
                                                                                  : "mma";
 }
 
-// Sets SIEVE_GPU_WGMMA for the life of a scope.
-class WgmmaEnv {
- public:
-  explicit WgmmaEnv(const char* value) {
-    const char* old = std::getenv("SIEVE_GPU_WGMMA");
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv("SIEVE_GPU_WGMMA", value, 1);
-  }
-  ~WgmmaEnv() {
-    if (had_) {
-      setenv("SIEVE_GPU_WGMMA", old_.c_str(), 1);
-    } else {
-      unsetenv("SIEVE_GPU_WGMMA");
-    }
-  }
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
 
 const char* TypeStr(KeyType t) {
   switch (t) {
@@ -857,7 +838,7 @@ TEST_P(ThresholdSelectSweep, MixedThresholdsAndFilters) {
 TEST_P(ThresholdSelectSweep, MixedThresholdsAndFiltersWgmma) {
   const auto [type, dim, metric] = GetParam();
   if (!WgmmaApplies(type, dim)) GTEST_SKIP() << "the wgmma kernel does not apply here";
-  WgmmaEnv env("1");
+  const test::ScopedEnv env("SIEVE_GPU_WGMMA", "1");
   RunSweepCase(type, dim, metric);
 }
 
