@@ -7,8 +7,9 @@
 // rows and a contiguous run of its request's pages; 8 warps split the 128 × 64 score tile of a
 // page as 4 (rows) × 2 (keys), each warp 32 × 32: two m16 × four n8 fragments, so every thread
 // holds 32 scores — rows wm·32 + i·16 + h·8 + lane/4 (i, h ∈ {0, 1}) by keys wn·32 + j·8 +
-// 2·(lane%4) + c (j < 4, c ∈ {0, 1}). Both kernels (tensor-core and CUDA-core) produce scores
-// in that layout, so classification, emission and repair are shared.
+// 2·(lane%4) + c (j < 4, c ∈ {0, 1}) for warp 2·wm + wn. The mma.sync and CUDA-core kernels
+// produce scores in that layout, the warpgroup-MMA kernel in a second one (warp w: 16 rows by
+// all 64 keys); Lane names both, so classification, emission and repair are shared.
 //
 // Emission. A key is interesting when its score is not below the threshold (one compare, done
 // for every score); only then are visibility and the filter tested, per row slot (the 8 rows a
@@ -399,24 +400,24 @@ __device__ __forceinline__ void ZeroTile(float (&v)[2][4][4]) {
 }
 
 // Which scores of a page a thread holds, in one of two layouts (a core's kWarpRows):
-//  - warps 4 (rows) x 2 (keys), each 32 rows x 32 keys (mma.sync, CUDA cores): row
-//    32 wm + 16 i + 8 h + g, key 32 wn + 8 j + 2 q + c;
+//  - warps 4 (rows) x 2 (keys), each 32 rows x 32 keys (mma.sync, CUDA cores): warp 2 wm + wn
+//    holds row 32 wm + 16 i + 8 h + g, key 32 wn + 8 j + 2 q + c;
 //  - warp w holds rows 16 w .. 16 w + 15 and all 64 keys (warpgroup MMA, m64n64 a warpgroup):
 //    row 16 w + 8 h + g, key 32 i + 8 j + 2 q + c.
 // Either way a row slot (i, h) is 8 rows (g) by 32 keys of one aligned 32-key block (KeyBlock).
 struct Lane {
-  int warp, lane, wm, wn, g, q;
-  int row0, ri, col0, ci;  // Row = row0 + ri i + 8 h + g, Col = col0 + ci i + 8 j + 2 q + c
+  int warp, lane, g, q;
+  // Row = row0 + ri i + 8 h + g, Col = col0 + ci i + 8 j + 2 q + c: row0 and col0 are the warp's
+  // first row and key.
+  int row0, ri, col0, ci;
   __device__ explicit Lane(bool warp_rows) {
     warp = threadIdx.x >> 5;
     lane = threadIdx.x & 31;
-    wm = warp >> 1;
-    wn = warp & 1;
     g = lane >> 2;
     q = lane & 3;
-    row0 = warp_rows ? warp * 16 : wm * 32;
+    row0 = warp_rows ? warp * 16 : (warp >> 1) * 32;
     ri = warp_rows ? 0 : 16;
-    col0 = warp_rows ? 0 : wn * 32;
+    col0 = warp_rows ? 0 : (warp & 1) * 32;
     ci = warp_rows ? 32 : 0;
   }
   __device__ int Row(int i, int h) const { return row0 + i * ri + h * 8 + g; }
@@ -581,7 +582,7 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
   // Staged: this lane's entries (0 to 8) go after those of the lanes below it. The prefix sum
   // comes from one ballot per bit of the count, independent of each other, instead of a chain
   // of five shuffles: this path is the latency a page with a hit adds to its warp, and the other
-  // warps wait for it once they are a few pages ahead (MmaCore::Sweep).
+  // warps wait for it once they are a few pages ahead (PipelineSweep).
   const int mine = __popc(cm | tm);
   const uint32_t b0 = __ballot_sync(kFull, mine & 1), b1 = __ballot_sync(kFull, mine & 2);
   const uint32_t b2 = __ballot_sync(kFull, mine & 4), b3 = __ballot_sync(kFull, mine & 8);
@@ -831,8 +832,8 @@ struct MmaCore {
   template <typename F>
   __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
                         F&& f) {
-    const T* aptr = qs + (L.wm * 32 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
-    const int key_row = L.wn * 32 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
+    const T* aptr = qs + (L.row0 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
+    const int key_row = L.col0 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
     const int key_col = ((L.lane >> 3) & 1) * 8;
     PipelineSweep(*this, a, table, p0, p1, [&](int p, int stage) {
       const T* bptr = keys + stage * kStageElems + key_row * kLd + key_col;
@@ -1383,7 +1384,6 @@ __device__ __forceinline__ void SlotRange(const int32_t* ranges, const int32_t* 
 }
 
 constexpr int kTopKMax = 4096;
-
 
 __global__ void __launch_bounds__(kThreads)
     TopKKernel(const int2* __restrict__ slots, const int32_t* __restrict__ counters,

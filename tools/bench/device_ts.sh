@@ -29,6 +29,21 @@
 #          with the threshold select on and off (per-stage device times).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
+# final and finalwg: every gpu_tests test with the CLI contract tests on --device gpu beside it
+# (both on the one GPU), the log compressed; then the path bench, every path and fraction.
+FinalTests() {
+  SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
+  local e2e=$!
+  timeout 240 "$B/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
+  echo "gpu_tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/gpu_tests.log" | head -20
+  wait $e2e; echo "e2e_tests (gpu) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/e2e_gpu.log" | head -20
+  gzip -f "$OUT/gpu_tests.log"
+}
+FinalPaths() {
+  SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
+  echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
+}
+
 case "${1:-probe}" in
   probe)
     SIEVE_GPU_DEBUG=1 timeout 120 "$B/gpu_tests" --gtest_filter='ThresholdSelect*:PagePool*:GpuExecutorTest.ThresholdSelectDensePath' > "$OUT/ts_tests.log" 2>&1
@@ -191,9 +206,9 @@ case "${1:-probe}" in
     #     threshold-select and engine threshold tests again with SIEVE_GPU_WGMMA=1.
     #  3. Kernel bench and dense at 100 % with each kernel, alternately twice; gather at 1 %,
     #     main and this, alternately twice.
-    #  4. ncu: one launch of the kernel bench's exact case with the wgmma kernel (launch 12),
-    #     and the threshold select of a gather at 1 % through one sampled level
-    #     (SIEVE_GPU_GATHER_TS=1), both with the full set of sections.
+    #  4. ncu, the full set of sections: one launch of the kernel bench's exact case (launch 12)
+    #     with each kernel (ncu_wgmma0.txt: mma.sync, ncu_wgmma1.txt: wgmma). Session 6 ran this
+    #     mode with a second profile, of the since dropped sampled gather threshold select.
     timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual' > "$OUT/tests.log" 2>&1
     rc=$?; echo "quick check (mma) exit: $rc"; tail -n 3 "$OUT/tests.log"
     [ $rc -eq 0 ] || exit 1
@@ -224,16 +239,12 @@ case "${1:-probe}" in
       done
     done
     grep -E "^==|^stages (gather n=100000 |dense n=10000000)|^0.01 |^1 " "$OUT/paths.txt" | cut -c1-260
-    if [ $wg -eq 0 ]; then
-      SIEVE_GPU_WGMMA=1 timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
-        "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu_wgmma.txt" 2>&1
-      echo "ncu (wgmma) exit: $?"
-      grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|stalled" "$OUT/ncu_wgmma.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
-    fi
-    SIEVE_GPU_GATHER_TS=1 timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 1 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
-      --import-source yes "$B/gpu_paths_bench" --reps 1 --warmup 1 --paths gather --fractions 0.01 --extra-rows '' > "$OUT/ncu_gts.txt" 2>&1
-    echo "ncu (gather ts) exit: $?"
-    grep -E "Duration|Grid Size|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|stalled" "$OUT/ncu_gts.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
+    for w in $kinds; do
+      SIEVE_GPU_WGMMA=$w timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+        "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu_wgmma$w.txt" 2>&1
+      echo "ncu (wgmma=$w) exit: $?"
+      grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|stalled" "$OUT/ncu_wgmma$w.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
+    done
     ;;
   gather)
     # A short check of an engine change to the gather path: this checkout's executor tests, then
@@ -258,12 +269,7 @@ case "${1:-probe}" in
     # kernel, gather and dense with the wgmma one, and the PyTorch baseline.
     SIEVE_GPU_WGMMA=1 timeout 90 "$B/gpu_tests" --gtest_filter='*ThresholdSelectSweep.MixedThresholdsAndFiltersWgmma/f16_d*:ThresholdSelectTest.*:GpuExecutorTest.Threshold*' > "$OUT/tests_wgmma.log" 2>&1
     wg=$?; echo "quick check (wgmma) exit: $wg"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
-    SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
-    E2E=$!
-    timeout 240 "$B/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
-    echo "gpu_tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/gpu_tests.log" | head -20
-    wait $E2E; echo "e2e_tests (gpu) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/e2e_gpu.log" | head -20
-    gzip -f "$OUT/gpu_tests.log"
+    FinalTests
     kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
     for w in $kinds; do
       echo "== ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
@@ -271,8 +277,7 @@ case "${1:-probe}" in
       echo "ts bench wgmma=$w exit: $?"
     done
     grep -E "^==|kernel |b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
-    SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
-    echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
+    FinalPaths
     if [ $wg -eq 0 ]; then
       echo "== SIEVE_GPU_WGMMA=1" >> "$OUT/gpu_paths_bench.txt"
       SIEVE_GPU_WGMMA=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather,dense --fractions 0.01,0.1,1.0 --extra-rows '' >> "$OUT/gpu_paths_bench.jsonl" 2>> "$OUT/gpu_paths_bench.txt"
@@ -281,13 +286,8 @@ case "${1:-probe}" in
     timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
     ;;
   final)
-    SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
-    E2E=$!
-    timeout 240 "$B/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
-    echo "gpu_tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/gpu_tests.log" | head -20
-    wait $E2E; echo "e2e_tests (gpu) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/e2e_gpu.log" | head -20
-    SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
-    echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
+    FinalTests
+    FinalPaths
     timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
     ;;
   sanitize)
