@@ -261,15 +261,18 @@ struct KernelArgs {
   int32_t pages_per_cta;
 };
 
-// A row's screen for the emitting sweep under way: its threshold where it emits (+inf where it
-// does not) and its key end (PrepareScreen), one 8-byte load a row slot and page in Classify.
-struct __align__(8) Screen {
+// What a page's scores of one row need, in one 16-byte load a row slot and page: the threshold
+// of the emitting sweep under way where the row emits (+inf where it does not), its key end
+// (both for Classify's screen), |q|^2 and the query's scale (ToScores). Built by PrepareScreen.
+struct __align__(16) RowConst {
   float thr;
   int32_t end;
+  float qn;
+  float scale;
 };
 
 struct RowState {
-  Screen screen[kRows];
+  RowConst rc[kRows];
   float thr[kRows];
   float qn[kRows];
   float scale[kRows];
@@ -313,6 +316,25 @@ __device__ __forceinline__ PageSrc<T> PageSrcOf(const KernelArgs& a, const int32
   return PageSrc<T>{PagePtr<T>(a, page), page};
 }
 
+// A page's source as the page pipeline keeps it in shared memory (PipelineSweep).
+struct __align__(16) PageEntry {
+  const void* rows;
+  int32_t page;
+};
+constexpr int kLookup = 32;  // pages looked up at a time (one warp's lanes)
+constexpr size_t kEntriesBytes = 2 * kLookup * sizeof(PageEntry);
+
+// Lane l of the calling warp looks up page first + l (if below p1) into dst[l].
+template <typename T>
+__device__ __forceinline__ void LookupBlock(const KernelArgs& a, const int32_t* table, int first,
+                                            int p1, PageEntry* dst) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  if (first + lane < p1) {
+    const PageSrc<T> src = PageSrcOf<T>(a, table, first + lane);
+    dst[lane] = PageEntry{src.rows, src.page};
+  }
+}
+
 // The page pipeline of the shared-memory cores (MmaCore, WgmmaCore): pages [p0, p1) of `table`
 // stream through the core's kStages stages, copied by every thread with cp.async
 // (core.Issue(a, src, stage)); on_page(p, stage) runs in every warp once page p is in its stage,
@@ -339,6 +361,17 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
       MbarInit(core.empty + s, kThreads / 32);
     }
   }
+  // The pages issued in the loop, from `first` on, are looked up 32 at a time into the core's
+  // two blocks of PageEntry by warp 0, one block ahead. Looked up a page at a time, by every
+  // warp, the two dependent global loads (the table, then the slab's address) put two L2
+  // round trips on every warp's path through every page: the L1 keeps little of them, the
+  // copies stream through it. A block is read only after the barrier that starts it, and
+  // refilled only after the one that starts the next.
+  const int first = p0 + kStages - 1;
+  if (threadIdx.x < 32) {
+    LookupBlock<T>(a, table, first, p1, core.entries[0]);
+    LookupBlock<T>(a, table, first + 32, p1, core.entries[1]);
+  }
   __syncthreads();
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -347,21 +380,25 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
       MbarArriveOnCopies(core.full + s);
     }
   }
-  // The source of the page issued next, looked up one page ahead (off the critical path).
-  PageSrc<T> ahead{nullptr, 0};
-  if (p0 + kStages - 1 < p1) ahead = PageSrcOf<T>(a, table, p0 + kStages - 1);
   int stage = 0;       // of page p
   uint32_t phase = 0;  // parity of page p's use of its stage
   for (int p = p0; p < p1; ++p) {
     // Page p + kStages - 1 goes into the stage of page p - 1, once every warp has read it.
     const int next = p + kStages - 1;
     if (next < p1) {
+      const int n = next - first;
+      if ((n & 31) == 0 && n > 0) {
+        // Every warp has issued the pages of the previous block: warp 0 refills it with the
+        // block after this one.
+        __syncthreads();
+        if (threadIdx.x < 32) LookupBlock<T>(a, table, next + 32, p1, core.entries[((n >> 5) + 1) & 1]);
+      }
       const int prev = stage == 0 ? kStages - 1 : stage - 1;
       if (p > p0) MbarWait(core.empty + prev, stage == 0 ? phase ^ 1u : phase);
-      core.Issue(a, ahead, prev);
+      const PageEntry e = core.entries[(n >> 5) & 1][n & 31];
+      core.Issue(a, PageSrc<T>{static_cast<const T*>(e.rows), e.page}, prev);
       MbarArriveOnCopies(core.full + prev);
     }
-    if (next + 1 < p1) ahead = PageSrcOf<T>(a, table, next + 1);
     MbarWait(core.full + stage, phase);  // page p is in
     on_page(p, stage);
     if (++stage == kStages) {
@@ -428,15 +465,14 @@ struct Lane {
 // Turns the dot products of one page into scores, in place. One uniform branch on the metric
 // per page, not one per score: the per-score code is straight-line.
 template <int kMetric, int NS>
-__device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L, float (&v)[2][4][4],
+__device__ __forceinline__ void ToScoresOf(const RowConst (&rc)[2][2], float (&v)[2][4][4],
                                            const float (&xn)[NS][4][2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = L.Row(i, h);
-      const float qn = st.qn[r];
-      const float sc = st.scale[r];
+      const float qn = rc[i][h].qn;
+      const float sc = rc[i][h].scale;
       const float sc2 = __fmul_rn(2.0f, sc);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -458,14 +494,25 @@ __device__ __forceinline__ void ToScoresOf(const RowState& st, const Lane& L, fl
 }
 
 template <int NS>
-__device__ __forceinline__ void ToScores(const KernelArgs& a, const RowState& st, const Lane& L,
+__device__ __forceinline__ void ToScores(const KernelArgs& a, const RowConst (&rc)[2][2],
                                          float (&v)[2][4][4], const float (&xn)[NS][4][2]) {
   if (a.metric == static_cast<int>(Metric::kL2)) {
-    ToScoresOf<static_cast<int>(Metric::kL2)>(st, L, v, xn);
+    ToScoresOf<static_cast<int>(Metric::kL2)>(rc, v, xn);
   } else if (a.metric == static_cast<int>(Metric::kInnerProduct)) {
-    ToScoresOf<static_cast<int>(Metric::kInnerProduct)>(st, L, v, xn);
+    ToScoresOf<static_cast<int>(Metric::kInnerProduct)>(rc, v, xn);
   } else {
-    ToScoresOf<static_cast<int>(Metric::kCosine)>(st, L, v, xn);
+    ToScoresOf<static_cast<int>(Metric::kCosine)>(rc, v, xn);
+  }
+}
+
+// The RowConst of this thread's four row slots, loaded together (before the metric's branch in
+// ToScores, so one shared-memory round trip with the page's norms).
+__device__ __forceinline__ void LoadRowConsts(const RowState& st, const Lane& L,
+                                              RowConst (&rc)[2][2]) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) rc[i][h] = st.rc[L.Row(i, h)];
   }
 }
 
@@ -668,17 +715,15 @@ __device__ __forceinline__ void EmitSlot(const KernelArgs& a, RowState& st, cons
 // classification runs only for the row slots (8 rows of the warp each) with a score not below
 // its row's threshold.
 __device__ __forceinline__ void Classify(const KernelArgs& a, RowState& st, const Lane& L, int tile,
-                                         int64_t key_base, const float (&s)[2][4][4],
-                                         Stager& sg) {
+                                         const RowConst (&rc)[2][2], int64_t key_base,
+                                         const float (&s)[2][4][4], Stager& sg) {
   bool hit[2][2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = L.Row(i, h);
-      const Screen sc = st.screen[r];
       // key_base < max_context <= INT32_MAX: a 32-bit compare.
-      const float t = static_cast<int32_t>(key_base) < sc.end ? sc.thr : INFINITY;
+      const float t = static_cast<int32_t>(key_base) < rc[i][h].end ? rc[i][h].thr : INFINITY;
       bool x = false;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -751,11 +796,12 @@ struct MmaCore {
   static constexpr int kStageElems = kKeys * kLd;
   static constexpr int kSteps = DMAX / 16;
   static size_t SmemBytes() {
-    return static_cast<size_t>(kRows) * kLd * sizeof(T) +
+    return kEntriesBytes + static_cast<size_t>(kRows) * kLd * sizeof(T) +
            kStages * (static_cast<size_t>(kStageElems) * sizeof(T) + kKeys * sizeof(float) +
                       2 * sizeof(uint64_t));
   }
 
+  PageEntry (*entries)[kLookup];  // [2]: pages looked up ahead (PipelineSweep)
   T* qs;
   T* keys;
   float* norms;
@@ -763,7 +809,8 @@ struct MmaCore {
   uint64_t* empty;  // [kStages]: every warp has read the stage (its fragments and norms)
 
   __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
-    qs = reinterpret_cast<T*>(smem);
+    entries = reinterpret_cast<PageEntry(*)[kLookup]>(smem);
+    qs = reinterpret_cast<T*>(smem + kEntriesBytes);
     keys = qs + kRows * kLd;
     norms = reinterpret_cast<float*>(keys + kStages * kStageElems);
     full = reinterpret_cast<uint64_t*>(norms + kStages * kKeys);
@@ -906,10 +953,11 @@ struct WgmmaCore {
   static constexpr int kSteps = DMAX / 16;
   static_assert(DMAX == 64 || DMAX == 128, "64 or 128 dims");
   static size_t SmemBytes() {
-    return kStages * (static_cast<size_t>(kStageBytes) + kKeys * sizeof(float) +
-                      2 * sizeof(uint64_t));
+    return kEntriesBytes + kStages * (static_cast<size_t>(kStageBytes) + kKeys * sizeof(float) +
+                                      2 * sizeof(uint64_t));
   }
 
+  PageEntry (*entries)[kLookup];  // [2]: pages looked up ahead (PipelineSweep)
   const T* queries;  // the tile's first row
   int num_rows;      // of the tile
   unsigned char* keys;
@@ -926,7 +974,8 @@ struct WgmmaCore {
     queries = static_cast<const T*>(a.queries) + static_cast<int64_t>(tile) * kRows * a.dim;
     num_rows = min(static_cast<int64_t>(kRows),
                    static_cast<int64_t>(a.num_rows) - static_cast<int64_t>(tile) * kRows);
-    keys = smem;
+    entries = reinterpret_cast<PageEntry(*)[kLookup]>(smem);
+    keys = smem + kEntriesBytes;
     norms = reinterpret_cast<float*>(keys + kStages * kStageBytes);
     full = reinterpret_cast<uint64_t*>(norms + kStages * kKeys);
     empty = full + kStages;
@@ -1141,12 +1190,13 @@ __device__ uint32_t VisiblePassing(const KernelArgs& a, RowState& st, int64_t ro
 
 constexpr size_t kRowStateBytes = (sizeof(RowState) + 127) / 128 * 128;
 
-// Every row's Screen from its mode, threshold and end, before a sweep that emits (after a
+// Every row's RowConst from its mode, threshold, end, |q|^2 and scale, before a sweep (after a
 // barrier that made them final); ends with a barrier.
 __device__ __forceinline__ void PrepareScreen(RowState& st) {
   if (threadIdx.x < kRows) {
     const int r = threadIdx.x;
-    st.screen[r] = Screen{st.mode[r] == kEmit ? st.thr[r] : INFINITY, st.rend[r]};
+    st.rc[r] = RowConst{st.mode[r] == kEmit ? st.thr[r] : INFINITY, st.rend[r], st.qn[r],
+                        st.scale[r]};
   }
   __syncthreads();
 }
@@ -1177,7 +1227,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
     st.mode[r] = kEmit;
     st.skip_nan[r] = 0;
     st.group[r] = -1;
-    if (valid && a.query_sq_norms != nullptr) st.qn[r] = __ldg(a.query_sq_norms + row);
+    st.qn[r] = valid && a.query_sq_norms != nullptr ? __ldg(a.query_sq_norms + row) : 0.0f;
     if (rend > 0) atomicMax(&st.max_rend, rend);
   }
   __syncthreads();
@@ -1208,8 +1258,10 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
   const int p1 = min(p0 + a.pages_per_cta, tile_pages);
   Stager sg{0};
   auto emit = [&](int p, float(&v)[2][4][4], const auto& xn) {
-    ToScores(a, st, L, v, xn);
-    Classify(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v, sg);
+    RowConst rc[2][2];
+    LoadRowConsts(st, L, rc);
+    ToScores(a, rc, v, xn);
+    Classify(a, st, L, tile, rc, static_cast<int64_t>(p) * kKeys, v, sg);
   };
   core.Sweep(a, table, p0, p1, L, emit);
   Flush(a, st, tile, L, sg);
@@ -1306,7 +1358,9 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
       for (int t = threadIdx.x; t < kGroup * 256; t += blockDim.x) (&st.hist[0][0])[t] = 0u;
       __syncthreads();
       auto hist = [&](int p, float(&v)[2][4][4], const auto& xn) {
-        ToScores(a, st, L, v, xn);
+        RowConst rc[2][2];
+        LoadRowConsts(st, L, rc);
+        ToScores(a, rc, v, xn);
         Histogram(a, st, L, tile, static_cast<int64_t>(p) * kKeys, v, pass);
       };
       core.Sweep(a, table, 0, pages, L, hist);

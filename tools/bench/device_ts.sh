@@ -3,7 +3,7 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|round|compare|wgmma|gather|final|finalwg|sanitize   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|round|compare|wgmma|kernel|gather|final|finalwg|sanitize   (logs go to $OUT)
 #   gather: this checkout's executor tests, then gather at 1 % for this checkout and every
 #          variant alternately, three rounds.
 #   compare: a short round for engine variants (build_variant.sh): the executor, threshold-select
@@ -244,6 +244,57 @@ case "${1:-probe}" in
         "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu_wgmma$w.txt" 2>&1
       echo "ncu (wgmma=$w) exit: $?"
       grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|stalled" "$OUT/ncu_wgmma$w.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
+    done
+    ;;
+  kernel)
+    # A threshold-select kernel change against a baseline build, in one call (eight files at
+    # most come back):
+    #  1. a quick check of each kernel; a failure of the mma.sync one stops the call, one of the
+    #     wgmma one skips its timings;
+    #  2. every gpu_tests test with the CLI contract tests on --device gpu beside it (FinalTests),
+    #     then the threshold-select and engine threshold tests with SIEVE_GPU_WGMMA=1;
+    #  3. the kernel bench: this build with each kernel and every bundled
+    #     NAME-threshold_select_bench (the baselines), alternately, twice;
+    #  4. dense at 100 % with each kernel;
+    #  5. ncu, the full set of sections, of one launch of the kernel bench's exact case (launch
+    #     12) with each kernel.
+    timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual' > /tmp/q.log 2>&1
+    rc=$?; echo "quick check (mma) exit: $rc"; tail -n 3 /tmp/q.log
+    [ $rc -eq 0 ] || { cp /tmp/q.log "$OUT/quick.log"; exit 1; }
+    SIEVE_GPU_WGMMA=1 timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual' > /tmp/q.log 2>&1
+    wg=$?; echo "quick check (wgmma) exit: $wg"; tail -n 3 /tmp/q.log
+    FinalTests
+    if [ $wg -eq 0 ]; then
+      SIEVE_GPU_WGMMA=1 timeout 120 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.*:GpuExecutorTest.*Threshold*' > "$OUT/tests_wgmma.log" 2>&1
+      wg=$?; echo "tests (wgmma) exit: $wg"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
+      gzip -f "$OUT/tests_wgmma.log"
+    fi
+    kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
+    for round in 1 2; do
+      for w in $kinds; do
+        echo "== round $round threshold_select_bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
+        SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
+        echo "ts bench wgmma=$w exit: $?"
+      done
+      for v in "$B"/*-threshold_select_bench; do
+        [ -x "$v" ] || continue
+        echo "== round $round $(basename "$v")" >> "$OUT/ts_bench.txt"
+        timeout 60 "$v" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
+        echo "$(basename "$v") exit: $?"
+      done
+    done
+    grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
+    for w in $kinds; do
+      echo "== dense SIEVE_GPU_WGMMA=$w" >> "$OUT/paths.txt"
+      SIEVE_GPU_WGMMA=$w SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths dense --fractions 1.0 --extra-rows '' > /dev/null 2>> "$OUT/paths.txt"
+    done
+    grep -E "^==|^stages dense n=10000000|^1 " "$OUT/paths.txt" | cut -c1-260
+    for w in $kinds; do
+      SIEVE_GPU_WGMMA=$w timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+        "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu$w.txt" 2>&1
+      echo "ncu (wgmma=$w) exit: $?"
+      grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|Hit Rate|stalled" "$OUT/ncu$w.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
+      gzip -f "$OUT/ncu$w.txt"
     done
     ;;
   gather)
