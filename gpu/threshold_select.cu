@@ -263,12 +263,13 @@ struct KernelArgs {
 
 // What a page's scores of one row need, in one 16-byte load a row slot and page: the threshold
 // of the emitting sweep under way where the row emits (+inf where it does not), its key end
-// (both for Classify's screen), |q|^2 and the query's scale (ToScores). Built by PrepareScreen.
+// (both for Classify's screen), |q|^2 and the factor of the dot products (ToScores: the
+// query's scale, twice it for l2). Built by PrepareScreen.
 struct __align__(16) RowConst {
   float thr;
   int32_t end;
   float qn;
-  float scale;
+  float mult;
 };
 
 struct RowState {
@@ -336,9 +337,9 @@ __device__ __forceinline__ void LookupBlock(const KernelArgs& a, const int32_t* 
 }
 
 // The page pipeline of the shared-memory cores (MmaCore, WgmmaCore): pages [p0, p1) of `table`
-// stream through the core's kStages stages, copied by every thread with cp.async
-// (core.Issue(a, src, stage)); on_page(p, stage) runs in every warp once page p is in its stage,
-// and must call ReleaseStage as soon as the warp has read the stage.
+// stream through the core's kStages stages, each copied by one warp with cp.async
+// (core.IssueWarp(a, src, stage, lane)); on_page(p, stage) runs in every warp once page p is in
+// its stage, and must call ReleaseStage as soon as the warp has read the stage.
 //
 // Stages are handed over through shared-memory barriers, not a barrier of the whole CTA per
 // page: a warp waits for its page's copies (full) and, before copying a page into a stage,
@@ -354,18 +355,26 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
   using T = typename Core::Type;
   constexpr int kStages = Core::kStages;
   if (p0 >= p1) return;
+  // Page p0 + n is copied by warp n mod 8 alone (IssueWarp), so a stage's full barrier counts
+  // that warp's 32 threads. With every thread copying a share of every page, every warp waited
+  // at every page for the slowest one to release the stage the page goes into: that wait was
+  // the kernel's most sampled stall (6.5 %, H200, 2026-11-30). Now a warp waits there at one
+  // page in eight, and the other seven skip the copy's instructions.
+  constexpr int kWarps = kThreads / 32;
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const int lane = static_cast<int>(threadIdx.x & 31);
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      MbarInit(core.full + s, kThreads);
-      MbarInit(core.empty + s, kThreads / 32);
+      MbarInit(core.full + s, 32);
+      MbarInit(core.empty + s, kWarps);
     }
   }
   // The pages issued in the loop, from `first` on, are looked up 32 at a time into the core's
-  // two blocks of PageEntry by warp 0, one block ahead. Looked up a page at a time, by every
-  // warp, the two dependent global loads (the table, then the slab's address) put two L2
-  // round trips on every warp's path through every page: the L1 keeps little of them, the
-  // copies stream through it. A block is read only after the barrier that starts it, and
+  // two blocks of PageEntry by warp 0, one block ahead. Looked up a page at a time where it is
+  // copied, the two dependent global loads (the table, then the slab's address) put two L2
+  // round trips in front of every copy: the L1 keeps little of them, the copies stream
+  // through it. A block is read only after the barrier that starts it, and
   // refilled only after the one that starts the next.
   const int first = p0 + kStages - 1;
   if (threadIdx.x < 32) {
@@ -375,8 +384,8 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
   __syncthreads();
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (p0 + s < p1) {
-      core.Issue(a, PageSrcOf<T>(a, table, p0 + s), s);
+    if (p0 + s < p1 && warp == s % kWarps) {
+      core.IssueWarp(a, PageSrcOf<T>(a, table, p0 + s), s, lane);
       MbarArriveOnCopies(core.full + s);
     }
   }
@@ -391,13 +400,17 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
         // Every warp has issued the pages of the previous block: warp 0 refills it with the
         // block after this one.
         __syncthreads();
-        if (threadIdx.x < 32) LookupBlock<T>(a, table, next + 32, p1, core.entries[((n >> 5) + 1) & 1]);
+        if (threadIdx.x < 32) {
+          LookupBlock<T>(a, table, next + 32, p1, core.entries[((n >> 5) + 1) & 1]);
+        }
       }
-      const int prev = stage == 0 ? kStages - 1 : stage - 1;
-      if (p > p0) MbarWait(core.empty + prev, stage == 0 ? phase ^ 1u : phase);
-      const PageEntry e = core.entries[(n >> 5) & 1][n & 31];
-      core.Issue(a, PageSrc<T>{static_cast<const T*>(e.rows), e.page}, prev);
-      MbarArriveOnCopies(core.full + prev);
+      if (warp == (next - p0) % kWarps) {
+        const int prev = stage == 0 ? kStages - 1 : stage - 1;
+        if (p > p0) MbarWait(core.empty + prev, stage == 0 ? phase ^ 1u : phase);
+        const PageEntry e = core.entries[(n >> 5) & 1][n & 31];
+        core.IssueWarp(a, PageSrc<T>{static_cast<const T*>(e.rows), e.page}, prev, lane);
+        MbarArriveOnCopies(core.full + prev);
+      }
     }
     MbarWait(core.full + stage, phase);  // page p is in
     on_page(p, stage);
@@ -462,6 +475,21 @@ struct Lane {
   __device__ int Col(int i, int j, int c) const { return KeyBlock(i) + j * 8 + q * 2 + c; }
 };
 
+// The squared norms of this thread's keys of a page (xn[n][j][c]: n = i where a core's keys
+// depend on i, else 0) from the page's 64 in shared memory, a pair of adjacent keys a load.
+template <int NS>
+__device__ __forceinline__ void LoadNorms(const float* ns, const Lane& L, float (&xn)[NS][4][2]) {
+#pragma unroll
+  for (int n = 0; n < NS; ++n) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 x = *reinterpret_cast<const float2*>(ns + L.Col(n, j, 0));
+      xn[n][j][0] = x.x;
+      xn[n][j][1] = x.y;
+    }
+  }
+}
+
 // Turns the dot products of one page into scores, in place. One uniform branch on the metric
 // per page, not one per score: the per-score code is straight-line.
 template <int kMetric, int NS>
@@ -472,19 +500,18 @@ __device__ __forceinline__ void ToScoresOf(const RowConst (&rc)[2][2], float (&v
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float qn = rc[i][h].qn;
-      const float sc = rc[i][h].scale;
-      const float sc2 = __fmul_rn(2.0f, sc);
+      const float m = rc[i][h].mult;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
           if constexpr (kMetric == static_cast<int>(Metric::kL2)) {
-            // 2 (dot · scale) == dot · (2 scale) exactly, so this is Score's fused form with
-            // the scale folded into the product: two instructions a score.
+            // m = 2 scale, and 2 (dot · scale) == dot · (2 scale) exactly, so this is Score's
+            // fused form with the scale folded into the product: two instructions a score.
             v[i][j][2 * h + c] =
-                __fmaf_rn(v[i][j][2 * h + c], sc2, -__fadd_rn(qn, xn[NS == 1 ? 0 : i][j][c]));
+                __fmaf_rn(v[i][j][2 * h + c], m, -__fadd_rn(qn, xn[NS == 1 ? 0 : i][j][c]));
           } else {
-            v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], sc), qn,
+            v[i][j][2 * h + c] = Score(kMetric, __fmul_rn(v[i][j][2 * h + c], m), qn,
                                        xn[NS == 1 ? 0 : i][j][c]);
           }
         }
@@ -838,39 +865,34 @@ struct MmaCore {
     }
   }
 
-  // Four threads per key (256 threads, 64 keys), each copying every fourth 16-byte chunk.
-  __device__ void Issue(const KernelArgs& a, PageSrc<T> from, int stage) {
-    const int32_t page = from.page;
+  // Copies a page into a stage, by one warp (PipelineSweep): the page's rows are one contiguous
+  // block of 64 x dim elements, 16-byte chunk i going to key i / (dim / 8) of the stage; lane l
+  // copies chunks l, l + 32, ... (512 contiguous bytes an instruction).
+  __device__ void IssueWarp(const KernelArgs& a, PageSrc<T> from, int stage, int lane) {
     const T* src = from.rows;
     T* dst = keys + stage * kStageElems;
     if (a.dim == DMAX) {
-      // Full rows: the page is one contiguous block of 64 x DMAX elements. Thread t copies
-      // chunks t, t + 256, ... (a warp: 512 contiguous bytes an instruction); every offset but
-      // the page's is fixed, so the compiler folds them into the instructions.
+      // Every offset but the page's and the lane's is fixed: the compiler folds them into
+      // the instructions.
       constexpr int kVecs = DMAX / 8;
-      constexpr int kPerThread = kKeys * kVecs / kThreads;
-      static_assert(kPerThread >= 1 && kKeys * kVecs % kThreads == 0 && kThreads % kVecs == 0,
-                    "whole rows of a page split evenly over the threads");
-      const int t = static_cast<int>(threadIdx.x);
-      const T* s = src + t * 8;
-      T* d = dst + (t / kVecs) * kLd + (t % kVecs) * 8;
+      static_assert(32 % kVecs == 0, "a warp's 32 chunks are whole rows");
+      const T* s = src + lane * 8;
+      T* d = dst + (lane / kVecs) * kLd + (lane % kVecs) * 8;
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i) {
-        CpAsync16(d + i * (kThreads / kVecs) * kLd, s + i * kThreads * 8);
+      for (int u = 0; u < kKeys * kVecs / 32; ++u) {
+        const int i = 32 * u;  // chunk of lane 0, the first of a row
+        CpAsync16(d + (i / kVecs) * kLd, s + i * 8);
       }
     } else {
       const int vecs = a.dim / 8;
-      const int key = threadIdx.x >> 2;
-      const T* s = src + static_cast<int64_t>(key) * a.dim;
-      T* d = dst + key * kLd;
-#pragma unroll
-      for (int v = static_cast<int>(threadIdx.x & 3); v < DMAX / 8; v += 4) {
-        if (v < vecs) CpAsync16(d + v * 8, s + v * 8);
+      for (int i = lane; i < kKeys * vecs; i += 32) {
+        const int key = i / vecs;
+        CpAsync16(dst + key * kLd + (i - key * vecs) * 8, src + static_cast<int64_t>(i) * 8);
       }
     }
-    if (threadIdx.x < kKeys / 4) {
-      CpAsync16(norms + stage * kKeys + threadIdx.x * 4,
-                a.key_norms + static_cast<int64_t>(page) * kKeys + threadIdx.x * 4);
+    if (lane < kKeys / 4) {
+      CpAsync16(norms + stage * kKeys + lane * 4,
+                a.key_norms + static_cast<int64_t>(from.page) * kKeys + lane * 4);
     }
   }
 
@@ -912,11 +934,7 @@ struct MmaCore {
         }
       }
       float xn[kNormSets][4][2];
-      const float* ns = norms + stage * kKeys;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) xn[0][j][c] = ns[L.Col(0, j, c)];
+      LoadNorms(norms + stage * kKeys, L, xn);
       ReleaseStage(empty, stage, L.lane);
       f(p, v, xn);
     });
@@ -991,29 +1009,31 @@ struct WgmmaCore {
     }
   }
 
-  __device__ void Issue(const KernelArgs& a, PageSrc<T> from, int stage) {
+  // Copies a page into a stage, by one warp (PipelineSweep).
+  __device__ void IssueWarp(const KernelArgs& a, PageSrc<T> from, int stage, int lane) {
     unsigned char* dst = keys + stage * kStageBytes;
-    const int t = static_cast<int>(threadIdx.x);
     if (a.dim == DMAX) {
-      // Chunk i = t + 256 u: key 8 (i / DMAX) + i mod 8, chunk (i / 8) mod kChunks, byte 16 i;
-      // u adds 256 / (8 kChunks) key blocks, 2,048 elements of the page.
-      constexpr int kPerThread = kKeys * kChunks / kThreads;
-      const int n = ((t / (8 * kChunks)) << 3) | (t & 7);
-      const int c = (t >> 3) % kChunks;
-      const T* src = from.rows + n * DMAX + c * 8;
-      unsigned char* d = dst + 16 * t;
+      // Chunk i = lane + 32 u goes to byte 16 i: key 8 (i / (8 kChunks)) + i mod 8, chunk
+      // (i / 8) mod kChunks. With lane < 32 and 8 kChunks a multiple of 32 that is key
+      // 8 (u / (kChunks / 4)) + lane mod 8, chunk lane / 8 + 4 (u mod (kChunks / 4)): every
+      // offset but the page's and the lane's is fixed.
+      constexpr int kPer = kChunks / 4;
+      const T* src = from.rows + (lane & 7) * DMAX + (lane >> 3) * 8;
+      unsigned char* d = dst + 16 * lane;
 #pragma unroll
-      for (int u = 0; u < kPerThread; ++u) CpAsync16(d + 16 * kThreads * u, src + 2048 * u);
+      for (int u = 0; u < kKeys * kChunks / 32; ++u) {
+        CpAsync16(d + 512 * u, src + (u / kPer) * 8 * DMAX + 4 * (u % kPer) * 8);
+      }
     } else {
       const int vecs = a.dim / 8;
-      for (int i = t; i < kKeys * vecs; i += kThreads) {
+      for (int i = lane; i < kKeys * vecs; i += 32) {
         const int n = i / vecs, c = i - n * vecs;
         CpAsync16(dst + Offset(n, c), from.rows + static_cast<int64_t>(n) * a.dim + c * 8);
       }
     }
-    if (t < kKeys / 4) {
-      CpAsync16(norms + stage * kKeys + t * 4,
-                a.key_norms + static_cast<int64_t>(from.page) * kKeys + t * 4);
+    if (lane < kKeys / 4) {
+      CpAsync16(norms + stage * kKeys + lane * 4,
+                a.key_norms + static_cast<int64_t>(from.page) * kKeys + lane * 4);
     }
   }
 
@@ -1055,13 +1075,7 @@ struct WgmmaCore {
       WgmmaCommitAndWait();
       FenceAccumulators(d);
       float xn[kNormSets][4][2];
-      const float* ns = norms + stage * kKeys;
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int c = 0; c < 2; ++c) xn[i][j][c] = ns[L.Col(i, j, c)];
+      LoadNorms(norms + stage * kKeys, L, xn);
       ReleaseStage(empty, stage, L.lane);
       f(p, v, xn);
     });
@@ -1192,11 +1206,12 @@ constexpr size_t kRowStateBytes = (sizeof(RowState) + 127) / 128 * 128;
 
 // Every row's RowConst from its mode, threshold, end, |q|^2 and scale, before a sweep (after a
 // barrier that made them final); ends with a barrier.
-__device__ __forceinline__ void PrepareScreen(RowState& st) {
+__device__ __forceinline__ void PrepareScreen(const KernelArgs& a, RowState& st) {
   if (threadIdx.x < kRows) {
     const int r = threadIdx.x;
-    st.rc[r] = RowConst{st.mode[r] == kEmit ? st.thr[r] : INFINITY, st.rend[r], st.qn[r],
-                        st.scale[r]};
+    const float mult = a.metric == static_cast<int>(Metric::kL2) ? __fmul_rn(2.0f, st.scale[r])
+                                                                 : st.scale[r];
+    st.rc[r] = RowConst{st.mode[r] == kEmit ? st.thr[r] : INFINITY, st.rend[r], st.qn[r], mult};
   }
   __syncthreads();
 }
@@ -1252,7 +1267,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
 
   Core core;
   core.Init(a, smem + kRowStateBytes, tile, L);
-  PrepareScreen(st);
+  PrepareScreen(a, st);
   const int tile_pages = (st.max_rend + kKeys - 1) / kKeys;
   const int p0 = static_cast<int>(blockIdx.x) * a.pages_per_cta;
   const int p1 = min(p0 + a.pages_per_cta, tile_pages);
@@ -1401,7 +1416,7 @@ __global__ void __launch_bounds__(kThreads, Core::kMinBlocks) SelectKernel(Kerne
       st.skip_nan[r] = u != 0u;
     }
     __syncthreads();
-    PrepareScreen(st);
+    PrepareScreen(a, st);
     core.Sweep(a, table, 0, pages, L, emit);
     Flush(a, st, tile, L, sg);
     __syncthreads();

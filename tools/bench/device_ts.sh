@@ -3,7 +3,7 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|round|compare|wgmma|kernel|gather|final|finalwg|sanitize   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|round|compare|wgmma|kernel|variants|gather|final|finalts|finalwg|sanitize   (logs go to $OUT)
 #   gather: this checkout's executor tests, then gather at 1 % for this checkout and every
 #          variant alternately, three rounds.
 #   compare: a short round for engine variants (build_variant.sh): the executor, threshold-select
@@ -297,6 +297,33 @@ case "${1:-probe}" in
       gzip -f "$OUT/ncu$w.txt"
     done
     ;;
+  variants)
+    # Kernel variants alone (bench binaries NAME-threshold_select_bench made by
+    # build_kernel_variant.sh or build_variant.sh; the bench checks every result against the
+    # host brute force and between its cases): each one's kernel bench, alternately, twice; then
+    # ncu of one launch of the exact case of the variant named by $PROFILE, with its per-SASS
+    # source page (stall samples and shared-memory wavefronts an instruction) as CSV.
+    for round in 1 2; do
+      for v in "$B"/*-threshold_select_bench; do
+        [ -x "$v" ] || continue
+        echo "== round $round $(basename "$v")" >> "$OUT/ts_bench.txt"
+        timeout 60 "$v" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
+        echo "$(basename "$v") exit: $?"
+      done
+    done
+    grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
+    if [ -n "${PROFILE:-}" ]; then
+      timeout 150 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 \
+        --section SourceCounters --section WarpStateStats --section SpeedOfLight --section MemoryWorkloadAnalysis \
+        --import-source no -o /tmp/prof "$B/$PROFILE-threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu_$PROFILE.txt" 2>&1
+      echo "ncu exit: $?"
+      timeout 100 ncu -i /tmp/prof.ncu-rep --page source --csv --print-source sass > "$OUT/src_$PROFILE.csv" 2>&1
+      echo "ncu source page exit: $?"; head -c 600 "$OUT/src_$PROFILE.csv"; echo
+      timeout 60 ncu -i /tmp/prof.ncu-rep --page details >> "$OUT/ncu_$PROFILE.txt" 2>&1
+      grep -E "Duration|Throughput|Warp Cycles|stalled|Eligible|excessive" "$OUT/ncu_$PROFILE.txt" | head -30
+      gzip -f "$OUT/src_$PROFILE.csv" "$OUT/ncu_$PROFILE.txt"
+    fi
+    ;;
   gather)
     # A short check of an engine change to the gather path: this checkout's executor tests, then
     # gather at 1 % for this checkout and every variant alternately, three times each.
@@ -335,6 +362,27 @@ case "${1:-probe}" in
       echo "gpu_paths_bench (wgmma) exit: $?"; sed -n '/^== SIEVE_GPU_WGMMA=1/,$p' "$OUT/gpu_paths_bench.txt" | grep -E "^0|^1 |^stages dense"
     fi
     timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
+    ;;
+  finalts)
+    # final for a threshold-select change, in one call: every gpu_tests test with the CLI
+    # contract tests on the GPU beside it, the threshold-select and engine threshold tests with
+    # SIEVE_GPU_WGMMA=1, the kernel bench with each kernel, the path bench, PyTorch, and
+    # racecheck over ThresholdSelectTest.SanitizerSmall.
+    FinalTests
+    SIEVE_GPU_WGMMA=1 timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.*:GpuExecutorTest.*Threshold*' > "$OUT/tests_wgmma.log" 2>&1
+    echo "tests (wgmma) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
+    gzip -f "$OUT/tests_wgmma.log"
+    for w in 0 1; do
+      echo "== ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
+      SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
+      echo "ts bench wgmma=$w exit: $?"
+    done
+    grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
+    FinalPaths
+    timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
+    timeout 80 compute-sanitizer --tool racecheck --error-exitcode 3 "$B/gpu_tests" \
+      --gtest_filter='ThresholdSelectTest.SanitizerSmall' > /tmp/san.log 2>&1
+    echo "compute-sanitizer racecheck exit: $?" | tee "$OUT/racecheck.log"; tail -n 4 /tmp/san.log | tee -a "$OUT/racecheck.log"
     ;;
   final)
     FinalTests
