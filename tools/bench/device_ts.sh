@@ -39,6 +39,16 @@ FinalTests() {
   wait $e2e; echo "e2e_tests (gpu) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/e2e_gpu.log" | head -20
   gzip -f "$OUT/gpu_tests.log"
 }
+# The kernel bench of every bundled variant (NAME-threshold_select_bench), one round ($1).
+VariantBenches() {
+  local v
+  for v in "$B"/*-threshold_select_bench; do
+    [ -x "$v" ] || continue
+    echo "== round $1 $(basename "$v")" >> "$OUT/ts_bench.txt"
+    timeout 60 "$v" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
+    echo "$(basename "$v") exit: $?"
+  done
+}
 FinalPaths() {
   SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
   echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
@@ -276,12 +286,7 @@ case "${1:-probe}" in
         SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
         echo "ts bench wgmma=$w exit: $?"
       done
-      for v in "$B"/*-threshold_select_bench; do
-        [ -x "$v" ] || continue
-        echo "== round $round $(basename "$v")" >> "$OUT/ts_bench.txt"
-        timeout 60 "$v" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
-        echo "$(basename "$v") exit: $?"
-      done
+      VariantBenches "$round"
     done
     grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
     for w in $kinds; do
@@ -304,12 +309,7 @@ case "${1:-probe}" in
     # ncu of one launch of the exact case of the variant named by $PROFILE, with its per-SASS
     # source page (stall samples and shared-memory wavefronts an instruction) as CSV.
     for round in 1 2; do
-      for v in "$B"/*-threshold_select_bench; do
-        [ -x "$v" ] || continue
-        echo "== round $round $(basename "$v")" >> "$OUT/ts_bench.txt"
-        timeout 60 "$v" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
-        echo "$(basename "$v") exit: $?"
-      done
+      VariantBenches "$round"
     done
     grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
     if [ -n "${PROFILE:-}" ]; then
