@@ -49,6 +49,19 @@ VariantBenches() {
     echo "$(basename "$v") exit: $?"
   done
 }
+# ncu, the full set of sections, of one launch of the kernel bench's exact case (launch 12) with
+# each kernel named ($2...: SIEVE_GPU_WGMMA values) into $OUT/$1<kernel>.txt.gz.
+NcuExact() {
+  local prefix=$1 w
+  shift
+  for w in "$@"; do
+    SIEVE_GPU_WGMMA=$w timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+      "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/$prefix$w.txt" 2>&1
+    echo "ncu (wgmma=$w) exit: $?"
+    grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|Hit Rate|stalled" "$OUT/$prefix$w.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
+    gzip -f "$OUT/$prefix$w.txt"
+  done
+}
 FinalPaths() {
   SIEVE_GPU_STAGES=1 timeout 90 "$B/gpu_paths_bench" --reps 10 > "$OUT/gpu_paths_bench.jsonl" 2> "$OUT/gpu_paths_bench.txt"
   echo "gpu_paths_bench exit: $?"; grep -v "^stages" "$OUT/gpu_paths_bench.txt"; grep "^stages" "$OUT/gpu_paths_bench.txt" | grep -E "dense n=10000000|gather n=100000 |gather n=10000 "
@@ -249,12 +262,7 @@ case "${1:-probe}" in
       done
     done
     grep -E "^==|^stages (gather n=100000 |dense n=10000000)|^0.01 |^1 " "$OUT/paths.txt" | cut -c1-260
-    for w in $kinds; do
-      SIEVE_GPU_WGMMA=$w timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
-        "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu_wgmma$w.txt" 2>&1
-      echo "ncu (wgmma=$w) exit: $?"
-      grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|stalled" "$OUT/ncu_wgmma$w.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
-    done
+    NcuExact ncu_wgmma $kinds
     ;;
   kernel)
     # A threshold-select kernel change against a baseline build, in one call (eight files at
@@ -294,13 +302,7 @@ case "${1:-probe}" in
       SIEVE_GPU_WGMMA=$w SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths dense --fractions 1.0 --extra-rows '' > /dev/null 2>> "$OUT/paths.txt"
     done
     grep -E "^==|^stages dense n=10000000|^1 " "$OUT/paths.txt" | cut -c1-260
-    for w in $kinds; do
-      SIEVE_GPU_WGMMA=$w timeout 120 ncu --kernel-name regex:SelectKernel --launch-skip 12 --launch-count 1 --set full --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
-        "$B/threshold_select_bench" --reps 1 --warmup 1 --repair-reps 0 > "$OUT/ncu$w.txt" 2>&1
-      echo "ncu (wgmma=$w) exit: $?"
-      grep -E "Duration|Registers Per|Achieved Occupancy|Throughput|Busy|Eligible|Issued Warp|Warp Cycles|Hit Rate|stalled" "$OUT/ncu$w.txt" | awk '!/stalled/ || $NF+0 > 0.2' | head -40
-      gzip -f "$OUT/ncu$w.txt"
-    done
+    NcuExact ncu $kinds
     ;;
   variants)
     # Kernel variants alone (bench binaries NAME-threshold_select_bench made by
