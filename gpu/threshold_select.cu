@@ -317,6 +317,24 @@ __device__ __forceinline__ PageSrc<T> PageSrcOf(const KernelArgs& a, const int32
   return PageSrc<T>{PagePtr<T>(a, page), page};
 }
 
+// Calls f(i, key, c) for the 16-byte chunks i = lane, lane + 32, ... of a page of 64 keys of
+// `vecs` chunks each (vecs <= 32), chunk c of its key, without a division a chunk (the copies of
+// a page by one warp when the dim is not the kernel's DMAX).
+template <typename F>
+__device__ __forceinline__ void ForLaneChunks(int vecs, int lane, F&& f) {
+  const int dk = 32 / vecs, dc = 32 - dk * vecs;  // 32 chunks: dk keys and dc chunks
+  int key = lane / vecs, c = lane - key * vecs;
+  for (int i = lane; i < kKeys * vecs; i += 32) {
+    f(i, key, c);
+    key += dk;
+    c += dc;
+    if (c >= vecs) {
+      c -= vecs;
+      ++key;
+    }
+  }
+}
+
 // A page's source as the page pipeline keeps it in shared memory (PipelineSweep).
 struct __align__(16) PageEntry {
   const void* rows;
@@ -884,11 +902,9 @@ struct MmaCore {
         CpAsync16(d + (i / kVecs) * kLd, s + i * 8);
       }
     } else {
-      const int vecs = a.dim / 8;
-      for (int i = lane; i < kKeys * vecs; i += 32) {
-        const int key = i / vecs;
-        CpAsync16(dst + key * kLd + (i - key * vecs) * 8, src + static_cast<int64_t>(i) * 8);
-      }
+      ForLaneChunks(a.dim / 8, lane, [&](int i, int key, int c) {
+        CpAsync16(dst + key * kLd + c * 8, src + static_cast<int64_t>(i) * 8);
+      });
     }
     if (lane < kKeys / 4) {
       CpAsync16(norms + stage * kKeys + lane * 4,
@@ -1025,11 +1041,9 @@ struct WgmmaCore {
         CpAsync16(d + 512 * u, src + (u / kPer) * 8 * DMAX + 4 * (u % kPer) * 8);
       }
     } else {
-      const int vecs = a.dim / 8;
-      for (int i = lane; i < kKeys * vecs; i += 32) {
-        const int n = i / vecs, c = i - n * vecs;
-        CpAsync16(dst + Offset(n, c), from.rows + static_cast<int64_t>(n) * a.dim + c * 8);
-      }
+      ForLaneChunks(a.dim / 8, lane, [&](int i, int n, int c) {
+        CpAsync16(dst + Offset(n, c), from.rows + static_cast<int64_t>(i) * 8);
+      });
     }
     if (lane < kKeys / 4) {
       CpAsync16(norms + stage * kKeys + lane * 4,
