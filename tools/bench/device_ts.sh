@@ -39,6 +39,16 @@ FinalTests() {
   wait $e2e; echo "e2e_tests (gpu) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/e2e_gpu.log" | head -20
   gzip -f "$OUT/gpu_tests.log"
 }
+# This build's kernel bench with each kernel named ($2...: SIEVE_GPU_WGMMA values), headed "$1".
+KernelBenches() {
+  local head=$1 w
+  shift
+  for w in "$@"; do
+    echo "== ${head}ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
+    SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
+    echo "ts bench wgmma=$w exit: $?"
+  done
+}
 # The kernel bench of every bundled variant (NAME-threshold_select_bench), one round ($1).
 VariantBenches() {
   local v
@@ -289,11 +299,7 @@ case "${1:-probe}" in
     fi
     kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
     for round in 1 2; do
-      for w in $kinds; do
-        echo "== round $round threshold_select_bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
-        SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
-        echo "ts bench wgmma=$w exit: $?"
-      done
+      KernelBenches "round $round " $kinds
       VariantBenches "$round"
     done
     grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
@@ -351,11 +357,7 @@ case "${1:-probe}" in
     wg=$?; echo "quick check (wgmma) exit: $wg"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
     FinalTests
     kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
-    for w in $kinds; do
-      echo "== ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
-      SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
-      echo "ts bench wgmma=$w exit: $?"
-    done
+    KernelBenches "" $kinds
     grep -E "^==|kernel |b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
     FinalPaths
     if [ $wg -eq 0 ]; then
@@ -376,11 +378,7 @@ case "${1:-probe}" in
     SIEVE_GPU_WGMMA=1 timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.*:GpuExecutorTest.*Threshold*' > "$OUT/tests_wgmma.log" 2>&1
     echo "tests (wgmma) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
     gzip -f "$OUT/tests_wgmma.log"
-    for w in 0 1; do
-      echo "== ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
-      SIEVE_GPU_WGMMA=$w timeout 60 "$B/threshold_select_bench" --reps 5 --repair-reps 0 > /dev/null 2>> "$OUT/ts_bench.txt"
-      echo "ts bench wgmma=$w exit: $?"
-    done
+    KernelBenches "" 0 1
     grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
     FinalPaths
     # The dense path without the threshold select, same call: the GEMM and candidate scan
