@@ -118,8 +118,8 @@ __device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], const void* smem) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(SmemAddr(smem)));
 }
-// Shared-memory barriers (sm_80+): a stage's "full" barrier completes when every thread's copies
-// into it have landed, its "empty" barrier when every warp has read it.
+// Shared-memory barriers (sm_80+): a stage's "full" barrier completes when the copies of its
+// page have landed, its "empty" barrier when every warp has read it (PipelineSweep).
 __device__ __forceinline__ void MbarInit(uint64_t* bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SmemAddr(bar)), "r"(count));
 }
@@ -388,24 +388,25 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
       MbarInit(core.empty + s, kWarps);
     }
   }
-  // The pages issued in the loop, from `first` on, are looked up 32 at a time into the core's
-  // two blocks of PageEntry by warp 0, one block ahead. Looked up a page at a time where it is
-  // copied, the two dependent global loads (the table, then the slab's address) put two L2
-  // round trips in front of every copy: the L1 keeps little of them, the copies stream
-  // through it. A block is read only after the barrier that starts it, and
+  // Page p0 + n's source is entry n mod 32 of block (n / 32) mod 2 of the core's two blocks of
+  // PageEntry, looked up 32 pages at a time by warp 0, one block ahead. Looked up a page at a
+  // time where it is copied, the two dependent global loads (the table, then the slab's
+  // address) put two L2 round trips in front of every copy: the L1 keeps little of them, the
+  // copies stream through it. A block is read only after the barrier that starts it, and
   // refilled only after the one that starts the next.
-  const int first = p0 + kStages - 1;
   if (threadIdx.x < 32) {
-    LookupBlock<T>(a, table, first, p1, core.entries[0]);
-    LookupBlock<T>(a, table, first + 32, p1, core.entries[1]);
+    LookupBlock<T>(a, table, p0, p1, core.entries[0]);
+    LookupBlock<T>(a, table, p0 + 32, p1, core.entries[1]);
   }
   __syncthreads();
+  auto issue = [&](int n, int stage) {  // page p0 + n into `stage`, by its warp
+    const PageEntry e = core.entries[(n >> 5) & 1][n & 31];
+    core.IssueWarp(a, PageSrc<T>{static_cast<const T*>(e.rows), e.page}, stage, lane);
+    MbarArriveOnCopies(core.full + stage);
+  };
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (p0 + s < p1 && warp == s % kWarps) {
-      core.IssueWarp(a, PageSrcOf<T>(a, table, p0 + s), s, lane);
-      MbarArriveOnCopies(core.full + s);
-    }
+    if (p0 + s < p1 && warp == s % kWarps) issue(s, s);
   }
   int stage = 0;       // of page p
   uint32_t phase = 0;  // parity of page p's use of its stage
@@ -413,21 +414,19 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
     // Page p + kStages - 1 goes into the stage of page p - 1, once every warp has read it.
     const int next = p + kStages - 1;
     if (next < p1) {
-      const int n = next - first;
-      if ((n & 31) == 0 && n > 0) {
-        // Every warp has issued the pages of the previous block: warp 0 refills it with the
-        // block after this one.
+      const int n = next - p0;
+      if ((n & 31) == 0) {
+        // n = 32, 64, ... (the loop starts at n = kStages - 1): every warp has issued the pages
+        // of the previous block, and warp 0 refills it with the block after this one.
         __syncthreads();
         if (threadIdx.x < 32) {
           LookupBlock<T>(a, table, next + 32, p1, core.entries[((n >> 5) + 1) & 1]);
         }
       }
-      if (warp == (next - p0) % kWarps) {
+      if (warp == n % kWarps) {
         const int prev = stage == 0 ? kStages - 1 : stage - 1;
         if (p > p0) MbarWait(core.empty + prev, stage == 0 ? phase ^ 1u : phase);
-        const PageEntry e = core.entries[(n >> 5) & 1][n & 31];
-        core.IssueWarp(a, PageSrc<T>{static_cast<const T*>(e.rows), e.page}, prev, lane);
-        MbarArriveOnCopies(core.full + prev);
+        issue(n, prev);
       }
     }
     MbarWait(core.full + stage, phase);  // page p is in
@@ -850,7 +849,7 @@ struct MmaCore {
   T* qs;
   T* keys;
   float* norms;
-  uint64_t* full;   // [kStages]: the stage's page has landed (every thread's copies)
+  uint64_t* full;   // [kStages]: the stage's page has landed (its copying warp's copies)
   uint64_t* empty;  // [kStages]: every warp has read the stage (its fragments and norms)
 
   __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
@@ -972,8 +971,8 @@ struct MmaCore {
 // The stages hold each page K-major as 8 × 16-byte core matrices without swizzle: the 16-byte
 // chunk c (dims 8c .. 8c + 7) of key n sits at ((n / 8) · DMAX/8 + c) · 128 + (n % 8) · 16, so
 // core matrices adjacent in K are 128 bytes apart (LBO) and 8-key blocks DMAX · 2 bytes (SBO).
-// A full page is copied with chunk i of thread t = i mod 256 going to byte 16 i: key
-// 8 (i / DMAX) + i mod 8, chunk (i / 8) mod (DMAX / 8); a warp writes 512 contiguous bytes.
+// A full page is copied by one warp with chunk i going to byte 16 i (IssueWarp); an
+// instruction writes 512 contiguous bytes.
 template <typename T, int DMAX>
 struct WgmmaCore {
   using Type = T;
