@@ -875,9 +875,9 @@ inline size_t KeyCacheBytes(int64_t n) { return n <= kKeyCacheMax ? static_cast<
 // smallest for select_min, else the k-th largest; +inf (select_min) or -inf when the row holds a
 // NaN, so that nothing is pruned by it. One CTA a row, four radix passes (the first over the
 // row, in L2 after the epilogue wrote it; the others over its keys in shared memory where they
-// fit): the sample threshold without select_k's two kernels and
-// ThresholdKernel (0.024 ms for 100 queries x 6,144 columns on the H200, 2026-11-30). Launched
-// with KeyCacheBytes(n) of dynamic shared memory.
+// fit): the sample threshold without select_k's two kernels and ThresholdKernel (0.024 ms for
+// 100 queries x 6,144 columns on the H200, 2026-11-30). Launched with KeyCacheBytes(n) of
+// dynamic shared memory.
 __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ dist, int64_t n,
                                                      int k, bool select_min,
                                                      float* __restrict__ thresh) {

@@ -78,7 +78,6 @@ const char* ExpectedMmaKernel(KeyType type, uint32_t dim) {
                                                                                  : "mma";
 }
 
-
 const char* TypeStr(KeyType t) {
   switch (t) {
     case KeyType::kFloat16:
