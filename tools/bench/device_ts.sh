@@ -3,7 +3,7 @@
 #   ../shared/tools/gpu-bundle .bundle build/tests/gpu_tests build/gpu/threshold_select_bench \
 #       build/gpu/gpu_paths_bench && strip .bundle/bin/* &&
 #   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle   (carry .devpack)
-# Usage: tools/bench/device_ts.sh probe|round|compare|wgmma|kernel|variants|gather|final|finalts|finalwg|sanitize   (logs go to $OUT)
+# Usage: tools/bench/device_ts.sh probe|round|compare|kernel|variants|gather|final|finalts|sanitize   (logs go to $OUT)
 #   gather: this checkout's executor tests, then gather at 1 % for this checkout and every
 #          variant alternately, three rounds.
 #   compare: a short round for engine variants (build_variant.sh): the executor, threshold-select
@@ -24,12 +24,14 @@
 #   final: the bundle also holds build/tests/e2e_tests and build/tools/sieve. Every gpu_tests
 #          test, with the CLI contract tests on --device gpu beside it (both on the one GPU),
 #          then the path bench (10M x 128 f16, 100 queries, k = 64) and the PyTorch baseline.
+#   kernel, variants, finalts: see their comments below (threshold-select kernel changes; the
+#          wgmma and finalwg modes of session 6 became kernel and finalts).
 #   probe: the threshold-select tests, an ncu profile of one threshold-select launch at 1M keys,
 #          the threshold-select bench at 10M keys (no repair cases), the dense path at 10M rows
 #          with the threshold select on and off (per-stage device times).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
-# final and finalwg: every gpu_tests test with the CLI contract tests on --device gpu beside it
+# final and finalts: every gpu_tests test with the CLI contract tests on --device gpu beside it
 # (both on the one GPU), the log compressed; then the path bench, every path and fraction.
 FinalTests() {
   SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 200 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
@@ -230,50 +232,6 @@ case "${1:-probe}" in
       done
     done
     ;;
-  wgmma)
-    # The warpgroup-MMA threshold-select kernel (SIEVE_GPU_WGMMA=1) against mma.sync, and this
-    # checkout's gather against main-gpu_paths_bench, in one call. Eight files at most come back.
-    #  1. A quick check of each kernel (the wgmma one on its sweep cases); a failure of the
-    #     mma.sync check stops the call, one of the wgmma check skips its timings.
-    #  2. Executor, threshold-select and page-pool tests (the sweep runs both kernels); the
-    #     threshold-select and engine threshold tests again with SIEVE_GPU_WGMMA=1.
-    #  3. Kernel bench and dense at 100 % with each kernel, alternately twice; gather at 1 %,
-    #     main and this, alternately twice.
-    #  4. ncu, the full set of sections: one launch of the kernel bench's exact case (launch 12)
-    #     with each kernel (ncu_wgmma0.txt: mma.sync, ncu_wgmma1.txt: wgmma). Session 6 ran this
-    #     mode with a second profile, of the since dropped sampled gather threshold select.
-    timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual' > "$OUT/tests.log" 2>&1
-    rc=$?; echo "quick check (mma) exit: $rc"; tail -n 3 "$OUT/tests.log"
-    [ $rc -eq 0 ] || exit 1
-    timeout 60 "$B/gpu_tests" --gtest_filter='*ThresholdSelectSweep.MixedThresholdsAndFiltersWgmma/f16_d*' > /tmp/q.log 2>&1
-    wg=$?; echo "quick check (wgmma) exit: $wg"; grep -E "^\[  (PASSED|FAILED) |tests ran" /tmp/q.log | head -12
-    cat /tmp/q.log >> "$OUT/tests.log"
-    timeout 200 "$B/gpu_tests" --gtest_filter='GpuExecutorTest.*:ThresholdSelect*:*ThresholdSelectSweep*:PagePoolTest.*' >> "$OUT/tests.log" 2>&1
-    echo "tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests.log" | tail -n 14
-    if [ $wg -eq 0 ]; then
-      SIEVE_GPU_WGMMA=1 timeout 120 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.*:GpuExecutorTest.*Threshold*' > "$OUT/tests_wgmma.log" 2>&1
-      echo "tests (wgmma) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
-    fi
-    kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
-    for w in $kinds; do
-      echo "== ts bench SIEVE_GPU_WGMMA=$w" >> "$OUT/ts_bench.txt"
-      SIEVE_GPU_WGMMA=$w timeout 100 "$B/threshold_select_bench" --reps 5 --repair-reps 0 >> "$OUT/bench.jsonl" 2>> "$OUT/ts_bench.txt"
-      echo "ts bench wgmma=$w exit: $?"
-    done
-    grep -E "^==|kernel |b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
-    for round in 1 2; do
-      for w in $kinds; do
-        echo "== round $round dense SIEVE_GPU_WGMMA=$w" >> "$OUT/paths.txt"
-        SIEVE_GPU_WGMMA=$w SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths dense --fractions 1.0 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
-      done
-      for v in main-gpu_paths_bench gpu_paths_bench; do
-        echo "== round $round gather $v" >> "$OUT/paths.txt"
-        SIEVE_GPU_STAGES=1 timeout 60 "$B/$v" --reps 10 --paths gather --fractions 0.01 --extra-rows '' >> "$OUT/bench.jsonl" 2>> "$OUT/paths.txt"
-      done
-    done
-    grep -E "^==|^stages (gather n=100000 |dense n=10000000)|^0.01 |^1 " "$OUT/paths.txt" | cut -c1-260
-    NcuExact ncu_wgmma $kinds
-    ;;
   kernel)
     # A threshold-select kernel change against a baseline build, in one call (eight files at
     # most come back):
@@ -346,26 +304,6 @@ case "${1:-probe}" in
       done
     done
     grep -E "^==|^stages gather n=100000 |^0.01" "$OUT/paths.txt" | cut -c1-200
-    ;;
-  finalwg)
-    # final, with the warpgroup-MMA threshold-select kernel beside it (SIEVE_GPU_WGMMA=1), in one
-    # call: its quick check (a failure skips its timings, not the rest), the CLI contract tests on
-    # the GPU beside every gpu_tests test (the threshold-select sweep runs both kernels), the
-    # kernel bench with each kernel, the path bench (every path and fraction) with the default
-    # kernel, gather and dense with the wgmma one, and the PyTorch baseline.
-    SIEVE_GPU_WGMMA=1 timeout 90 "$B/gpu_tests" --gtest_filter='*ThresholdSelectSweep.MixedThresholdsAndFiltersWgmma/f16_d*:ThresholdSelectTest.*:GpuExecutorTest.Threshold*' > "$OUT/tests_wgmma.log" 2>&1
-    wg=$?; echo "quick check (wgmma) exit: $wg"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
-    FinalTests
-    kinds="0"; [ $wg -eq 0 ] && kinds="0 1"
-    KernelBenches "" $kinds
-    grep -E "^==|kernel |b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
-    FinalPaths
-    if [ $wg -eq 0 ]; then
-      echo "== SIEVE_GPU_WGMMA=1" >> "$OUT/gpu_paths_bench.txt"
-      SIEVE_GPU_WGMMA=1 SIEVE_GPU_STAGES=1 timeout 60 "$B/gpu_paths_bench" --reps 10 --paths gather,dense --fractions 0.01,0.1,1.0 --extra-rows '' >> "$OUT/gpu_paths_bench.jsonl" 2>> "$OUT/gpu_paths_bench.txt"
-      echo "gpu_paths_bench (wgmma) exit: $?"; sed -n '/^== SIEVE_GPU_WGMMA=1/,$p' "$OUT/gpu_paths_bench.txt" | grep -E "^0|^1 |^stages dense"
-    fi
-    timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
     ;;
   finalts)
     # final for a threshold-select change, in one call: every gpu_tests test with the CLI
