@@ -308,15 +308,22 @@ case "${1:-probe}" in
   finalts)
     # final for a threshold-select change, in one call: every gpu_tests test with the CLI
     # contract tests on the GPU beside it, the threshold-select and engine threshold tests with
-    # SIEVE_GPU_WGMMA=1, the kernel bench with each kernel, the path bench, the dense path
-    # without the threshold select, PyTorch, and racecheck over
-    # ThresholdSelectTest.SanitizerSmall; the kernel bench, the wgmma tests and racecheck come
-    # back in checks.tgz (the device tool returns eight files).
+    # SIEVE_GPU_WGMMA=1, the kernel bench with each kernel (and of bundled variants), the path
+    # bench, the dense path without the threshold select, PyTorch, and racecheck and synccheck
+    # over ThresholdSelectTest.SanitizerSmall; the kernel bench, the wgmma tests and the
+    # sanitizers come back in checks.tgz (the device tool returns eight files).
     FinalTests
     SIEVE_GPU_WGMMA=1 timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.*:GpuExecutorTest.*Threshold*' > "$OUT/tests_wgmma.log" 2>&1
     echo "tests (wgmma) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
     gzip -f "$OUT/tests_wgmma.log"
-    KernelBenches "" 0 1
+    KernelBenches "round 1 " 0 1
+    # Kernel variants bundled beside (NAME-threshold_select_bench, build_kernel_variant.sh), timed
+    # alternately with this build's kernel, twice (none bundled: nothing more).
+    if ls "$B"/*-threshold_select_bench > /dev/null 2>&1; then
+      VariantBenches 1
+      KernelBenches "round 2 " 0
+      VariantBenches 2
+    fi
     grep -E "^==|b_exact|b_2x|b_select|checks|CHECKS" "$OUT/ts_bench.txt" | cut -c1-200
     FinalPaths
     # The dense path without the threshold select, same call: the GEMM and candidate scan
@@ -329,12 +336,14 @@ case "${1:-probe}" in
     done
     sed -n '/^== dense SIEVE_GPU_THRESHOLD=0/,$p' "$OUT/gpu_paths_bench.txt" | grep -E "^==|^1 |^stages dense"
     timeout 60 python3 tools/bench/torch_paths.py 2>&1 | tee "$OUT/torch_paths.txt"
-    timeout 80 compute-sanitizer --tool racecheck --error-exitcode 3 "$B/gpu_tests" \
-      --gtest_filter='ThresholdSelectTest.SanitizerSmall' > /tmp/san.log 2>&1
-    echo "compute-sanitizer racecheck exit: $?" | tee "$OUT/racecheck.log"; tail -n 4 /tmp/san.log | tee -a "$OUT/racecheck.log"
-    # Eight files at most come back: the kernel bench, the wgmma tests and racecheck in one.
-    tar -czf "$OUT/checks.tgz" -C "$OUT" ts_bench.txt tests_wgmma.log.gz racecheck.log &&
-      rm -f "$OUT/ts_bench.txt" "$OUT/tests_wgmma.log.gz" "$OUT/racecheck.log"
+    for tool in racecheck synccheck; do
+      timeout 80 compute-sanitizer --tool $tool --error-exitcode 3 "$B/gpu_tests" \
+        --gtest_filter='ThresholdSelectTest.SanitizerSmall' > /tmp/san.log 2>&1
+      echo "compute-sanitizer $tool exit: $?" | tee -a "$OUT/sanitize.log"; tail -n 4 /tmp/san.log | tee -a "$OUT/sanitize.log"
+    done
+    # Eight files at most come back: the kernel bench, the wgmma tests and the sanitizers in one.
+    tar -czf "$OUT/checks.tgz" -C "$OUT" ts_bench.txt tests_wgmma.log.gz sanitize.log &&
+      rm -f "$OUT/ts_bench.txt" "$OUT/tests_wgmma.log.gz" "$OUT/sanitize.log"
     ;;
   final)
     FinalTests
