@@ -2030,6 +2030,18 @@ class DeviceRun {
       gathered_slab_host_ = gathered_rows_.get();
       SIEVE_CUDA_TRY(cudaMemcpyAsync(gathered_slab_.get(), &gathered_slab_host_, sizeof(void*),
                                      cudaMemcpyHostToDevice, stream_));
+      // Its page map (TMA copies in the threshold select), where the driver encodes one; else
+      // the kernel copies with cp.async.
+      gathered_map_ok_ =
+          PageMapsApply(KeyType::kFloat16, p.dim) &&
+          EncodePageMap(KeyType::kFloat16, p.dim, gathered_rows_.get(), pages * kPageRows,
+                        gathered_map_host_.bytes)
+              .ok();
+      if (gathered_map_ok_) {
+        SIEVE_RETURN_IF_ERROR(gathered_map_.Allocate(kPageMapBytes, stream_));
+        SIEVE_CUDA_TRY(cudaMemcpyAsync(gathered_map_.get(), gathered_map_host_.bytes,
+                                       kPageMapBytes, cudaMemcpyHostToDevice, stream_));
+      }
       gathered_pages_ready_ = true;
     }
     uint32_t log2 = 0;
@@ -2039,6 +2051,7 @@ class DeviceRun {
     out->keys.slabs = gathered_slab_.get();
     out->keys.slab_pages_log2 = log2;
     out->keys.sq_norms = gathered_norms_.get();
+    out->keys.page_maps = gathered_map_ok_ ? gathered_map_.get() : nullptr;
     out->table = gathered_table_.get();
     out->blocks = static_cast<uint32_t>(pages);
     out->col_ids = col_ids;
@@ -2433,6 +2446,11 @@ class DeviceRun {
   DeviceBuffer<int32_t> gathered_table_;
   DeviceBuffer<const void*> gathered_slab_;
   const void* gathered_slab_host_ = nullptr;
+  DeviceBuffer<unsigned char> gathered_map_;
+  struct alignas(64) {
+    unsigned char bytes[kPageMapBytes];
+  } gathered_map_host_;
+  bool gathered_map_ok_ = false;
   bool gathered_pages_ready_ = false;
   bool gathered_norms_ready_ = false;
   const float* queries_ = nullptr;

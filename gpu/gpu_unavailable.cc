@@ -78,6 +78,10 @@ Status ThresholdSelect(const ThresholdSelectArgs&, void*) {
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }
 const char* ThresholdSelectKernelName(const PagedKeys&) { return "none"; }
+bool PageMapsApply(KeyType, uint32_t) { return false; }
+Status EncodePageMap(KeyType, uint32_t, const void*, uint64_t, void*) {
+  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
+}
 Status TopKFromCandidates(const int32_t*, const int32_t*, const int32_t*, const float*, uint32_t,
                           uint32_t, uint32_t, uint32_t, int32_t*, float*, void*) {
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);

@@ -5,7 +5,9 @@
 // What moves, and when. Slabs are separate cudaMalloc allocations and are never copied or
 // freed before the pool is. Two small arrays are reallocated as the pool grows, so a PagedKeys
 // view is valid only until the next Allocate that adds a slab:
-//   * the device slab table (one pointer per slab), re-uploaded whole when a slab is added;
+//   * the device slab table (one pointer per slab), re-uploaded whole when a slab is added,
+//     and beside it, for keys the tensor-core kernel reads, one tensor map a slab (its TMA
+//     copies; see PagedKeys::page_maps);
 //   * the squared norms (one float per page slot), grown geometrically by a device-to-device
 //     copy. They are 1/(64 · dim) of the vectors' elements, so this is the only data that ever
 //     moves.
@@ -113,6 +115,11 @@ class StreamScratch {
 
 }  // namespace detail
 
+// One page map in host memory (a CUtensorMap's bytes and alignment).
+struct alignas(64) HostPageMap {
+  unsigned char bytes[kPageMapBytes];
+};
+
 struct PagePool::Rep {
   KeyType type = KeyType::kFloat16;
   uint32_t dim = 0;
@@ -120,7 +127,12 @@ struct PagePool::Rep {
   size_t slab_bytes = 0;        // one slab, exactly (pages_per_slab pages)
   std::vector<void*> slabs;     // device addresses, in slab order
   void** d_slabs = nullptr;     // device copy of `slabs`
-  size_t d_slabs_capacity = 0;  // entries
+  size_t d_slabs_capacity = 0;  // entries (of d_slabs and d_maps)
+  // Page maps (PagedKeys::page_maps): kept while `maps` holds, which starts as PageMapsApply and
+  // ends for good if the driver cannot encode one (the kernel then copies with cp.async).
+  bool maps = false;
+  std::vector<HostPageMap> host_maps;  // one a slab
+  unsigned char* d_maps = nullptr;     // device copy of host_maps
   float* sq_norms = nullptr;    // page p, slot i: sq_norms[p * 64 + i]
   uint64_t norms_pages = 0;     // pages `sq_norms` has room for (>= capacity_pages())
   uint64_t next_page = 0;       // pages [0, next_page) have been handed out at least once
@@ -133,6 +145,7 @@ struct PagePool::Rep {
   ~Rep() {
     for (void* s : slabs) (void)cudaFree(s);
     if (d_slabs != nullptr) (void)cudaFree(d_slabs);
+    if (d_maps != nullptr) (void)cudaFree(d_maps);
     if (sq_norms != nullptr) (void)cudaFree(sq_norms);
   }
 };
@@ -156,6 +169,7 @@ Status PagePool::Create(KeyType type, uint32_t dim, size_t slab_bytes,
   while (log2 < 30 && (uint64_t{2} << log2) <= pages) ++log2;
   rep->slab_pages_log2 = log2;
   rep->slab_bytes = (size_t{1} << log2) * page_bytes;
+  rep->maps = PageMapsApply(type, dim);
   out->reset(new PagePool(std::move(rep)));
   return Status::OK();
 }
@@ -179,12 +193,14 @@ Status PagePool::Allocate(uint32_t n, std::vector<int32_t>* pages) {
     const uint64_t want_slabs = (want_pages + r.pages_per_slab() - 1) >> r.slab_pages_log2;
     std::vector<void*> new_slabs;
     void** new_table = nullptr;
+    unsigned char* new_maps = nullptr;
     size_t new_table_capacity = r.d_slabs_capacity;
     float* new_norms = nullptr;
     uint64_t new_norms_pages = r.norms_pages;
     auto undo = [&](cudaError_t err, const char* what) {
       for (void* s : new_slabs) (void)cudaFree(s);
       if (new_table != nullptr) (void)cudaFree(new_table);
+      if (new_maps != nullptr) (void)cudaFree(new_maps);
       if (new_norms != nullptr) (void)cudaFree(new_norms);
       (void)cudaGetLastError();
       return detail::FromCuda(err, what).WithContext("PagePool: growing to " +
@@ -201,6 +217,10 @@ Status PagePool::Allocate(uint32_t n, std::vector<int32_t>* pages) {
       new_table_capacity = std::max<size_t>({want_slabs, 2 * r.d_slabs_capacity, 8});
       cudaError_t err = cudaMalloc(&new_table, new_table_capacity * sizeof(void*));
       if (err != cudaSuccess) return undo(err, "cudaMalloc (slab table)");
+      if (r.maps) {
+        err = cudaMalloc(&new_maps, new_table_capacity * kPageMapBytes);
+        if (err != cudaSuccess) return undo(err, "cudaMalloc (page maps)");
+      }
     }
     const uint64_t want_norm_pages = want_slabs << r.slab_pages_log2;
     if (want_norm_pages > r.norms_pages) {
@@ -215,6 +235,22 @@ Status PagePool::Allocate(uint32_t n, std::vector<int32_t>* pages) {
     cudaError_t err =
         cudaMemcpy(table_dst, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice);
     if (err != cudaSuccess) return undo(err, "cudaMemcpy (slab table)");
+    std::vector<HostPageMap> maps;
+    bool maps_ok = r.maps;
+    if (maps_ok) {
+      maps = r.host_maps;
+      maps.resize(table.size());
+      for (size_t i = r.host_maps.size(); i < table.size() && maps_ok; ++i) {
+        maps_ok = EncodePageMap(r.type, r.dim, table[i], kPageRows * r.pages_per_slab(),
+                                maps[i].bytes)
+                      .ok();
+      }
+    }
+    if (maps_ok) {
+      unsigned char* maps_dst = new_maps != nullptr ? new_maps : r.d_maps;
+      err = cudaMemcpy(maps_dst, maps.data(), maps.size() * kPageMapBytes, cudaMemcpyHostToDevice);
+      if (err != cudaSuccess) return undo(err, "cudaMemcpy (page maps)");
+    }
     if (new_norms != nullptr && r.sq_norms != nullptr) {
       // Only pages handed out so far have norms worth keeping.
       err = cudaMemcpy(new_norms, r.sq_norms, r.next_page * kPageRows * sizeof(float),
@@ -231,6 +267,17 @@ Status PagePool::Allocate(uint32_t n, std::vector<int32_t>* pages) {
       if (r.d_slabs != nullptr) (void)cudaFree(r.d_slabs);
       r.d_slabs = new_table;
       r.d_slabs_capacity = new_table_capacity;
+      if (r.d_maps != nullptr) (void)cudaFree(r.d_maps);
+      r.d_maps = new_maps;
+    }
+    if (maps_ok) {
+      r.host_maps = std::move(maps);
+    } else if (r.maps) {
+      // The driver could not encode a map: cp.async copies from now on.
+      r.maps = false;
+      r.host_maps.clear();
+      if (r.d_maps != nullptr) (void)cudaFree(r.d_maps);
+      r.d_maps = nullptr;
     }
     if (new_norms != nullptr) {
       if (r.sq_norms != nullptr) (void)cudaFree(r.sq_norms);
@@ -335,6 +382,7 @@ PagedKeys PagePool::view() const {
   v.slabs = const_cast<const void* const*>(rep_->d_slabs);
   v.slab_pages_log2 = rep_->slab_pages_log2;
   v.sq_norms = rep_->sq_norms;
+  v.page_maps = rep_->maps ? rep_->d_maps : nullptr;
   return v;
 }
 
@@ -346,7 +394,7 @@ uint64_t PagePool::capacity_pages() const { return rep_->capacity_pages(); }
 size_t PagePool::device_bytes() const {
   const Rep& r = *rep_;
   return r.slabs.size() * r.slab_bytes + r.norms_pages * kPageRows * sizeof(float) +
-         r.d_slabs_capacity * sizeof(void*);
+         r.d_slabs_capacity * (sizeof(void*) + (r.d_maps != nullptr ? kPageMapBytes : 0));
 }
 
 }  // namespace sieve::gpu

@@ -25,9 +25,11 @@
 // becomes the threshold and a fifth sweep selects them again. A sweep recomputes the tile's
 // scores with the same code as the first pass, so every score is bit-identical.
 
+#include <cuda.h>  // CUtensorMap and its enums (the encoder comes through the runtime)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>
 
 #include <algorithm>
 #include <cmath>
@@ -139,6 +141,58 @@ __device__ __forceinline__ void MbarWait(uint64_t* bar, uint32_t parity) {
       "@!done bra wait;\n}\n" ::"r"(SmemAddr(bar)),
       "r"(parity)
       : "memory");
+}
+
+// The tensor memory accelerator (sm_90): bulk copies into shared memory that complete a
+// transaction count on a shared-memory barrier. Elsewhere these trap; the host passes page maps
+// only for a compute capability 9 device and a build with sm_90 code (UsePageMaps).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define SIEVE_TMA_DEVICE 1
+#endif
+// Arrives on bar and adds `bytes` to the transactions its phase waits for.
+__device__ __forceinline__ void MbarArriveExpectTx(uint64_t* bar, uint32_t bytes) {
+#ifdef SIEVE_TMA_DEVICE
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SmemAddr(bar)),
+               "r"(bytes)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+// Box (x, y) of the tensor map at `map` (a global address) into dst, completing on bar.
+__device__ __forceinline__ void TmaLoad2d(void* dst, const void* map, int x, int y, uint64_t* bar) {
+#ifdef SIEVE_TMA_DEVICE
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(SmemAddr(dst)),
+      "l"(map), "r"(x), "r"(y), "r"(SmemAddr(bar))
+      : "memory");
+#else
+  __trap();
+#endif
+}
+// `bytes` (a multiple of 16) contiguous bytes from global src into dst, completing on bar.
+__device__ __forceinline__ void BulkLoad(void* dst, const void* src, uint32_t bytes,
+                                         uint64_t* bar) {
+#ifdef SIEVE_TMA_DEVICE
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+      ::"r"(SmemAddr(dst)), "l"(src), "r"(bytes), "r"(SmemAddr(bar))
+      : "memory");
+#else
+  __trap();
+#endif
+}
+// Orders this thread's earlier generic-proxy writes to shared memory before later TMA writes.
+__device__ __forceinline__ void FenceProxyAsyncShared() {
+#ifdef SIEVE_TMA_DEVICE
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void LdMatrixX4At(uint32_t (&r)[4], uint32_t smem_addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr));
 }
 
 template <typename T>
@@ -259,6 +313,7 @@ struct KernelArgs {
   int32_t* arrivals;
   int32_t* ranges;
   int32_t pages_per_cta;
+  const unsigned char* page_maps;  // MmaCore's TMA copies (one kPageMapBytes map a slab), or null
 };
 
 // What a page's scores of one row need, in one 16-byte load a row slot and page: the threshold
@@ -355,8 +410,9 @@ __device__ __forceinline__ void LookupBlock(const KernelArgs& a, const int32_t* 
 }
 
 // The page pipeline of the shared-memory cores (MmaCore, WgmmaCore): pages [p0, p1) of `table`
-// stream through the core's kStages stages, each copied by one warp with cp.async
-// (core.IssueWarp(a, src, stage, lane)); on_page(p, stage) runs in every warp once page p is in
+// stream through the core's kStages stages, each copied by one warp
+// (core.IssueWarp(a, src, stage, lane, full), which also arrives on the stage's full barrier,
+// core.FullArrivals(a) arrivals a phase); on_page(p, stage) runs in every warp once page p is in
 // its stage, and must call ReleaseStage as soon as the warp has read the stage.
 //
 // Stages are handed over through shared-memory barriers, not a barrier of the whole CTA per
@@ -374,7 +430,7 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
   constexpr int kStages = Core::kStages;
   if (p0 >= p1) return;
   // Page p0 + n is copied by warp n mod 8 alone (IssueWarp), so a stage's full barrier counts
-  // that warp's 32 threads. With every thread copying a share of every page, every warp waited
+  // that warp's 32 threads (cp.async) or its one lane that issues the TMA copies. With every thread copying a share of every page, every warp waited
   // at every page for the slowest one to release the stage the page goes into: that wait was
   // the kernel's most sampled stall (6.5 %, H200, 2026-11-30). Now a warp waits there at one
   // page in eight, and the other seven skip the copy's instructions.
@@ -384,7 +440,7 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      MbarInit(core.full + s, 32);
+      MbarInit(core.full + s, core.FullArrivals(a));
       MbarInit(core.empty + s, kWarps);
     }
   }
@@ -401,8 +457,8 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
   __syncthreads();
   auto issue = [&](int n, int stage) {  // page p0 + n into `stage`, by its warp
     const PageEntry e = core.entries[(n >> 5) & 1][n & 31];
-    core.IssueWarp(a, PageSrc<T>{static_cast<const T*>(e.rows), e.page}, stage, lane);
-    MbarArriveOnCopies(core.full + stage);
+    core.IssueWarp(a, PageSrc<T>{static_cast<const T*>(e.rows), e.page}, stage, lane,
+                   core.full + stage);
   };
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -825,9 +881,20 @@ __device__ __forceinline__ void Histogram(const KernelArgs& a, RowState& st, con
 
 // ---------------------------------------------------------------------------------------------
 // The tensor-core core: float16 / bfloat16 keys, dim % 8 == 0, dim <= DMAX. The tile's 128 query
-// rows stay in shared memory; pages stream through kStages shared buffers with cp.async; A and B
-// fragments come from shared memory with ldmatrix. Up to DMAX = 128 a CTA needs under 128
-// registers a thread and about 100 KB of shared memory, so two CTAs (16 warps) share an SM.
+// rows stay in shared memory; pages stream through kStages shared buffers; A and B fragments
+// come from shared memory with ldmatrix. Up to DMAX = 128 a CTA needs under 128 registers a
+// thread and about 100 KB of shared memory, so two CTAs (16 warps) share an SM.
+//
+// A stage holds a page as DMAX / kBoxCols boxes of 64 keys by kBoxCols dims (kRowBytes = 128 a
+// key, 64 at DMAX 32), each swizzled as the tensor memory accelerator writes it with a 128-byte
+// (64-byte) swizzle: the 16-byte chunk c of a key row n sits at chunk c ^ sw(n) of its row,
+// sw(n) = bits 7.. of n · kRowBytes (n mod 8 at 128 bytes), so the eight rows an ldmatrix reads
+// at one chunk fall on eight different 16-byte bank groups. With page maps (KernelArgs::
+// page_maps) one lane of the copying warp copies the page with one TMA instruction a box: a
+// 16 KB page in two instructions, written to shared memory whole; without them the warp copies
+// 16-byte chunks with cp.async to the same places. (The cp.async copies into the padded rows
+// this layout replaced cost ncu 10.5 shared-memory wavefronts an instruction for 4 ideal, a
+// fifth of the kernel's shared-memory traffic, H200, 2026-11-30.)
 
 template <typename T, int DMAX>
 struct MmaCore {
@@ -836,41 +903,64 @@ struct MmaCore {
   static constexpr int kNormSets = 1;       // a thread's keys are the same for i = 0, 1
   static constexpr int kStages = 3;
   static constexpr int kMinBlocks = DMAX <= 128 ? 2 : 1;
-  static constexpr int kLd = DMAX + 8;  // elements per row in shared memory (conflict-free)
-  static constexpr int kStageElems = kKeys * kLd;
+  static constexpr int kLd = DMAX + 8;  // query tile: elements per row (conflict-free)
+  static constexpr int kBoxCols = DMAX < 64 ? DMAX : 64;
+  static constexpr int kRowBytes = kBoxCols * static_cast<int>(sizeof(T));  // 128, or 64
+  static constexpr int kRowChunks = kRowBytes / 16;
+  static constexpr int kBoxes = DMAX / kBoxCols;
+  static constexpr int kBoxBytes = kKeys * kRowBytes;
+  static constexpr int kStageBytes = kBoxes * kBoxBytes;
   static constexpr int kSteps = DMAX / 16;
+  static constexpr int kAlign = 1024;  // the swizzle's period: stages start at a multiple
+  static_assert(kRowBytes == 64 || kRowBytes == 128, "64- or 128-byte swizzle");
   static size_t SmemBytes() {
-    return kEntriesBytes + static_cast<size_t>(kRows) * kLd * sizeof(T) +
-           kStages * (static_cast<size_t>(kStageElems) * sizeof(T) + kKeys * sizeof(float) +
+    return kEntriesBytes + static_cast<size_t>(kRows) * kLd * sizeof(T) + kAlign +
+           kStages * (static_cast<size_t>(kStageBytes) + kKeys * sizeof(float) +
                       2 * sizeof(uint64_t));
   }
 
   PageEntry (*entries)[kLookup];  // [2]: pages looked up ahead (PipelineSweep)
   T* qs;
-  T* keys;
+  unsigned char* keys;  // kStages stages of kStageBytes, kAlign-aligned
   float* norms;
-  uint64_t* full;   // [kStages]: the stage's page has landed (its copying warp's copies)
+  uint64_t* full;   // [kStages]: the stage's page has landed
   uint64_t* empty;  // [kStages]: every warp has read the stage (its fragments and norms)
+
+  // The swizzle of key row n: its chunk c sits at chunk c ^ Swizzle(n) of the row.
+  static __device__ __forceinline__ int Swizzle(int n) {
+    return ((n * kRowBytes) >> 7) & (kRowChunks - 1);
+  }
+  // Byte offset in a stage of the 16-byte chunk c (dims 8c .. 8c + 7) of key n.
+  static __device__ __forceinline__ int Offset(int n, int c) {
+    return (c / kRowChunks) * kBoxBytes + n * kRowBytes +
+           (((c % kRowChunks) ^ Swizzle(n)) << 4);
+  }
 
   __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
     entries = reinterpret_cast<PageEntry(*)[kLookup]>(smem);
     qs = reinterpret_cast<T*>(smem + kEntriesBytes);
-    keys = qs + kRows * kLd;
-    norms = reinterpret_cast<float*>(keys + kStages * kStageElems);
+    unsigned char* after_qs = reinterpret_cast<unsigned char*>(qs + kRows * kLd);
+    keys = after_qs + ((kAlign - (SmemAddr(after_qs) & (kAlign - 1))) & (kAlign - 1));
+    norms = reinterpret_cast<float*>(keys + kStages * kStageBytes);
     full = reinterpret_cast<uint64_t*>(norms + kStages * kKeys);
     empty = full + kStages;
-    // Dims [dim, DMAX) of every key buffer are zero (cp.async never writes them).
-    const int pad = DMAX - a.dim;
+    // Chunks [dim / 8, DMAX / 8) of every key of every stage are zero: cp.async never writes
+    // them, nor does TMA where a box lies wholly past dim (IssueWarp skips it); the boxes it
+    // copies it fills with zeros past dim itself.
+    const int vecs = a.dim / 8;
+    const int pad = DMAX / 8 - vecs;
     if (pad > 0) {
       for (int t = threadIdx.x; t < kStages * kKeys * pad; t += blockDim.x) {
-        const int row = t / pad;
-        keys[row * kLd + a.dim + t % pad] = T{};
+        const int n = (t / pad) % kKeys, c = vecs + t % pad;
+        *reinterpret_cast<uint4*>(keys + (t / pad / kKeys) * kStageBytes + Offset(n, c)) =
+            make_uint4(0, 0, 0, 0);
       }
+      // TMA writes zeros over some of these too: the two proxies' writes in order.
+      if (a.page_maps != nullptr) FenceProxyAsyncShared();
     }
     // The query tile, zero past num_rows and dim, 16 bytes at a time.
     const T* q = static_cast<const T*>(a.queries);
     constexpr int kVecs = DMAX / 8;
-    const int vecs = a.dim / 8;
     for (int t = threadIdx.x; t < kRows * kVecs; t += blockDim.x) {
       const int r = t / kVecs, v = t % kVecs;
       const int64_t row = static_cast<int64_t>(tile) * kRows + r;
@@ -882,33 +972,56 @@ struct MmaCore {
     }
   }
 
-  // Copies a page into a stage, by one warp (PipelineSweep): the page's rows are one contiguous
-  // block of 64 x dim elements, 16-byte chunk i going to key i / (dim / 8) of the stage; lane l
-  // copies chunks l, l + 32, ... (512 contiguous bytes an instruction).
-  __device__ void IssueWarp(const KernelArgs& a, PageSrc<T> from, int stage, int lane) {
-    const T* src = from.rows;
-    T* dst = keys + stage * kStageElems;
+  // Arrivals a phase of a full barrier: the copying warp's lane 0 (TMA) or its 32 lanes.
+  __device__ int FullArrivals(const KernelArgs& a) const {
+    return a.page_maps != nullptr ? 1 : 32;
+  }
+
+  // Copies a page into a stage, by one warp (PipelineSweep), and arrives on the stage's full
+  // barrier. The page's rows are one contiguous block of 64 x dim elements.
+  __device__ void IssueWarp(const KernelArgs& a, PageSrc<T> from, int stage, int lane,
+                            uint64_t* full_bar) {
+    unsigned char* dst = keys + stage * kStageBytes;
+    float* norms_dst = norms + stage * kKeys;
+    const float* norms_src = a.key_norms + static_cast<int64_t>(from.page) * kKeys;
+    if (a.page_maps != nullptr) {
+      // The page is rows [64 (page mod slab pages), +64) of its slab's tensor map; boxes wholly
+      // past dim stay as Init zeroed them.
+      if (lane == 0) {
+        const uint32_t page = static_cast<uint32_t>(from.page);
+        const unsigned char* map =
+            a.page_maps + static_cast<size_t>(page >> a.slab_pages_log2) * kPageMapBytes;
+        const int y = static_cast<int>(page & ((1u << a.slab_pages_log2) - 1u)) * kKeys;
+        const int boxes = min(kBoxes, (a.dim + kBoxCols - 1) / kBoxCols);
+        MbarArriveExpectTx(full_bar, boxes * kBoxBytes + kKeys * sizeof(float));
+#pragma unroll
+        for (int b = 0; b < kBoxes; ++b) {
+          if (b < boxes) TmaLoad2d(dst + b * kBoxBytes, map, b * kBoxCols, y, full_bar);
+        }
+        BulkLoad(norms_dst, norms_src, kKeys * sizeof(float), full_bar);
+      }
+      return;
+    }
+    // 16-byte chunk i of the page is chunk i mod (dim / 8) of key i / (dim / 8); lane l copies
+    // chunks l, l + 32, ... (512 contiguous bytes an instruction).
     if (a.dim == DMAX) {
       // Every offset but the page's and the lane's is fixed: the compiler folds them into
       // the instructions.
       constexpr int kVecs = DMAX / 8;
-      static_assert(32 % kVecs == 0, "a warp's 32 chunks are whole rows");
-      const T* s = src + lane * 8;
-      T* d = dst + (lane / kVecs) * kLd + (lane % kVecs) * 8;
+      static_assert(32 % kVecs == 0 || kVecs % 32 == 0, "a warp's 32 chunks are whole rows");
+      const T* src = from.rows + lane * 8;
 #pragma unroll
       for (int u = 0; u < kKeys * kVecs / 32; ++u) {
-        const int i = 32 * u;  // chunk of lane 0, the first of a row
-        CpAsync16(d + (i / kVecs) * kLd, s + i * 8);
+        const int i = 32 * u + lane;
+        CpAsync16(dst + Offset(i / kVecs, i % kVecs), src + 32 * u * 8);
       }
     } else {
-      ForLaneChunks(a.dim / 8, lane, [&](int i, int key, int c) {
-        CpAsync16(dst + key * kLd + c * 8, src + static_cast<int64_t>(i) * 8);
+      ForLaneChunks(a.dim / 8, lane, [&](int i, int n, int c) {
+        CpAsync16(dst + Offset(n, c), from.rows + static_cast<int64_t>(i) * 8);
       });
     }
-    if (lane < kKeys / 4) {
-      CpAsync16(norms + stage * kKeys + lane * 4,
-                a.key_norms + static_cast<int64_t>(from.page) * kKeys + lane * 4);
-    }
+    if (lane < kKeys / 4) CpAsync16(norms_dst + lane * 4, norms_src + lane * 4);
+    MbarArriveOnCopies(full_bar);
   }
 
   // Calls f(p, v, xn) for every page p in [p0, p1): v holds the page's dot products
@@ -917,10 +1030,17 @@ struct MmaCore {
   __device__ void Sweep(const KernelArgs& a, const int32_t* table, int p0, int p1, const Lane& L,
                         F&& f) {
     const T* aptr = qs + (L.row0 + (L.lane & 15)) * kLd + (L.lane >> 4) * 8;
+    // B: this lane's row address of its 8 x 8 matrix in each ldmatrix: key row key_row (and
+    // key_row + 16), chunk 2 s + x at step s. key_row's swizzle does not change with the + 16,
+    // and the chunk's bits are zero in the row's offset, so a step's address is the row's with
+    // its chunk bits XORed: (2 s + x) ^ sw = 2 (s mod kRowChunks / 2) ^ (x ^ sw) within a box.
     const int key_row = L.col0 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
-    const int key_col = ((L.lane >> 3) & 1) * 8;
+    const int x = (L.lane >> 3) & 1;
+    const uint32_t b_lane =
+        SmemAddr(keys) + key_row * kRowBytes + ((x ^ Swizzle(key_row)) << 4);
+    constexpr int kHalf = kRowChunks / 2;  // steps a box
     PipelineSweep(*this, a, table, p0, p1, [&](int p, int stage) {
-      const T* bptr = keys + stage * kStageElems + key_row * kLd + key_col;
+      const uint32_t b_stage = b_lane + stage * kStageBytes;
       float v[2][4][4];
       ZeroTile(v);
       // Fragments of step s + 1 are loaded before the products of step s (two buffers), so
@@ -929,8 +1049,9 @@ struct MmaCore {
       auto load = [&](int s, int b) {
         LdMatrixX4(af[b][0], aptr + s * 16);
         LdMatrixX4(af[b][1], aptr + 16 * kLd + s * 16);
-        LdMatrixX4(bf[b][0], bptr + s * 16);
-        LdMatrixX4(bf[b][1], bptr + 16 * kLd + s * 16);
+        const uint32_t bs = (b_stage + (s / kHalf) * kBoxBytes) ^ ((2 * (s % kHalf)) << 4);
+        LdMatrixX4At(bf[b][0], bs);
+        LdMatrixX4At(bf[b][1], bs + 16 * kRowBytes);
       };
       // Every step, also those past dim: the query tile and the stages are zero there, so they
       // add nothing, and without a branch a step the products need no zeroed accumulators.
@@ -1024,8 +1145,11 @@ struct WgmmaCore {
     }
   }
 
-  // Copies a page into a stage, by one warp (PipelineSweep).
-  __device__ void IssueWarp(const KernelArgs& a, PageSrc<T> from, int stage, int lane) {
+  __device__ int FullArrivals(const KernelArgs&) const { return 32; }
+
+  // Copies a page into a stage, by one warp (PipelineSweep), and arrives on its full barrier.
+  __device__ void IssueWarp(const KernelArgs& a, PageSrc<T> from, int stage, int lane,
+                            uint64_t* full_bar) {
     unsigned char* dst = keys + stage * kStageBytes;
     if (a.dim == DMAX) {
       // Chunk i = lane + 32 u goes to byte 16 i: key 8 (i / (8 kChunks)) + i mod 8, chunk
@@ -1048,6 +1172,7 @@ struct WgmmaCore {
       CpAsync16(norms + stage * kKeys + lane * 4,
                 a.key_norms + static_cast<int64_t>(from.page) * kKeys + lane * 4);
     }
+    MbarArriveOnCopies(full_bar);
   }
 
   // Calls f(p, v, xn) for every page p in [p0, p1) (PipelineSweep); a warp's wgmma have read the
@@ -1704,10 +1829,32 @@ bool UseWgmma(uint32_t dim) {
 #endif
 }
 
+// Whether MmaCore copies pages with the keys' page maps: they are given, this file carries
+// sm_90 code (SIEVE_TS_SM90A), the current device is compute capability 9.x, and SIEVE_GPU_TMA
+// is not 0 (read at every launch: tests and benchmarks compare both copies).
+bool UsePageMaps(const PagedKeys& keys) {
+#ifdef SIEVE_TS_SM90A
+  if (keys.page_maps == nullptr) return false;
+  const char* env = std::getenv("SIEVE_GPU_TMA");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major == 9;
+#else
+  (void)keys;
+  return false;
+#endif
+}
+
 template <typename T>
-Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
+Status LaunchMma(KernelArgs k, uint32_t tiles, cudaStream_t stream) {
 #ifdef SIEVE_TS_SM90A
   if (UseWgmma(static_cast<uint32_t>(k.dim))) {
+    k.page_maps = nullptr;
     if (k.dim <= 64) return Launch<WgmmaCore<T, 64>>(k, tiles, stream);
     return Launch<WgmmaCore<T, 128>>(k, tiles, stream);
   }
@@ -1722,7 +1869,62 @@ Status LaunchMma(const KernelArgs& k, uint32_t tiles, cudaStream_t stream) {
 
 const char* ThresholdSelectKernelName(const PagedKeys& keys) {
   if (!UsesMma(keys)) return "simt";
-  return UseWgmma(keys.dim) ? "wgmma" : "mma";
+  if (UseWgmma(keys.dim)) return "wgmma";
+  return UsePageMaps(keys) ? "mma-tma" : "mma";
+}
+
+bool PageMapsApply(KeyType type, uint32_t dim) {
+  PagedKeys k;
+  k.type = type;
+  k.dim = dim;
+  return UsesMma(k);
+}
+
+Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows, void* out) {
+  if (!PageMapsApply(type, dim)) {
+    return Status::InvalidArgument("page map: keys of type " +
+                                   std::to_string(static_cast<int>(type)) + " and dim " +
+                                   std::to_string(dim) + " do not use the tensor-core kernel");
+  }
+  if (slab == nullptr || out == nullptr || rows == 0 || rows > (uint64_t{1} << 32)) {
+    return Status::InvalidArgument("page map: no slab, no output, or a slab of " +
+                                   std::to_string(rows) + " rows");
+  }
+  if (reinterpret_cast<uintptr_t>(slab) % 16 != 0 || reinterpret_cast<uintptr_t>(out) % 64 != 0) {
+    return Status::InvalidArgument("page map: slab must be 16-byte and out 64-byte aligned");
+  }
+  static_assert(sizeof(CUtensorMap) == kPageMapBytes, "kPageMapBytes is a CUtensorMap");
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      fn = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (encode == nullptr) return Status::Internal("page map: the driver has no cuTensorMapEncodeTiled");
+  // MmaCore's boxes: 64 keys by 64 dims with a 128-byte swizzle, or by 32 dims with a 64-byte
+  // one where its DMAX is 32 (dim <= 32).
+  const bool narrow = dim <= 32;
+  const cuuint64_t global_dim[2] = {dim, rows};
+  const cuuint64_t global_stride[1] = {uint64_t{dim} * KeyTypeBytes(type)};
+  const cuuint32_t box[2] = {narrow ? 32u : 64u, kPageRows};
+  const cuuint32_t element_stride[2] = {1, 1};
+  const CUresult r = encode(
+      static_cast<CUtensorMap*>(out),
+      type == KeyType::kFloat16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+      2, const_cast<void*>(slab), global_dim, global_stride, box, element_stride,
+      CU_TENSOR_MAP_INTERLEAVE_NONE,
+      narrow ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return Status::Internal("page map: cuTensorMapEncodeTiled failed with CUresult " +
+                            std::to_string(static_cast<int>(r)));
+  }
+  return Status::OK();
 }
 
 bool ThresholdSelectHasWgmma() {
@@ -1799,6 +2001,12 @@ Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {
   k.capacity = static_cast<int32_t>(x.capacity);
   k.arrivals = x.arrivals;
   k.ranges = x.ranges;
+  k.page_maps = UsesMma(x.keys) && UsePageMaps(x.keys)
+                    ? static_cast<const unsigned char*>(x.keys.page_maps)
+                    : nullptr;
+  if (k.page_maps != nullptr && reinterpret_cast<uintptr_t>(k.page_maps) % 64 != 0) {
+    return bad("keys.page_maps must be 64-byte aligned");
+  }
   auto s = static_cast<cudaStream_t>(stream);
   if (UsesMma(x.keys)) {
     if (x.keys.type == KeyType::kFloat16) return LaunchMma<__half>(k, tiles, s);

@@ -75,7 +75,25 @@ struct PagedKeys {
   const void* const* slabs = nullptr;  // slab s holds pages [s << log2, (s + 1) << log2)
   uint32_t slab_pages_log2 = 0;
   const float* sq_norms = nullptr;  // page p, slot i: sq_norms[p * 64 + i]
+  // Optional: one kPageMapBytes tensor map a slab (EncodePageMap), 64-byte aligned. With them
+  // the tensor-core kernel copies a page with the tensor memory accelerator (one instruction a
+  // box of 64 keys x 64 dims) instead of 16-byte cp.async copies; without them, or where the
+  // device or build has no TMA, it copies with cp.async. Same results either way.
+  const void* page_maps = nullptr;
 };
+
+// Bytes of one page map (a CUtensorMap).
+inline constexpr size_t kPageMapBytes = 128;
+
+// Whether keys of this type and dim can use page maps: the tensor-core (mma.sync) kernel's keys
+// (float16 or bfloat16, dim % 8 == 0, dim <= 256).
+bool PageMapsApply(KeyType type, uint32_t dim);
+
+// Writes the tensor map of one slab of `rows` rows of `dim` elements (row-major, `slab` a device
+// address) into host memory `out` (kPageMapBytes, 64-byte aligned), as the tensor-core kernel
+// reads it: boxes of 64 rows by min(64, the kernel's dims) elements, swizzled as its shared
+// memory is. Internal when the driver has no tensor maps (CUDA 12 and later drivers do).
+Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows, void* out);
 
 // A pool of pages on the current CUDA device. Not thread-safe.
 class PagePool {
@@ -151,8 +169,11 @@ Status ThresholdSelect(const ThresholdSelectArgs& args, void* stream);
 
 // Which kernel ThresholdSelect uses for these keys now: "wgmma" (warpgroup MMA: float16 or
 // bfloat16 keys of 33 to 128 dims with dim % 8 == 0, a compute capability 9.0 device, a build
-// with SIEVE_TS_SM90A, and SIEVE_GPU_WGMMA=1), "mma" (tensor cores, mma.sync: the other float16
-// and bfloat16 keys with dim % 8 == 0 and dim <= 256) or "simt".
+// with SIEVE_TS_SM90A, and SIEVE_GPU_WGMMA=1), "mma-tma" (tensor cores, mma.sync, pages copied
+// by the tensor memory accelerator: the other float16 and bfloat16 keys with dim % 8 == 0 and
+// dim <= 256, with page_maps, on a compute capability 9.x device and a build with
+// SIEVE_TS_SM90A, unless SIEVE_GPU_TMA=0), "mma" (the same kernel copying with cp.async) or
+// "simt".
 const char* ThresholdSelectKernelName(const PagedKeys& keys);
 
 // Whether this build carries the warpgroup-MMA kernel (sm_90a code).

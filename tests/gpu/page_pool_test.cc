@@ -2,8 +2,9 @@
 //
 // PagePool (gpu/threshold_select.h): slab rounding, allocation across several slabs, released
 // pages taken again, and Write through a permuted table (starting mid-page) read back byte for
-// byte through the slab table, with the squared norms of the stored values. float16, bfloat16
-// and float32. Skipped without a CUDA device.
+// byte through the slab table, with the squared norms of the stored values, and the page maps
+// of the slabs (those of float16 keys of 24 dims; none for the others). float16, bfloat16 and
+// float32. Skipped without a CUDA device (but for the argument checks that need none).
 
 #if SIEVE_GPU_BACKEND
 
@@ -77,6 +78,17 @@ TEST(PagePoolTest, RejectsBadArguments) {
   std::unique_ptr<PagePool> pool;
   EXPECT_TRUE(PagePool::Create(KeyType::kFloat16, 0, 1 << 20, &pool).IsInvalidArgument());
   EXPECT_EQ(pool, nullptr);
+  // Page maps are for the tensor-core kernel's keys only, and need a slab and aligned output.
+  EXPECT_TRUE(gpu::PageMapsApply(KeyType::kBFloat16, 256));
+  EXPECT_FALSE(gpu::PageMapsApply(KeyType::kFloat16, 20));
+  EXPECT_FALSE(gpu::PageMapsApply(KeyType::kFloat16, 264));
+  EXPECT_FALSE(gpu::PageMapsApply(KeyType::kFloat32, 64));
+  alignas(64) unsigned char map[gpu::kPageMapBytes];
+  alignas(16) static const float slab[16] = {};
+  EXPECT_TRUE(gpu::EncodePageMap(KeyType::kFloat32, 64, slab, 64, map).IsInvalidArgument());
+  EXPECT_TRUE(gpu::EncodePageMap(KeyType::kFloat16, 64, nullptr, 64, map).IsInvalidArgument());
+  EXPECT_TRUE(gpu::EncodePageMap(KeyType::kFloat16, 64, slab, 0, map).IsInvalidArgument());
+  EXPECT_TRUE(gpu::EncodePageMap(KeyType::kFloat16, 64, slab, 64, map + 1).IsInvalidArgument());
   if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
   ASSERT_TRUE(PagePool::Create(KeyType::kFloat32, 8, 1 << 20, &pool).ok());
   std::vector<int32_t> pages;
@@ -99,7 +111,7 @@ TEST(PagePoolTest, AllocateReleaseWriteReadBack) {
     uint32_t pages_per_slab;  // of a 64 KiB slab, rounded down to a power of two
   };
   for (const Case& c : {Case{KeyType::kFloat16, 20, 16}, Case{KeyType::kBFloat16, 3, 128},
-                        Case{KeyType::kFloat32, 16, 16}}) {
+                        Case{KeyType::kFloat32, 16, 16}, Case{KeyType::kFloat16, 24, 16}}) {
     SCOPED_TRACE("type " + std::to_string(static_cast<int>(c.type)) + " dim " +
                  std::to_string(c.dim));
     const size_t elem = gpu::KeyTypeBytes(c.type);
@@ -164,6 +176,23 @@ TEST(PagePoolTest, AllocateReleaseWriteReadBack) {
     ASSERT_EQ(cudaMemcpy(norms.data(), keys.sq_norms, norms.size() * sizeof(float),
                          cudaMemcpyDeviceToHost),
               cudaSuccess);
+    // One page map a slab, in slab order, where the keys take them: each the map of its slab
+    // (rows of 64 pages), byte for byte.
+    if (gpu::PageMapsApply(c.type, c.dim)) {
+      ASSERT_NE(keys.page_maps, nullptr);
+      std::vector<unsigned char> maps(4 * gpu::kPageMapBytes);
+      ASSERT_EQ(cudaMemcpy(maps.data(), keys.page_maps, maps.size(), cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      for (int s = 0; s < 4; ++s) {
+        alignas(64) unsigned char want[gpu::kPageMapBytes];
+        ASSERT_TRUE(
+            gpu::EncodePageMap(c.type, c.dim, slabs[s], uint64_t{pps} * kPageRows, want).ok());
+        EXPECT_EQ(std::memcmp(want, maps.data() + s * gpu::kPageMapBytes, gpu::kPageMapBytes), 0)
+            << "page map of slab " << s;
+      }
+    } else {
+      EXPECT_EQ(keys.page_maps, nullptr);
+    }
     std::vector<uint8_t> page(page_bytes);
     for (uint64_t b = 0; b < n_pages; ++b) {
       const uint32_t p = static_cast<uint32_t>(table[b]);

@@ -6,7 +6,8 @@
 // ThresholdsFromTopK. Two kinds of data: small integers, whose l2 and ip scores are exact in
 // float32 so every count and score must equal the oracle's, and uniform random values,
 // checked within the float32 accumulation bound. Covers float16, bfloat16 and float32 keys on
-// both kernels ("mma" and "simt", asserted per case), the three metrics, top_k 1 .. 1024,
+// both kernels ("mma" (with TMA or cp.async page copies) and "simt", asserted per case), the
+// three metrics, top_k 1 .. 1024,
 // capacity top_k - 1, ties past top_k, NaN keys, thresholds above and below every score,
 // per-row row_ends, empty rows, several requests with permuted and shared pages in one launch,
 // bitset and bitmap filters, the no-repair mode and a CUDA graph replay. Skipped without a
@@ -70,12 +71,27 @@ bool WgmmaApplies(KeyType type, uint32_t dim) {
   return major == 9 && minor == 0;
 }
 
+// Whether the tensor-core kernel copies pages with TMA here: a build with sm_90 code (the one
+// that carries wgmma too), a compute capability 9 device, SIEVE_GPU_TMA not 0. The pool's view
+// must then carry page maps (asserted through the kernel's name).
+bool TmaApplies() {
+  int dev = 0, major = 0;
+  const char* env = std::getenv("SIEVE_GPU_TMA");
+  if (!gpu::ThresholdSelectHasWgmma() || (env != nullptr && std::strcmp(env, "0") == 0) ||
+      cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+    return false;
+  }
+  return major == 9;
+}
+
 // The tensor-core kernel expected for these keys: "wgmma" where it applies and
-// SIEVE_GPU_WGMMA=1 asks for it (the library reads it at every launch), else "mma".
+// SIEVE_GPU_WGMMA=1 asks for it (the library reads it at every launch), else "mma-tma" where
+// TMA copies apply, else "mma".
 const char* ExpectedMmaKernel(KeyType type, uint32_t dim) {
   const char* env = std::getenv("SIEVE_GPU_WGMMA");
-  return env != nullptr && std::strcmp(env, "1") == 0 && WgmmaApplies(type, dim) ? "wgmma"
-                                                                                 : "mma";
+  if (env != nullptr && std::strcmp(env, "1") == 0 && WgmmaApplies(type, dim)) return "wgmma";
+  return TmaApplies() ? "mma-tma" : "mma";
 }
 
 const char* TypeStr(KeyType t) {
@@ -838,6 +854,17 @@ TEST_P(ThresholdSelectSweep, MixedThresholdsAndFiltersWgmma) {
   const auto [type, dim, metric] = GetParam();
   if (!WgmmaApplies(type, dim)) GTEST_SKIP() << "the wgmma kernel does not apply here";
   const test::ScopedEnv env("SIEVE_GPU_WGMMA", "1");
+  RunSweepCase(type, dim, metric);
+}
+
+// The same cases on the tensor-core kernel copying pages with cp.async (SIEVE_GPU_TMA=0) where
+// it would copy them with TMA: the same swizzled stages, written by the other path.
+TEST_P(ThresholdSelectSweep, MixedThresholdsAndFiltersCpAsync) {
+  const auto [type, dim, metric] = GetParam();
+  if (type == KeyType::kFloat32 || dim % 8 != 0 || dim > 256 || !TmaApplies()) {
+    GTEST_SKIP() << "no TMA copies here: MixedThresholdsAndFilters covers the cp.async ones";
+  }
+  const test::ScopedEnv env("SIEVE_GPU_TMA", "0");
   RunSweepCase(type, dim, metric);
 }
 

@@ -311,12 +311,18 @@ case "${1:-probe}" in
     # SIEVE_GPU_WGMMA=1, the kernel bench with each kernel (and of bundled variants), the path
     # bench, the dense path without the threshold select, PyTorch, and racecheck and synccheck
     # over ThresholdSelectTest.SanitizerSmall; the kernel bench, the wgmma tests and the
-    # sanitizers come back in checks.tgz (the device tool returns eight files).
+    # sanitizers come back in checks.tgz (the device tool returns eight files). A failure of
+    # the quick check stops the call at once.
+    timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.SanitizerSmall:ThresholdSelectTest.NoRepair:ThresholdSelectTest.AllScoresEqual:PagePool*' > /tmp/q.log 2>&1
+    rc=$?; echo "quick check exit: $rc"; tail -n 3 /tmp/q.log
+    [ $rc -eq 0 ] || { cp /tmp/q.log "$OUT/quick.log"; grep -B2 -A12 "Failure" /tmp/q.log | head -60; exit 1; }
     FinalTests
     SIEVE_GPU_WGMMA=1 timeout 60 "$B/gpu_tests" --gtest_filter='ThresholdSelectTest.*:GpuExecutorTest.*Threshold*' > "$OUT/tests_wgmma.log" 2>&1
     echo "tests (wgmma) exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/tests_wgmma.log" | head -12
     gzip -f "$OUT/tests_wgmma.log"
     KernelBenches "round 1 " 0 1
+    # This build's kernel copying pages with cp.async (no effect where it has no TMA copies).
+    SIEVE_GPU_TMA=0 KernelBenches "round 1 SIEVE_GPU_TMA=0 " 0
     # Kernel variants bundled beside (NAME-threshold_select_bench, build_kernel_variant.sh), timed
     # alternately with this build's kernel, twice (none bundled: nothing more).
     if ls "$B"/*-threshold_select_bench > /dev/null 2>&1; then
