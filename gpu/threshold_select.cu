@@ -1002,18 +1002,28 @@ struct MmaCore {
       }
       return;
     }
-    // 16-byte chunk i of the page is chunk i mod (dim / 8) of key i / (dim / 8); lane l copies
-    // chunks l, l + 32, ... (512 contiguous bytes an instruction).
+    // 16-byte chunk i of the page is chunk i mod (dim / 8) of key i / (dim / 8). An instruction
+    // of the warp copies the 512 contiguous bytes of kKpi whole keys.
     if (a.dim == DMAX) {
-      // Every offset but the page's and the lane's is fixed: the compiler folds them into
-      // the instructions.
+      // Lane l writes the same place of every instruction's keys (key h = l / kVecs of them,
+      // position l mod kVecs of its row) and reads the chunk the swizzle puts there. That chunk
+      // depends on the key's swizzle, which repeats every 8 keys: kPeriod source addresses, and
+      // every other offset fixed (the compiler folds them into the instructions).
       constexpr int kVecs = DMAX / 8;
-      static_assert(32 % kVecs == 0 || kVecs % 32 == 0, "a warp's 32 chunks are whole rows");
-      const T* src = from.rows + lane * 8;
+      static_assert(kVecs <= 32 && 32 % kVecs == 0, "a warp's 32 chunks are whole rows");
+      constexpr int kKpi = 32 / kVecs;                  // keys an instruction
+      constexpr int kPeriod = kKpi >= 8 ? 1 : 8 / kKpi;  // instructions a swizzle period
+      const int h = lane / kVecs, box = lane % kVecs / kRowChunks, slot = lane % kRowChunks;
+      unsigned char* d = dst + box * kBoxBytes + h * kRowBytes + slot * 16;
+      const T* src[kPeriod];
 #pragma unroll
-      for (int u = 0; u < kKeys * kVecs / 32; ++u) {
-        const int i = 32 * u + lane;
-        CpAsync16(dst + Offset(i / kVecs, i % kVecs), src + 32 * u * 8);
+      for (int j = 0; j < kPeriod; ++j) {
+        const int n = j * kKpi + h;
+        src[j] = from.rows + n * DMAX + (box * kRowChunks + (slot ^ Swizzle(n))) * 8;
+      }
+#pragma unroll
+      for (int u = 0; u < kKeys / kKpi; ++u) {
+        CpAsync16(d + u * kKpi * kRowBytes, src[u % kPeriod] + (u / kPeriod) * kPeriod * kKpi * DMAX);
       }
     } else {
       ForLaneChunks(a.dim / 8, lane, [&](int i, int n, int c) {
