@@ -2032,15 +2032,14 @@ class DeviceRun {
                                      cudaMemcpyHostToDevice, stream_));
       // Its page map (TMA copies in the threshold select), where the driver encodes one; else
       // the kernel copies with cp.async.
-      gathered_map_ok_ =
-          PageMapsApply(KeyType::kFloat16, p.dim) &&
-          EncodePageMap(KeyType::kFloat16, p.dim, gathered_rows_.get(), pages * kPageRows,
-                        gathered_map_host_.bytes)
-              .ok();
+      gathered_map_ok_ = PageMapsApply(KeyType::kFloat16, p.dim) &&
+                         EncodePageMap(KeyType::kFloat16, p.dim, gathered_rows_.get(),
+                                       pages * kPageRows, gathered_map_host_.bytes)
+                             .ok();
       if (gathered_map_ok_) {
         SIEVE_RETURN_IF_ERROR(gathered_map_.Allocate(kPageMapBytes, stream_));
-        SIEVE_CUDA_TRY(cudaMemcpyAsync(gathered_map_.get(), gathered_map_host_.bytes,
-                                       kPageMapBytes, cudaMemcpyHostToDevice, stream_));
+        SIEVE_CUDA_TRY(cudaMemcpyAsync(gathered_map_.get(), gathered_map_host_.bytes, kPageMapBytes,
+                                       cudaMemcpyHostToDevice, stream_));
       }
       gathered_pages_ready_ = true;
     }

@@ -241,9 +241,9 @@ Status PagePool::Allocate(uint32_t n, std::vector<int32_t>* pages) {
       maps = r.host_maps;
       maps.resize(table.size());
       for (size_t i = r.host_maps.size(); i < table.size() && maps_ok; ++i) {
-        maps_ok = EncodePageMap(r.type, r.dim, table[i], kPageRows * r.pages_per_slab(),
-                                maps[i].bytes)
-                      .ok();
+        maps_ok =
+            EncodePageMap(r.type, r.dim, table[i], kPageRows * r.pages_per_slab(), maps[i].bytes)
+                .ok();
       }
     }
     if (maps_ok) {

@@ -430,10 +430,11 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
   constexpr int kStages = Core::kStages;
   if (p0 >= p1) return;
   // Page p0 + n is copied by warp n mod 8 alone (IssueWarp), so a stage's full barrier counts
-  // that warp's 32 threads (cp.async) or its one lane that issues the TMA copies. With every thread copying a share of every page, every warp waited
-  // at every page for the slowest one to release the stage the page goes into: that wait was
-  // the kernel's most sampled stall (6.5 %, H200, 2026-11-30). Now a warp waits there at one
-  // page in eight, and the other seven skip the copy's instructions.
+  // that warp's 32 threads (cp.async) or the one lane that issues its TMA copies. With every
+  // thread copying a share of every page, every warp waited at every page for the slowest one
+  // to release the stage the page goes into: that wait was the kernel's most sampled stall
+  // (6.5 %, H200, 2026-11-30). Now a warp waits there at one page in eight, and the other seven
+  // skip the copy's instructions.
   constexpr int kWarps = kThreads / 32;
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const int lane = static_cast<int>(threadIdx.x & 31);
@@ -932,8 +933,7 @@ struct MmaCore {
   }
   // Byte offset in a stage of the 16-byte chunk c (dims 8c .. 8c + 7) of key n.
   static __device__ __forceinline__ int Offset(int n, int c) {
-    return (c / kRowChunks) * kBoxBytes + n * kRowBytes +
-           (((c % kRowChunks) ^ Swizzle(n)) << 4);
+    return (c / kRowChunks) * kBoxBytes + n * kRowBytes + (((c % kRowChunks) ^ Swizzle(n)) << 4);
   }
 
   __device__ void Init(const KernelArgs& a, unsigned char* smem, int tile, const Lane&) {
@@ -973,9 +973,7 @@ struct MmaCore {
   }
 
   // Arrivals a phase of a full barrier: the copying warp's lane 0 (TMA) or its 32 lanes.
-  __device__ int FullArrivals(const KernelArgs& a) const {
-    return a.page_maps != nullptr ? 1 : 32;
-  }
+  __device__ int FullArrivals(const KernelArgs& a) const { return a.page_maps != nullptr ? 1 : 32; }
 
   // Copies a page into a stage, by one warp (PipelineSweep), and arrives on the stage's full
   // barrier. The page's rows are one contiguous block of 64 x dim elements.
@@ -1011,7 +1009,7 @@ struct MmaCore {
       // every other offset fixed (the compiler folds them into the instructions).
       constexpr int kVecs = DMAX / 8;
       static_assert(kVecs <= 32 && 32 % kVecs == 0, "a warp's 32 chunks are whole rows");
-      constexpr int kKpi = 32 / kVecs;                  // keys an instruction
+      constexpr int kKpi = 32 / kVecs;                   // keys an instruction
       constexpr int kPeriod = kKpi >= 8 ? 1 : 8 / kKpi;  // instructions a swizzle period
       const int h = lane / kVecs, box = lane % kVecs / kRowChunks, slot = lane % kRowChunks;
       unsigned char* d = dst + box * kBoxBytes + h * kRowBytes + slot * 16;
@@ -1023,7 +1021,8 @@ struct MmaCore {
       }
 #pragma unroll
       for (int u = 0; u < kKeys / kKpi; ++u) {
-        CpAsync16(d + u * kKpi * kRowBytes, src[u % kPeriod] + (u / kPeriod) * kPeriod * kKpi * DMAX);
+        CpAsync16(d + u * kKpi * kRowBytes,
+                  src[u % kPeriod] + (u / kPeriod) * kPeriod * kKpi * DMAX);
       }
     } else {
       ForLaneChunks(a.dim / 8, lane, [&](int i, int n, int c) {
@@ -1046,8 +1045,7 @@ struct MmaCore {
     // its chunk bits XORed: (2 s + x) ^ sw = 2 (s mod kRowChunks / 2) ^ (x ^ sw) within a box.
     const int key_row = L.col0 + ((L.lane >> 4) & 1) * 8 + (L.lane & 7);
     const int x = (L.lane >> 3) & 1;
-    const uint32_t b_lane =
-        SmemAddr(keys) + key_row * kRowBytes + ((x ^ Swizzle(key_row)) << 4);
+    const uint32_t b_lane = SmemAddr(keys) + key_row * kRowBytes + ((x ^ Swizzle(key_row)) << 4);
     constexpr int kHalf = kRowChunks / 2;  // steps a box
     PipelineSweep(*this, a, table, p0, p1, [&](int p, int stage) {
       const uint32_t b_stage = b_lane + stage * kStageBytes;
@@ -1915,7 +1913,9 @@ Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows
     }
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
-  if (encode == nullptr) return Status::Internal("page map: the driver has no cuTensorMapEncodeTiled");
+  if (encode == nullptr) {
+    return Status::Internal("page map: the driver has no cuTensorMapEncodeTiled");
+  }
   // MmaCore's boxes: 64 keys by 64 dims with a 128-byte swizzle, or by 32 dims with a 64-byte
   // one where its DMAX is 32 (dim <= 32).
   const bool narrow = dim <= 32;
@@ -1923,10 +1923,12 @@ Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows
   const cuuint64_t global_stride[1] = {uint64_t{dim} * KeyTypeBytes(type)};
   const cuuint32_t box[2] = {narrow ? 32u : 64u, kPageRows};
   const cuuint32_t element_stride[2] = {1, 1};
+  const CUtensorMapDataType data_type = type == KeyType::kFloat16
+                                             ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const CUresult r = encode(
-      static_cast<CUtensorMap*>(out),
-      type == KeyType::kFloat16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-      2, const_cast<void*>(slab), global_dim, global_stride, box, element_stride,
+      static_cast<CUtensorMap*>(out), data_type, 2, const_cast<void*>(slab), global_dim,
+      global_stride, box, element_stride,
       CU_TENSOR_MAP_INTERLEAVE_NONE,
       narrow ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -44,9 +44,10 @@
 //
 // Kernels: float16 and bfloat16 keys with dim % 8 == 0 and dim <= 256 use tensor cores
 // (mma.sync, float32 accumulation; the query tile stays in shared memory, pages stream through
-// shared memory with cp.async); float32 keys and other dims use a CUDA-core kernel with the
-// same contract. Within one kernel a (row, key) score is computed bit-identically every time
-// (the repair relies on it).
+// shared memory, copied by the tensor memory accelerator where the keys carry page maps, else
+// with cp.async); float32 keys and other dims use a CUDA-core kernel with the same contract.
+// Within one kernel a (row, key) score is computed bit-identically every time (the repair
+// relies on it).
 
 #ifndef SIEVE_GPU_THRESHOLD_SELECT_H_
 #define SIEVE_GPU_THRESHOLD_SELECT_H_
