@@ -133,10 +133,10 @@ struct PagePool::Rep {
   bool maps = false;
   std::vector<HostPageMap> host_maps;  // one a slab
   unsigned char* d_maps = nullptr;     // device copy of host_maps
-  float* sq_norms = nullptr;    // page p, slot i: sq_norms[p * 64 + i]
-  uint64_t norms_pages = 0;     // pages `sq_norms` has room for (>= capacity_pages())
-  uint64_t next_page = 0;       // pages [0, next_page) have been handed out at least once
-  uint64_t allocated = 0;       // pages held by callers
+  float* sq_norms = nullptr;           // page p, slot i: sq_norms[p * 64 + i]
+  uint64_t norms_pages = 0;            // pages `sq_norms` has room for (>= capacity_pages())
+  uint64_t next_page = 0;              // pages [0, next_page) have been handed out at least once
+  uint64_t allocated = 0;              // pages held by callers
   std::vector<int32_t> free_pages;
 
   uint64_t pages_per_slab() const { return uint64_t{1} << slab_pages_log2; }
