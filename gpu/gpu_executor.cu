@@ -2446,9 +2446,7 @@ class DeviceRun {
   DeviceBuffer<const void*> gathered_slab_;
   const void* gathered_slab_host_ = nullptr;
   DeviceBuffer<unsigned char> gathered_map_;
-  struct alignas(64) {
-    unsigned char bytes[kPageMapBytes];
-  } gathered_map_host_;
+  PageMap gathered_map_host_;
   bool gathered_map_ok_ = false;
   bool gathered_pages_ready_ = false;
   bool gathered_norms_ready_ = false;

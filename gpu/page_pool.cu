@@ -115,11 +115,6 @@ class StreamScratch {
 
 }  // namespace detail
 
-// One page map in host memory (a CUtensorMap's bytes and alignment).
-struct alignas(64) HostPageMap {
-  unsigned char bytes[kPageMapBytes];
-};
-
 struct PagePool::Rep {
   KeyType type = KeyType::kFloat16;
   uint32_t dim = 0;
@@ -131,12 +126,12 @@ struct PagePool::Rep {
   // Page maps (PagedKeys::page_maps): kept while `maps` holds, which starts as PageMapsApply and
   // ends for good if the driver cannot encode one (the kernel then copies with cp.async).
   bool maps = false;
-  std::vector<HostPageMap> host_maps;  // one a slab
-  unsigned char* d_maps = nullptr;     // device copy of host_maps
-  float* sq_norms = nullptr;           // page p, slot i: sq_norms[p * 64 + i]
-  uint64_t norms_pages = 0;            // pages `sq_norms` has room for (>= capacity_pages())
-  uint64_t next_page = 0;              // pages [0, next_page) have been handed out at least once
-  uint64_t allocated = 0;              // pages held by callers
+  std::vector<PageMap> host_maps;   // one a slab
+  unsigned char* d_maps = nullptr;  // device copy of host_maps
+  float* sq_norms = nullptr;        // page p, slot i: sq_norms[p * 64 + i]
+  uint64_t norms_pages = 0;         // pages `sq_norms` has room for (>= capacity_pages())
+  uint64_t next_page = 0;           // pages [0, next_page) have been handed out at least once
+  uint64_t allocated = 0;           // pages held by callers
   std::vector<int32_t> free_pages;
 
   uint64_t pages_per_slab() const { return uint64_t{1} << slab_pages_log2; }
@@ -235,7 +230,7 @@ Status PagePool::Allocate(uint32_t n, std::vector<int32_t>* pages) {
     cudaError_t err =
         cudaMemcpy(table_dst, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice);
     if (err != cudaSuccess) return undo(err, "cudaMemcpy (slab table)");
-    std::vector<HostPageMap> maps;
+    std::vector<PageMap> maps;
     bool maps_ok = r.maps;
     if (maps_ok) {
       maps = r.host_maps;

@@ -115,10 +115,13 @@ __device__ __forceinline__ uint32_t SmemAddr(const void* p) {
 __device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(SmemAddr(smem)), "l"(gmem));
 }
-__device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], const void* smem) {
+__device__ __forceinline__ void LdMatrixX4At(uint32_t (&r)[4], uint32_t smem_addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(SmemAddr(smem)));
+               : "r"(smem_addr));
+}
+__device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], const void* smem) {
+  LdMatrixX4At(r, SmemAddr(smem));
 }
 // Shared-memory barriers (sm_80+): a stage's "full" barrier completes when the copies of its
 // page have landed, its "empty" barrier when every warp has read it (PipelineSweep).
@@ -145,7 +148,7 @@ __device__ __forceinline__ void MbarWait(uint64_t* bar, uint32_t parity) {
 
 // The tensor memory accelerator (sm_90): bulk copies into shared memory that complete a
 // transaction count on a shared-memory barrier. Elsewhere these trap; the host passes page maps
-// only for a compute capability 9 device and a build with sm_90 code (UsePageMaps).
+// only for a compute capability 9 device and a build with sm_90 code (ChooseKernel).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define SIEVE_TMA_DEVICE 1
 #endif
@@ -183,16 +186,13 @@ __device__ __forceinline__ void BulkLoad(void* dst, const void* src, uint32_t by
   __trap();
 #endif
 }
-// Orders this thread's earlier generic-proxy writes to shared memory before later TMA writes.
-__device__ __forceinline__ void FenceProxyAsyncShared() {
+// Orders this thread's shared-memory accesses so far (generic proxy) before later ones of the
+// async proxy: TMA writes over the stages Init zeroed, wgmma reading a stage whose cp.async
+// copies its full barrier observed.
+__device__ __forceinline__ void FenceProxyAsync() {
 #ifdef SIEVE_TMA_DEVICE
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
-}
-__device__ __forceinline__ void LdMatrixX4At(uint32_t (&r)[4], uint32_t smem_addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr));
 }
 
 template <typename T>
@@ -218,14 +218,6 @@ __device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint3
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define SIEVE_WGMMA_DEVICE 1
 #endif
-
-// Orders this thread's view of shared memory (the stage's cp.async copies, observed through its
-// full barrier) before later reads by the async proxy (wgmma's B operand).
-__device__ __forceinline__ void FenceProxyAsync() {
-#ifdef SIEVE_WGMMA_DEVICE
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
 
 // A shared-memory matrix descriptor without swizzle: the operand is made of 8 × 16-byte core
 // matrices (128 contiguous bytes each); lbo: bytes between core matrices adjacent in K, sbo:
@@ -956,7 +948,7 @@ struct MmaCore {
             make_uint4(0, 0, 0, 0);
       }
       // TMA writes zeros over some of these too: the two proxies' writes in order.
-      if (a.page_maps != nullptr) FenceProxyAsyncShared();
+      if (a.page_maps != nullptr) FenceProxyAsync();
     }
     // The query tile, zero past num_rows and dim, 16 bytes at a time.
     const T* q = static_cast<const T*>(a.queries);
@@ -1811,61 +1803,62 @@ Status Launch(KernelArgs k, uint32_t tiles, cudaStream_t stream) {
   return FromCuda(cudaGetLastError(), "launch threshold select");
 }
 
-bool UsesMma(const PagedKeys& keys) {
-  return keys.type != KeyType::kFloat32 && keys.dim % 8 == 0 && keys.dim <= 256;
+// The kernel ThresholdSelect launches for some keys (ChooseKernel).
+enum class Kernel { kSimt, kMma, kMmaTma, kWgmma };
+
+// The tensor-core kernels' keys: float16 or bfloat16, dim % 8 == 0, dim <= 256.
+bool UsesMma(KeyType type, uint32_t dim) {
+  return type != KeyType::kFloat32 && dim % 8 == 0 && dim <= 256;
 }
 
-// Whether float16 / bfloat16 keys of 33..128 dims go to WgmmaCore: this file carries sm_90a
-// code (SIEVE_TS_SM90A, see gpu/CMakeLists.txt), the current device is compute capability 9.0,
-// and SIEVE_GPU_WGMMA is 1 (read at every launch: tests and benchmarks compare both kernels).
-bool UseWgmma(uint32_t dim) {
-#ifdef SIEVE_TS_SM90A
-  if (dim <= 32 || dim > 128) return false;
-  const char* env = std::getenv("SIEVE_GPU_WGMMA");
-  if (env == nullptr || std::strcmp(env, "1") != 0) return false;
+// The current device's compute capability as 10 major + minor; 0 where it cannot be read (no
+// sticky error is left behind for the caller's next check).
+int ComputeCapability() {
   int dev = 0, major = 0, minor = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();  // leave no sticky error behind for the caller's next check
-    return false;
+    cudaGetLastError();
+    return 0;
   }
-  return major == 9 && minor == 0;
-#else
-  (void)dim;
-  return false;
-#endif
+  return 10 * major + minor;
 }
 
-// Whether MmaCore copies pages with the keys' page maps: they are given, this file carries
-// sm_90 code (SIEVE_TS_SM90A), the current device is compute capability 9.x, and SIEVE_GPU_TMA
-// is not 0 (read at every launch: tests and benchmarks compare both copies).
-bool UsePageMaps(const PagedKeys& keys) {
+// Whether an environment switch is set to `value` (read at every launch: tests and benchmarks
+// compare kernels in one process).
+bool EnvIs(const char* name, const char* value) {
+  const char* env = std::getenv(name);
+  return env != nullptr && std::strcmp(env, value) == 0;
+}
+
+// Which kernel takes these keys now. The tensor-core keys go to WgmmaCore at 33..128 dims when
+// SIEVE_GPU_WGMMA is 1, this file carries sm_90a code (SIEVE_TS_SM90A, see gpu/CMakeLists.txt)
+// and the device is compute capability 9.0; else to MmaCore, which copies pages with the keys'
+// page maps where they are given, this file carries sm_90 code, the device is compute
+// capability 9.x and SIEVE_GPU_TMA is not 0.
+Kernel ChooseKernel(const PagedKeys& keys) {
+  if (!UsesMma(keys.type, keys.dim)) return Kernel::kSimt;
 #ifdef SIEVE_TS_SM90A
-  if (keys.page_maps == nullptr) return false;
-  const char* env = std::getenv("SIEVE_GPU_TMA");
-  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
+  const bool wgmma = keys.dim > 32 && keys.dim <= 128 && EnvIs("SIEVE_GPU_WGMMA", "1");
+  const bool tma = keys.page_maps != nullptr && !EnvIs("SIEVE_GPU_TMA", "0");
+  if (wgmma || tma) {
+    const int cc = ComputeCapability();
+    if (wgmma && cc == 90) return Kernel::kWgmma;
+    if (tma && cc / 10 == 9) return Kernel::kMmaTma;
   }
-  return major == 9;
-#else
-  (void)keys;
-  return false;
 #endif
+  return Kernel::kMma;
 }
 
 template <typename T>
-Status LaunchMma(KernelArgs k, uint32_t tiles, cudaStream_t stream) {
+Status LaunchMma(const KernelArgs& k, Kernel kernel, uint32_t tiles, cudaStream_t stream) {
 #ifdef SIEVE_TS_SM90A
-  if (UseWgmma(static_cast<uint32_t>(k.dim))) {
-    k.page_maps = nullptr;
+  if (kernel == Kernel::kWgmma) {
     if (k.dim <= 64) return Launch<WgmmaCore<T, 64>>(k, tiles, stream);
     return Launch<WgmmaCore<T, 128>>(k, tiles, stream);
   }
+#else
+  (void)kernel;
 #endif
   if (k.dim <= 32) return Launch<MmaCore<T, 32>>(k, tiles, stream);
   if (k.dim <= 64) return Launch<MmaCore<T, 64>>(k, tiles, stream);
@@ -1876,17 +1869,19 @@ Status LaunchMma(KernelArgs k, uint32_t tiles, cudaStream_t stream) {
 }  // namespace
 
 const char* ThresholdSelectKernelName(const PagedKeys& keys) {
-  if (!UsesMma(keys)) return "simt";
-  if (UseWgmma(keys.dim)) return "wgmma";
-  return UsePageMaps(keys) ? "mma-tma" : "mma";
+  switch (ChooseKernel(keys)) {
+    case Kernel::kSimt:
+      return "simt";
+    case Kernel::kWgmma:
+      return "wgmma";
+    case Kernel::kMmaTma:
+      return "mma-tma";
+    default:
+      return "mma";
+  }
 }
 
-bool PageMapsApply(KeyType type, uint32_t dim) {
-  PagedKeys k;
-  k.type = type;
-  k.dim = dim;
-  return UsesMma(k);
-}
+bool PageMapsApply(KeyType type, uint32_t dim) { return UsesMma(type, dim); }
 
 Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows, void* out) {
   if (!PageMapsApply(type, dim)) {
@@ -1924,14 +1919,13 @@ Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows
   const cuuint32_t box[2] = {narrow ? 32u : 64u, kPageRows};
   const cuuint32_t element_stride[2] = {1, 1};
   const CUtensorMapDataType data_type = type == KeyType::kFloat16
-                                             ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const CUresult r = encode(
-      static_cast<CUtensorMap*>(out), data_type, 2, const_cast<void*>(slab), global_dim,
-      global_stride, box, element_stride,
-      CU_TENSOR_MAP_INTERLEAVE_NONE,
-      narrow ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                            ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                            : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUresult r =
+      encode(static_cast<CUtensorMap*>(out), data_type, 2, const_cast<void*>(slab), global_dim,
+             global_stride, box, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             narrow ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return Status::Internal("page map: cuTensorMapEncodeTiled failed with CUresult " +
                             std::to_string(static_cast<int>(r)));
@@ -1985,8 +1979,12 @@ Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {
   const int metric = static_cast<int>(x.metric);
   if (metric < 0 || metric > 2) return bad("unknown metric");
 
-  if (UsesMma(x.keys) && reinterpret_cast<uintptr_t>(x.queries) % 16 != 0) {
+  const Kernel kernel = ChooseKernel(x.keys);
+  if (kernel != Kernel::kSimt && reinterpret_cast<uintptr_t>(x.queries) % 16 != 0) {
     return bad("queries must be 16-byte aligned for the tensor-core kernel");
+  }
+  if (kernel == Kernel::kMmaTma && reinterpret_cast<uintptr_t>(x.keys.page_maps) % 64 != 0) {
+    return bad("keys.page_maps must be 64-byte aligned");
   }
 
   KernelArgs k{};
@@ -2013,16 +2011,12 @@ Status ThresholdSelect(const ThresholdSelectArgs& x, void* stream) {
   k.capacity = static_cast<int32_t>(x.capacity);
   k.arrivals = x.arrivals;
   k.ranges = x.ranges;
-  k.page_maps = UsesMma(x.keys) && UsePageMaps(x.keys)
-                    ? static_cast<const unsigned char*>(x.keys.page_maps)
-                    : nullptr;
-  if (k.page_maps != nullptr && reinterpret_cast<uintptr_t>(k.page_maps) % 64 != 0) {
-    return bad("keys.page_maps must be 64-byte aligned");
-  }
+  k.page_maps =
+      kernel == Kernel::kMmaTma ? static_cast<const unsigned char*>(x.keys.page_maps) : nullptr;
   auto s = static_cast<cudaStream_t>(stream);
-  if (UsesMma(x.keys)) {
-    if (x.keys.type == KeyType::kFloat16) return LaunchMma<__half>(k, tiles, s);
-    return LaunchMma<__nv_bfloat16>(k, tiles, s);
+  if (kernel != Kernel::kSimt) {
+    if (x.keys.type == KeyType::kFloat16) return LaunchMma<__half>(k, kernel, tiles, s);
+    return LaunchMma<__nv_bfloat16>(k, kernel, tiles, s);
   }
   switch (x.keys.type) {
     case KeyType::kFloat16:

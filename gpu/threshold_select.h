@@ -83,8 +83,11 @@ struct PagedKeys {
   const void* page_maps = nullptr;
 };
 
-// Bytes of one page map (a CUtensorMap).
+// Bytes of one page map (a CUtensorMap), and a page map in host memory with its alignment.
 inline constexpr size_t kPageMapBytes = 128;
+struct alignas(64) PageMap {
+  unsigned char bytes[kPageMapBytes];
+};
 
 // Whether keys of this type and dim can use page maps: the tensor-core (mma.sync) kernel's keys
 // (float16 or bfloat16, dim % 8 == 0, dim <= 256).
