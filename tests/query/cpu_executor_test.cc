@@ -254,16 +254,24 @@ TEST(CpuExecutorTest, NonPassingRowsNeverAppear) {
   }
 }
 
-// All rows identical: every distance ties, so each path must return the smallest passing
-// ordinals in ascending order, across tiles and workers.
+// Small integers, so that every dot product and norm is exact in float32 whatever order a
+// BLAS kernel sums in (kernels treat a tile's edge rows differently on some CPUs).
+std::vector<float> SmallIntegerVectors(size_t n, size_t dim, uint64_t seed) {
+  std::vector<float> v = test::RandomVectors(n, dim, seed);
+  for (float& x : v) x = std::round(x * 4.0f);
+  return v;
+}
+
+// All rows identical: every distance ties exactly, so each path must return the smallest
+// passing ordinals in ascending order, across tiles and workers.
 TEST(CpuExecutorTest, TiesGoToTheSmallerOrdinal) {
   // Enough work (rows × queries × dim) that two workers split it.
   const uint32_t rows = 20000, dim = 64, nq = 16;
-  std::vector<float> one = test::RandomVectors(1, dim, 9);
+  std::vector<float> one = SmallIntegerVectors(1, dim, 9);
   VectorArena arena(dim);
   for (uint32_t r = 0; r < rows; ++r) arena.Append(one.data(), 1);
   ShardView view{1, arena.generation(), arena.data(), arena.sq_norms(), rows, dim};
-  std::vector<float> queries = test::RandomVectors(nq, dim, 10);
+  std::vector<float> queries = SmallIntegerVectors(nq, dim, 10);
   RowSet set = RandomSet(rows, 0.5, 11);
   std::vector<uint32_t> ords(set.Cardinality());
   set.ToArray(ords.data());
