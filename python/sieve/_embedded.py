@@ -143,6 +143,32 @@ class Database:
         """
         self._db.set_planner_thresholds(device, json.dumps(dict(thresholds)))
 
+    def calibrate(self, device: str = "auto", quick: bool = False, store: bool = True,
+                  time_limit_s: float = 0) -> dict[str, Any]:
+        """Measures this machine's paths and fits the planner's thresholds to them, as
+        ``sieve calibrate DB [--quick]`` does: times the SDDMM, gather and dense paths of the
+        device's executor on synthetic data (float16, l2, k = 64, 100 queries) over a grid of
+        passing-row counts, rows and dims (README "Calibration and the planner"), then stores
+        the fit as the device's calibration; later searches on that device use it.
+
+        Args:
+            device: ``"auto"``, ``"cpu"`` or ``"gpu"``.
+            quick: the smaller grid (about 11 s on a 2-core CPU, 15 s on an H200).
+            store: False fits without storing.
+            time_limit_s: stop the sweep before its next shape once this many seconds have
+                passed (0: no limit), fitting what was measured.
+
+        Returns:
+            ``{"device", "stored", "seconds", "complete", "points", "thresholds"}``.
+
+        Raises:
+            Unavailable: ``device="gpu"`` and no GPU can be used.
+        """
+        name, stored, seconds, complete, points, text = self._db.calibrate(
+            device, bool(quick), bool(store), float(time_limit_s))
+        return {"device": name, "stored": stored, "seconds": seconds, "complete": complete,
+                "points": points, "thresholds": json.loads(text)}
+
     def __repr__(self) -> str:
         return "sieve.Database(%r%s)" % (self.path, ", closed" if self.closed else "")
 

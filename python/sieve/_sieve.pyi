@@ -54,6 +54,11 @@ class _DB:
     def set_planner_thresholds(self, device_name: str, json: str) -> None:
         """DB::PutPlannerThresholds from PlannerThresholds::FromJson."""
 
+    def calibrate(self, device: str, quick: bool, store: bool, time_limit_s: float) -> tuple[str, bool, float, bool, int, str]:
+        """
+        The sweep and fit of `sieve calibrate`; returns (device, stored, seconds, complete, points, thresholds JSON).
+        """
+
 def _raise_status(code: int, message: str) -> None:
     """
     Raises the exception of sieve::Status::Code `code` as an engine call would (for tests of the status → exception mapping, which user input cannot reach for every code).

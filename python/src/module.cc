@@ -10,9 +10,12 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -29,6 +32,8 @@
 #include "sieve/db.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
+#include "tools/bench/calibration.h"
+#include "tools/bench/path_sweep.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -327,6 +332,56 @@ class PyDB {
     ThrowIfError(s);
   }
 
+  // What `sieve calibrate` does, on this process's open database: times the paths of the
+  // device's executor over tools/bench/calibration.h's grid (a time limit stops it before the
+  // next shape), fits the thresholds and stores them under the executor's name unless !store.
+  // Returns (device name, stored, seconds, complete, points, thresholds JSON).
+  std::tuple<std::string, bool, double, bool, size_t, std::string> Calibrate(
+      const std::string& device, bool quick, bool store, double time_limit_s) {
+    std::shared_ptr<DB> db = Get();
+    Device d;
+    ThrowIfError(ParseDevice(device, &d));
+    if (!(time_limit_s >= 0)) Raise(Status::InvalidArgument("time_limit_s must be >= 0"));
+    Status s;
+    std::string name;
+    bool partial = false;
+    size_t points = 0;
+    double seconds = 0;
+    PlannerThresholds fitted;
+    {
+      nb::gil_scoped_release release;
+      std::unique_ptr<Executor> executor;
+      bool on_gpu = false;
+      s = calibration::MakeExecutor(d, &executor, &on_gpu);
+      if (s.ok()) {
+        name = executor->name();
+        sweep::SweepConfig c = calibration::Grid(on_gpu, quick);
+        c.time_limit_s = time_limit_s;
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<sweep::Cell> cells;
+        s = sweep::RunSweep(executor.get(), c, {}, &cells, &partial);
+        if (s.ok() && cells.empty()) s = Status::InvalidArgument("calibrate: no point measured");
+        if (s.ok()) {
+          const PlannerThresholds defaults =
+              on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+          sweep::FitReport report;
+          fitted = sweep::FitThresholds(cells, c.queries, c.k, defaults, &report);
+          seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          points = cells.size();
+          char src[256];
+          std::snprintf(src, sizeof(src),
+                        "calibrated %s on %s (sieve.Database.calibrate%s, %zu points, %.0f s)",
+                        calibration::UtcNow().c_str(), name.c_str(), quick ? " quick" : "",
+                        points, seconds);
+          fitted.source = src;
+          if (store) s = db->PutPlannerThresholds(name, fitted);
+        }
+      }
+    }
+    ThrowIfError(s);
+    return {name, store, seconds, !partial, points, fitted.ToJson()};
+  }
+
  private:
   std::shared_ptr<DB> Get() {
     std::lock_guard<std::mutex> l(mu_);
@@ -390,7 +445,10 @@ NB_MODULE(_sieve, m) {
       .def("planner_thresholds_json", &PyDB::PlannerThresholdsJson, "device"_a,
            "DB::GetPlannerThresholds; returns (PlannerThresholds::ToJson(), device name).")
       .def("set_planner_thresholds", &PyDB::SetPlannerThresholds, "device_name"_a, "json"_a,
-           "DB::PutPlannerThresholds from PlannerThresholds::FromJson.");
+           "DB::PutPlannerThresholds from PlannerThresholds::FromJson.")
+      .def("calibrate", &PyDB::Calibrate, "device"_a, "quick"_a, "store"_a, "time_limit_s"_a,
+           "The sweep and fit of `sieve calibrate`; returns (device, stored, seconds, complete, "
+           "points, thresholds JSON).");
 
   m.def(
       "_raise_status",

@@ -158,3 +158,24 @@ def test_database_api(tmp_path):
     with sieve.open(tmp_path / "d", create=False) as db:
         assert db.collections() == ["a", "b"]
         assert db.planner_thresholds()["thresholds"]["source"] == "test"
+
+
+def test_calibrate_stores_what_the_planner_then_uses(tmp_path):
+    import sieve
+
+    with sieve.open(tmp_path / "cal") as db:
+        before = db.planner_thresholds("cpu")["thresholds"]
+        assert before["source"].startswith("defaults")
+        dry = db.calibrate("cpu", quick=True, store=False, time_limit_s=0.5)
+        assert not dry["stored"] and dry["points"] > 0 and dry["device"] == "cpu"
+        assert db.planner_thresholds("cpu")["thresholds"] == before
+        r = db.calibrate("cpu", quick=True, time_limit_s=0.5)
+        assert r["stored"] and not r["complete"]  # cut short by the time limit
+        now = db.planner_thresholds("cpu")["thresholds"]
+        assert now == r["thresholds"] and now["source"].startswith("calibrated ")
+        c = db.create_collection("c", 4)
+        c.ingest(np.ones((3, 4), np.float32))
+        assert c.search(np.ones(4, np.float32), k=1, explain=True).plan["thresholds"] == now[
+            "source"]
+        with pytest.raises(sieve.InvalidArgument):
+            db.calibrate("cpu", time_limit_s=-1)
