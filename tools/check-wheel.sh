@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# The Python package as a user installs it: `pip wheel .` from the repository root in a virtual
-# environment of Debian's python3, the wheel installed into a second, fresh one, its extension's
-# shared libraries checked with ldd (every one outside glibc, libstdc++/libgcc and the CUDA
-# toolkit must come from the wheel itself), then the package's embedded tests run against the
-# installed copy from outside the source tree. Run by tools/run-tests.sh after the build.
+# The Python package as a user installs it: `pip wheel .` from the repository root, the wheel
+# installed into a fresh virtual environment of Debian's python3, its extension's shared
+# libraries checked with ldd (every one outside glibc, libstdc++/libgcc and the CUDA toolkit
+# must come from the wheel itself), then the package's embedded tests run against the installed
+# copy from outside the source tree. Run by tools/run-tests.sh after the build.
+#
+# The wheel is built without pip's build isolation, by the test environment's scikit-build-core
+# and nanobind (tools/python-env.sh), with build/'s compilers: its compile commands are then
+# build/'s, and ccache (CCACHE_BASEDIR) serves the engine's objects instead of compiling them a
+# second time. `pip install .` / `pip wheel .` as the README shows them use build isolation.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-/usr/bin/python3}
 out="$root/build/wheel-check"
-rm -rf "$out/dist" "$out/venv"
+rm -rf "$out/dist" "$out/venv" "$root/build-wheel/CMakeCache.txt"
 mkdir -p "$out"
 # Compiler cache entries hold paths relative to the checkout, so the wheel's build (another
 # build folder) reuses the objects of build/.
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
-[ -x "$out/build-env/bin/python" ] || "$python" -m venv "$out/build-env"
+builder=$(bash "$root/tools/python-env.sh")
+compiler() { sed -n "s/^CMAKE_$1_COMPILER:[A-Z]*=//p" "$root/build/CMakeCache.txt" 2>/dev/null; }
+if [ -n "$(compiler C)" ]; then export CC; CC=$(compiler C); fi
+if [ -n "$(compiler CXX)" ]; then export CXX; CXX=$(compiler CXX); fi
+if [ -n "$(compiler CUDA)" ]; then export CUDACXX; CUDACXX=$(compiler CUDA); fi
 t0=$(date +%s)
-"$out/build-env/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
+"$builder" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
   -w "$out/dist" "$root"
 wheel=$(ls "$out"/dist/sieve-*.whl)
 echo "check-wheel: built $(basename "$wheel") ($(du -h "$wheel" | cut -f1)) in $(($(date +%s) - t0)) s" >&2

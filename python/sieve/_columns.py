@@ -101,6 +101,8 @@ def _pandas_column(s: Any, name: str) -> Column:
     if dtype.kind in "Mm":
         raise InvalidArgument("attribute %r: datetime columns are not supported" % name)
     if dtype.kind == "O":
+        if mask is None:
+            return ("objects", s.tolist())
         return ("objects", s.astype(object).where(~na, None).tolist())
     return _numpy_column(s.to_numpy(), mask, name)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import select
 import threading
 import urllib.parse
 from typing import Any, Mapping, Sequence, Union
@@ -72,7 +73,13 @@ class Client:
     def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
         conn = getattr(self._local, "conn", None)
         if conn is not None:
-            return conn, True
+            # Between requests nothing is due from the server: a readable socket means it closed
+            # the connection (idle timeout), so a request is never sent on one known dead.
+            sock = conn.sock
+            if sock is not None and select.select([sock], [], [], 0)[0]:
+                self._drop()
+            else:
+                return conn, True
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         conn = cls(self._host, self._port, timeout=self._timeout)
         self._local.conn = conn
