@@ -1,31 +1,36 @@
 #!/usr/bin/env python3
-"""The Python package's figures (issue 19), in one run on one machine:
+"""The Python package's figures (issue 19), in one process on one machine:
 
-1. search overhead of the Python API beside the C++ API (py_bench_cpp, the same calls in C++)
-   on ROWS x DIM float32, 16 queries, k = 10, all rows passing and 1 % passing;
-2. ingest of ROWS x DIM float32 with 3 attributes from numpy + a pandas.DataFrame, beside the
-   C++ API's DB::Ingest of the same rows (its attribute values built before its clock starts);
+1. search overhead of the Python API beside the C++ API on ROWS x DIM float32, 16 queries,
+   k = 10, all rows passing and 1 % passing (and 0.1 %, 10 %);
+2. ingest of ROWS x DIM float32 with 3 attributes from numpy + a pandas.DataFrame, beside the C++
+   API's DB::Ingest of the same rows (its attribute values built before its clock starts);
 3. Sieve's Python API beside FAISS's (IndexFlatL2 + IDSelectorBitmap, Debian's python3-faiss)
-   on the same data in this process: time per batch at 0.1, 1, 10 and 100 % passing.
+   on the same data: time per batch at 0.1, 1, 10 and 100 % passing.
 
-Usage (README "Python"; python/bench/setup-env.sh makes the environment):
-  PYTHONPATH=build/python $(bash python/bench/setup-env.sh) python/bench/bench.py \
-      --cpp build/python/py_bench_cpp --work /tmp/pybench --out RESULTS.json
-C++ and Python alternate (ROUNDS times each) and each figure is the median of its runs.
+The C++ side is python/bench/cpp_baseline.cc, built as build/python/libpy_bench_cpp.so and
+loaded with ctypes: its own database and its own copy of the engine, timed in C++. C++ and
+Python calls alternate (ingest: ROUNDS times each into fresh databases; search: REPS pairs
+per filter), so load on the machine hits both alike; figures are medians.
+
+Usage (python/bench/setup-env.sh makes the environment):
+  PYTHONPATH=build/python $(bash python/bench/setup-env.sh) python/bench/bench.py \\
+      --lib build/python/libpy_bench_cpp.so --work /tmp/pybench --out RESULTS.json
 """
 
 import argparse
+import ctypes
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import time
 
 import numpy as np
 import pandas as pd
 
 import sieve
+from sieve import _sieve
 
 FILTERS = {  # cat is uniform in [0, 1000)
     "0.1%": "cat < 1",
@@ -33,106 +38,127 @@ FILTERS = {  # cat is uniform in [0, 1000)
     "10%": "cat < 100",
     "100%": "",
 }
+F32P = ctypes.POINTER(ctypes.c_float)
+I64P = ctypes.POINTER(ctypes.c_int64)
 
 
-def write_data(d, rows, dim, nq, seed):
-    rng = np.random.default_rng(seed)
-    os.makedirs(d, exist_ok=True)
-    vectors = rng.standard_normal((rows, dim), dtype=np.float32)
-    cat = rng.integers(0, 1000, rows).astype(np.int64)
-    cents = rng.integers(0, 100_000, rows).astype(np.int64)
-    color = rng.integers(0, 37, rows).astype(np.int64)
-    queries = rng.standard_normal((nq, dim), dtype=np.float32)
-    for name, a in (("vectors", vectors), ("queries", queries), ("cat", cat), ("cents", cents),
-                    ("color", color)):
-        np.save(os.path.join(d, name + ".npy"), a)
-    return vectors, queries, cat, cents, color
+def load(path):
+    lib = ctypes.CDLL(path)
+    lib.bench_open.restype = ctypes.c_void_p
+    lib.bench_open.argtypes = [ctypes.c_char_p]
+    lib.bench_close.argtypes = [ctypes.c_void_p]
+    lib.bench_ingest_s.restype = ctypes.c_double
+    lib.bench_ingest_s.argtypes = [ctypes.c_void_p, F32P, ctypes.c_size_t, ctypes.c_uint32,
+                                   I64P, I64P, I64P]
+    lib.bench_search_ms.restype = ctypes.c_double
+    lib.bench_search_ms.argtypes = [ctypes.c_void_p, F32P, ctypes.c_size_t, ctypes.c_int,
+                                    ctypes.c_char_p]
+    return lib
 
 
-def cpp(args, *argv):
-    out = subprocess.run([args.cpp, *argv], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+def ptr(a, t):
+    return a.ctypes.data_as(t)
 
 
-def py_ingest(path, vectors, df):
-    shutil.rmtree(path, ignore_errors=True)
-    with sieve.open(path) as db:
-        c = db.create_collection("bench", vectors.shape[1],
-                                 attributes={"cat": "int", "price": "float", "color": "string"})
-        t0 = time.perf_counter()
-        r = c.ingest(vectors, attributes=df)
-        s = time.perf_counter() - t0
-    assert r.ingested == len(vectors)
-    return s
-
-
-def median_ms(fn, reps):
-    fn()  # warm-up
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+def checked(x, what):
+    if x < 0:
+        raise RuntimeError("the C++ baseline failed: " + what)
+    return x
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cpp", required=True, help="py_bench_cpp")
-    ap.add_argument("--work", required=True, help="a scratch folder (data, databases)")
+    ap.add_argument("--lib", required=True, help="build/python/libpy_bench_cpp.so")
+    ap.add_argument("--work", required=True, help="a scratch folder for the databases")
     ap.add_argument("--out", required=True, help="results JSON")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--queries", type=int, default=16)
-    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--faiss-reps", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    lib = load(os.path.abspath(args.lib))
     k = 10
-    data = os.path.join(args.work, "data")
-    vectors, queries, cat, cents, color = write_data(data, args.rows, args.dim, args.queries, 1)
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((args.rows, args.dim), dtype=np.float32)
+    cat = rng.integers(0, 1000, args.rows).astype(np.int64)
+    cents = rng.integers(0, 100_000, args.rows).astype(np.int64)
+    color = rng.integers(0, 37, args.rows).astype(np.int64)
+    queries = rng.standard_normal((args.queries, args.dim), dtype=np.float32)
     names = np.array(["color%d" % i for i in range(37)], dtype=object)
     df = pd.DataFrame({"cat": cat, "price": cents / 100.0, "color": names[color]})
     out = {"rows": args.rows, "dim": args.dim, "queries": args.queries, "k": k,
            "sieve": sieve.__version__, "numpy": np.__version__, "pandas": pd.__version__}
+    os.makedirs(args.work, exist_ok=True)
+    cpp_path = os.path.join(args.work, "cpp.db")
+    py_path = os.path.join(args.work, "py.db")
 
-    # Ingest, alternating C++ and Python into fresh databases.
-    cpp_s, py_s = [], []
-    for _ in range(args.rounds):
-        db = os.path.join(args.work, "cpp.db")
-        shutil.rmtree(db, ignore_errors=True)
-        r = cpp(args, "ingest", data, db)
-        cpp_s.append(r["ingest_s"])
-        out.setdefault("cpp_build_rows_s", r["build_rows_s"])
-        shutil.rmtree(db)
-        py_s.append(py_ingest(os.path.join(args.work, "py.db"), vectors, df))
-    out["ingest"] = {"cpp_s": cpp_s, "python_s": py_s,
+    # Ingest, alternating, each into a fresh database.
+    cpp_s, py_s, engine_s = [], [], []
+    for r in range(args.rounds):
+        for side in ("cpp", "python") if r % 2 == 0 else ("python", "cpp"):
+            if side == "cpp":
+                shutil.rmtree(cpp_path, ignore_errors=True)
+                h = lib.bench_open(cpp_path.encode())
+                cpp_s.append(checked(lib.bench_ingest_s(
+                    h, ptr(vectors, F32P), args.rows, args.dim, ptr(cat, I64P),
+                    ptr(cents, I64P), ptr(color, I64P)), "ingest"))
+                lib.bench_close(h)
+            else:
+                shutil.rmtree(py_path, ignore_errors=True)
+                with sieve.open(py_path) as db:
+                    c = db.create_collection("bench", args.dim, attributes={
+                        "cat": "int", "price": "float", "color": "string"})
+                    t0 = time.perf_counter()
+                    c.ingest(vectors, attributes=df)
+                    py_s.append(time.perf_counter() - t0)
+                    engine_s.append(_sieve._last_engine_seconds())
+    # same_call: the Python call's wall time beside the DB::Ingest it made (the module times
+    # it): the C++ API's time on the very same rows, engine copy and moment.
+    out["ingest"] = {"cpp_s": cpp_s, "python_s": py_s, "engine_s_in_python_call": engine_s,
+                     "same_call_python_over_cpp": statistics.median(
+                         [e / p for e, p in zip(engine_s, py_s)]),
                      "cpp_rows_per_s": args.rows / statistics.median(cpp_s),
                      "python_rows_per_s": args.rows / statistics.median(py_s)}
     out["ingest"]["python_over_cpp"] = (out["ingest"]["python_rows_per_s"]
                                         / out["ingest"]["cpp_rows_per_s"])
     print(json.dumps(out["ingest"]), flush=True)
 
-    # Search: the Python database stays open; the C++ program opens the same rows' copy.
-    cppdb = os.path.join(args.work, "cpp.db")
-    shutil.rmtree(cppdb, ignore_errors=True)
-    cpp(args, "ingest", data, cppdb)
-    db = sieve.open(os.path.join(args.work, "py.db"))
+    # Search: both databases open in this process; a C++ call and a Python call in turn,
+    # which one goes first alternating.
+    h = lib.bench_open(cpp_path.encode())
+    db = sieve.open(py_path)
     coll = db["bench"]
-    coll.search(queries, k=k)  # loads the collection
-    plans = {f: coll.search(queries, k=k, filter=t, explain=True).plan for f, t in FILTERS.items()}
-    cpp_ms = {f: [] for f in FILTERS}
-    py_ms = {f: [] for f in FILTERS}
-    for _ in range(args.rounds):
-        r = cpp(args, "search", data, cppdb, str(args.reps), *FILTERS.values())
-        for f, t in FILTERS.items():
-            cpp_ms[f].append(r[t])
-        for f, t in FILTERS.items():
-            py_ms[f].append(median_ms(lambda: coll.search(queries, k=k, filter=t), args.reps))
-    out["search"] = {f: {"cpp_ms": cpp_ms[f], "python_ms": py_ms[f],
-                         "overhead": statistics.median(py_ms[f]) / statistics.median(cpp_ms[f]) - 1,
-                         "path": plans[f]["path"], "passing_rows": plans[f]["passing_rows"]}
-                     for f in FILTERS}
+    qp = ptr(queries, F32P)
+    out["search"] = {}
+    for f, t in FILTERS.items():
+        tb = t.encode()
+        checked(lib.bench_search_ms(h, qp, args.queries, k, tb), "search")  # loads, warms
+        plan = coll.search(queries, k=k, filter=t, explain=True).plan
+        cpp_ms, py_ms, engine_ms = [], [], []
+        for rep in range(args.reps):
+            for side in ("cpp", "python") if rep % 2 == 0 else ("python", "cpp"):
+                if side == "cpp":
+                    cpp_ms.append(checked(lib.bench_search_ms(h, qp, args.queries, k, tb),
+                                          "search"))
+                else:
+                    t0 = time.perf_counter()
+                    coll.search(queries, k=k, filter=t)
+                    py_ms.append((time.perf_counter() - t0) * 1e3)
+                    engine_ms.append(_sieve._last_engine_seconds() * 1e3)
+        ratios = [p / c for p, c in zip(py_ms, cpp_ms)]
+        out["search"][f] = {
+            "cpp_ms": statistics.median(cpp_ms), "python_ms": statistics.median(py_ms),
+            "overhead": statistics.median(py_ms) / statistics.median(cpp_ms) - 1,
+            "overhead_of_pairs": statistics.median(ratios) - 1,
+            "engine_ms_in_python_call": statistics.median(engine_ms),
+            "same_call_overhead": statistics.median(
+                [p / e for p, e in zip(py_ms, engine_ms)]) - 1,
+            "same_call_overhead_us": statistics.median(
+                [(p - e) * 1e3 for p, e in zip(py_ms, engine_ms)]),
+            "path": plan["path"], "passing_rows": plan["passing_rows"]}
+    lib.bench_close(h)
     print(json.dumps(out["search"]), flush=True)
 
     # FAISS's Python API on the same vectors, in this process.
@@ -141,28 +167,27 @@ def main():
     out["faiss"] = faiss.__version__
     index = faiss.IndexFlatL2(args.dim)
     index.add(vectors)
-    faiss_ms, same = {}, {}
+    out["beside_faiss"] = {}
     for f, t in FILTERS.items():
+        params = None
         if t:
-            limit = int(t.split("<")[1])
-            passing = cat < limit
-            bits = np.packbits(passing, bitorder="little")
-            sel = faiss.IDSelectorBitmap(args.rows, faiss.swig_ptr(bits))
-            params = faiss.SearchParameters(sel=sel)
-        else:
-            params = None
-
-        def run():
-            return index.search(queries, k, params=params)
-
-        faiss_ms[f] = median_ms(run, args.faiss_reps)
-        _, fi = run()
-        si = coll.search(queries, k=k, filter=t).ids
-        same[f] = int(sum(len(set(a) & set(b)) for a, b in zip(fi.tolist(), si.tolist())))
-    out["beside_faiss"] = {f: {"sieve_ms": statistics.median(py_ms[f]), "faiss_ms": faiss_ms[f],
-                               "speedup": faiss_ms[f] / statistics.median(py_ms[f]),
-                               "same_ids": same[f], "of": args.queries * k}
-                           for f in FILTERS}
+            bits = np.packbits(cat < int(t.split("<")[1]), bitorder="little")
+            params = faiss.SearchParameters(sel=faiss.IDSelectorBitmap(args.rows,
+                                                                       faiss.swig_ptr(bits)))
+        index.search(queries, k, params=params)  # warm-up
+        faiss_ms, sieve_ms = [], []
+        for _ in range(args.faiss_reps):
+            t0 = time.perf_counter()
+            _, fi = index.search(queries, k, params=params)
+            faiss_ms.append((time.perf_counter() - t0) * 1e3)
+            t0 = time.perf_counter()
+            si = coll.search(queries, k=k, filter=t).ids
+            sieve_ms.append((time.perf_counter() - t0) * 1e3)
+        same = int(sum(len(set(a) & set(b)) for a, b in zip(fi.tolist(), si.tolist())))
+        out["beside_faiss"][f] = {
+            "sieve_ms": statistics.median(sieve_ms), "faiss_ms": statistics.median(faiss_ms),
+            "speedup": statistics.median(faiss_ms) / statistics.median(sieve_ms),
+            "same_ids": same, "of": args.queries * k}
     print(json.dumps(out["beside_faiss"]), flush=True)
     db.close()
     with open(args.out, "w") as fh:

@@ -64,6 +64,11 @@ def _raise_status(code: int, message: str) -> None:
     Raises the exception of sieve::Status::Code `code` as an engine call would (for tests of the status → exception mapping, which user input cannot reach for every code).
     """
 
+def _last_engine_seconds() -> float:
+    """
+    How long the last DB::Ingest or DB::Search call took inside the engine (for the benchmarks that set the C++ API's time beside the Python call's).
+    """
+
 def _last_input_pointers() -> dict:
     """
     The addresses last handed to the engine as RowBatch::vectors and SearchRequest::queries (for tests that check arrays cross without a copy).

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
+#include <algorithm>
 #include <utility>
 
 namespace nb = nanobind;
@@ -42,9 +45,37 @@ Status GetMask(nb::handle h, size_t n, size_t a, const bool** mask) {
   return Status::OK();
 }
 
+// One attribute column, read where Python keeps it (typed arrays, Arrow buffers) or converted
+// to values up front (Python objects, which need the GIL).
+struct Source {
+  enum Kind { kNull, kInt64, kFloat64, kBool, kUtf8, kValues } kind = kNull;
+  const void* data = nullptr;
+  const bool* mask = nullptr;
+  const int32_t* offsets32 = nullptr;
+  const int64_t* offsets64 = nullptr;
+  const char* bytes = nullptr;
+  std::vector<Value> values;  // kValues
+
+  void Put(size_t r, Value* out) {
+    if (kind == kNull || (mask != nullptr && mask[r])) return;
+    switch (kind) {
+      case kInt64: *out = static_cast<const int64_t*>(data)[r]; break;
+      case kFloat64: *out = static_cast<const double*>(data)[r]; break;
+      case kBool: *out = static_cast<const bool*>(data)[r]; break;
+      case kUtf8: {
+        const int64_t b = offsets32 ? offsets32[r] : offsets64[r];
+        const int64_t e = offsets32 ? offsets32[r + 1] : offsets64[r + 1];
+        *out = std::string(bytes + b, static_cast<size_t>(e - b));
+        break;
+      }
+      case kValues: *out = std::move(values[r]); break;
+      case kNull: break;
+    }
+  }
+};
+
 template <typename T>
-Status FillTyped(const nb::tuple& col, size_t n, size_t a,
-                 std::vector<std::vector<Value>>* rows) {
+Status TypedSource(const nb::tuple& col, size_t n, size_t a, Source::Kind kind, Source* out) {
   if (col.size() != 3) return Status::InvalidArgument(Where(a) + ": expected (kind, data, mask)");
   Array1 data;
   SIEVE_RETURN_IF_ERROR(GetArray(col[1], nb::dtype<T>(), "the data", a, &data));
@@ -52,27 +83,13 @@ Status FillTyped(const nb::tuple& col, size_t n, size_t a,
     return Status::InvalidArgument(Where(a) + ": " + std::to_string(data.shape(0)) +
                                    " values for " + std::to_string(n) + " rows");
   }
-  const bool* mask;
-  SIEVE_RETURN_IF_ERROR(GetMask(col[2], n, a, &mask));
-  const T* v = static_cast<const T*>(data.data());
-  nb::gil_scoped_release release;
-  for (size_t r = 0; r < n; ++r) {
-    if (mask == nullptr || !mask[r]) (*rows)[r][a] = v[r];
-  }
+  SIEVE_RETURN_IF_ERROR(GetMask(col[2], n, a, &out->mask));
+  out->kind = kind;
+  out->data = data.data();
   return Status::OK();
 }
 
-template <typename Offset>
-void FillUtf8(const Offset* off, const char* bytes, const bool* mask, size_t n, size_t a,
-              std::vector<std::vector<Value>>* rows) {
-  for (size_t r = 0; r < n; ++r) {
-    if (mask != nullptr && mask[r]) continue;
-    (*rows)[r][a] = std::string(bytes + off[r], static_cast<size_t>(off[r + 1] - off[r]));
-  }
-}
-
-Status FillUtf8Column(const nb::tuple& col, size_t n, size_t a,
-                      std::vector<std::vector<Value>>* rows) {
+Status Utf8Source(const nb::tuple& col, size_t n, size_t a, Source* out) {
   if (col.size() != 4) {
     return Status::InvalidArgument(Where(a) + ": expected ('utf8', offsets, data, mask)");
   }
@@ -83,9 +100,7 @@ Status FillUtf8Column(const nb::tuple& col, size_t n, size_t a,
     return Status::InvalidArgument(Where(a) + ": utf8 offsets must be int32 or int64[rows + 1]");
   }
   SIEVE_RETURN_IF_ERROR(GetArray(col[2], nb::dtype<uint8_t>(), "the utf8 data", a, &data));
-  const bool* mask;
-  SIEVE_RETURN_IF_ERROR(GetMask(col[3], n, a, &mask));
-  const char* bytes = static_cast<const char*>(data.data());
+  SIEVE_RETURN_IF_ERROR(GetMask(col[3], n, a, &out->mask));
   const size_t size = data.shape(0);
   auto check = [&](auto* off) -> Status {
     for (size_t r = 0; r < n; ++r) {
@@ -94,14 +109,37 @@ Status FillUtf8Column(const nb::tuple& col, size_t n, size_t a,
                                        std::to_string(r));
       }
     }
-    nb::gil_scoped_release release;
-    FillUtf8(off, bytes, mask, n, a, rows);
     return Status::OK();
   };
   if (offsets.dtype() == nb::dtype<int32_t>()) {
-    return check(static_cast<const int32_t*>(offsets.data()));
+    out->offsets32 = static_cast<const int32_t*>(offsets.data());
+    SIEVE_RETURN_IF_ERROR(check(out->offsets32));
+  } else {
+    out->offsets64 = static_cast<const int64_t*>(offsets.data());
+    SIEVE_RETURN_IF_ERROR(check(out->offsets64));
   }
-  return check(static_cast<const int64_t*>(offsets.data()));
+  out->kind = Source::kUtf8;
+  out->bytes = static_cast<const char*>(data.data());
+  return Status::OK();
+}
+
+// Runs fn(begin, end) over [0, n) in blocks on up to the machine's cores (rows are independent).
+template <typename Fn>
+void ForBlocks(size_t n, Fn&& fn) {
+  constexpr size_t kMinRows = 1 << 16;
+  const size_t cores = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  const size_t threads = std::min(cores, std::max<size_t>(1, n / kMinRows));
+  std::vector<std::thread> pool;
+  const size_t step = (n + threads - 1) / threads;
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(fn, std::min(n, t * step), std::min(n, (t + 1) * step));
+    } catch (const std::system_error&) {
+      fn(std::min(n, t * step), std::min(n, (t + 1) * step));
+    }
+  }
+  fn(0, std::min(n, step));
+  for (auto& th : pool) th.join();
 }
 
 const char* PyTypeName(nb::handle o) { return Py_TYPE(o.ptr())->tp_name; }
@@ -188,8 +226,7 @@ Status ObjectToValue(nb::handle o, Value* out) {
                                  " (expected None, int, float, str, bool or a list of str)");
 }
 
-Status FillObjects(const nb::tuple& col, size_t n, size_t a,
-                   std::vector<std::vector<Value>>* rows) {
+Status ObjectsSource(const nb::tuple& col, size_t n, size_t a, Source* out) {
   if (col.size() != 2) return Status::InvalidArgument(Where(a) + ": expected ('objects', list)");
   nb::handle seq = col[1];
   if (!PyList_Check(seq.ptr())) {
@@ -200,9 +237,11 @@ Status FillObjects(const nb::tuple& col, size_t n, size_t a,
                                    std::to_string(PyList_GET_SIZE(seq.ptr())) + " values for " +
                                    std::to_string(n) + " rows");
   }
+  out->kind = Source::kValues;
+  out->values.resize(n);
   for (size_t r = 0; r < n; ++r) {
     Status s = ObjectToValue(PyList_GET_ITEM(seq.ptr(), static_cast<Py_ssize_t>(r)),
-                             &(*rows)[r][a]);
+                             &out->values[r]);
     if (!s.ok()) return s.WithContext("row " + std::to_string(r) + ", " + Where(a));
   }
   return Status::OK();
@@ -218,10 +257,7 @@ Status ColumnsToRows(nb::handle columns, size_t n, size_t num_attributes,
     return Status::InvalidArgument(std::to_string(ncols) + " attribute columns, schema has " +
                                    std::to_string(num_attributes));
   }
-  {
-    nb::gil_scoped_release release;
-    rows->assign(n, std::vector<Value>(num_attributes));
-  }
+  std::vector<Source> sources(ncols);
   for (size_t a = 0; a < ncols; ++a) {
     nb::handle item = PyList_GET_ITEM(columns.ptr(), static_cast<Py_ssize_t>(a));
     if (item.is_none()) continue;
@@ -232,21 +268,38 @@ Status ColumnsToRows(nb::handle columns, size_t n, size_t num_attributes,
     const std::string kind = nb::cast<std::string>(col[0]);
     Status s;
     if (kind == "int64") {
-      s = FillTyped<int64_t>(col, n, a, rows);
+      s = TypedSource<int64_t>(col, n, a, Source::kInt64, &sources[a]);
     } else if (kind == "float64") {
-      s = FillTyped<double>(col, n, a, rows);
+      s = TypedSource<double>(col, n, a, Source::kFloat64, &sources[a]);
     } else if (kind == "bool") {
-      s = FillTyped<bool>(col, n, a, rows);
+      s = TypedSource<bool>(col, n, a, Source::kBool, &sources[a]);
     } else if (kind == "utf8") {
-      s = FillUtf8Column(col, n, a, rows);
+      s = Utf8Source(col, n, a, &sources[a]);
     } else if (kind == "objects") {
-      s = FillObjects(col, n, a, rows);
+      s = ObjectsSource(col, n, a, &sources[a]);
     } else {
       s = Status::InvalidArgument(Where(a) + ": unknown column kind '" + kind + "'");
     }
     SIEVE_RETURN_IF_ERROR(s);
   }
+  // The columns' memory stays valid: `columns` (held by the caller) owns every array.
+  nb::gil_scoped_release release;
+  rows->resize(n);
+  ForBlocks(n, [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      std::vector<Value>& row = (*rows)[r];
+      row.resize(ncols);
+      for (size_t a = 0; a < ncols; ++a) sources[a].Put(r, &row[a]);
+    }
+  });
   return Status::OK();
+}
+
+void FreeRows(std::vector<std::vector<Value>>* rows) {
+  ForBlocks(rows->size(), [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) std::vector<Value>().swap((*rows)[r]);
+  });
+  std::vector<std::vector<Value>>().swap(*rows);
 }
 
 }  // namespace sieve::python

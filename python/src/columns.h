@@ -25,12 +25,17 @@
 
 namespace sieve::python {
 
-// Fills rows (resized to n rows of num_attributes values) from `columns`. Typed columns are
-// converted with the GIL released; "objects" columns with it held. Returns InvalidArgument for
+// Fills rows (resized to n rows of num_attributes values) from `columns`: "objects" columns
+// are converted first, with the GIL held; then every row is filled with the GIL released, on
+// several threads. Returns InvalidArgument for
 // a malformed entry (wrong length, unknown kind, a Python object of no attribute type).
 // REQUIRES: the GIL held.
 Status ColumnsToRows(nanobind::handle columns, size_t n, size_t num_attributes,
                      std::vector<std::vector<Value>>* rows);
+
+// Frees rows filled by ColumnsToRows, on several threads (a million rows of values take a
+// while to free). REQUIRES: the GIL released.
+void FreeRows(std::vector<std::vector<Value>>* rows);
 
 }  // namespace sieve::python
 

@@ -50,6 +50,22 @@ using Ids = nb::ndarray<nb::ro, int64_t, nb::ndim<1>, nb::c_contig, nb::device::
 // the tests that prove a float32 array crosses without a copy (_last_input_pointers).
 std::atomic<uintptr_t> g_last_ingest_vectors{0};
 std::atomic<uintptr_t> g_last_search_queries{0};
+// How long the last DB::Ingest or DB::Search call took, in nanoseconds: the benchmarks set the
+// C++ API's time of a call beside the Python call's wall time (_last_engine_seconds).
+std::atomic<int64_t> g_last_engine_ns{0};
+
+class EngineTimer {
+ public:
+  EngineTimer() : t0_(std::chrono::steady_clock::now()) {}
+  ~EngineTimer() {
+    g_last_engine_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - t0_)
+                           .count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
 
 constexpr nb::dlpack::dtype kFloat16{static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
 
@@ -199,9 +215,12 @@ class PyDB {
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->Ingest(name, batch, options, &result);
+      {
+        EngineTimer timer;
+        s = db->Ingest(name, batch, options, &result);
+      }
       // Freed here, not after the GIL is back: a million rows of values take a while.
-      std::vector<std::vector<Value>>().swap(rows);
+      FreeRows(&rows);
     }
     ThrowIfError(s);
     return {result.ingested, result.live_rows};
@@ -257,7 +276,10 @@ class PyDB {
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->Search(name, request, options, &result);
+      {
+        EngineTimer timer;
+        s = db->Search(name, request, options, &result);
+      }
       if (s.ok()) {
         // Missing results (fewer than k rows pass): id -1 and the worst distance of the metric.
         const float fill = spec.metric == Metric::kInnerProduct
@@ -471,6 +493,10 @@ NB_MODULE(_sieve, m) {
       "code"_a, "message"_a,
       "Raises the exception of sieve::Status::Code `code` as an engine call would (for tests "
       "of the status → exception mapping, which user input cannot reach for every code).");
+  m.def(
+      "_last_engine_seconds", [] { return static_cast<double>(g_last_engine_ns.load()) * 1e-9; },
+      "How long the last DB::Ingest or DB::Search call took inside the engine (for the "
+      "benchmarks that set the C++ API's time beside the Python call's).");
   m.def(
       "_last_input_pointers",
       [] {

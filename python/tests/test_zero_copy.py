@@ -70,3 +70,15 @@ def test_no_numpy_allocation_of_the_data_size(db):
     assert ingest_peak < v.nbytes / 20, ingest_peak
     assert search_peak < q.nbytes / 4, search_peak
     assert converted_peak > v.nbytes  # the probe sees copies when there are some
+
+
+def test_engine_time_of_the_last_call_is_recorded(db):
+    import time
+
+    c = db.create_collection("t", 8)
+    c.ingest(np.ones((1000, 8), np.float32))
+    t0 = time.perf_counter()
+    c.search(np.ones((4, 8), np.float32), k=5)
+    wall = time.perf_counter() - t0
+    engine = _sieve._last_engine_seconds()
+    assert 0 < engine <= wall
