@@ -23,11 +23,16 @@ class IngestResult(NamedTuple):
 
 
 def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.open
-         error_if_exists: bool = False) -> "Database":
+         error_if_exists: bool = False, read_only: bool = False) -> "Database":
     """Opens the database at ``path``, creating it when ``create`` and there is none.
 
-    Only one process may open a database at a time. Use the result as a context manager, or
-    call :meth:`Database.close`, to release it.
+    Only one process may open a database for writing at a time. Use the result as a context
+    manager, or call :meth:`Database.close`, to release it.
+
+    ``read_only=True`` writes nothing (no file is created, changed or removed): it works on a
+    read-only copy, on a full disk and while another process (``sieve serve``) has the database
+    open for writing, and sees what that process had committed when it opened. Writes then
+    raise NotSupported; a path without a database is NotFound.
 
     Raises:
         NotFound: there is no database at ``path`` and ``create`` is False.
@@ -36,7 +41,7 @@ def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.
         Corruption: its contents are damaged.
     """
     p = os.fspath(path)
-    return Database(_DB(p, bool(create), bool(error_if_exists)), p)
+    return Database(_DB(p, bool(create), bool(error_if_exists), bool(read_only)), p)
 
 
 class Database:

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 class _DB:
     """An open database (sieve::DB). Thread-safe."""
 
-    def __init__(self, path: str, create: bool, error_if_exists: bool) -> None:
+    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool) -> None:
         """Opens or creates the database at path (DB::Open)."""
 
     def close(self) -> None:

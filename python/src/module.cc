@@ -104,10 +104,11 @@ nb::ndarray<nb::numpy, T, nb::ndim<2>> Owned(std::unique_ptr<T[]> p, size_t rows
 class PyDB {
  public:
   // Opens (or creates) the database at path (DB::Open).
-  PyDB(const std::string& path, bool create, bool error_if_exists) {
+  PyDB(const std::string& path, bool create, bool error_if_exists, bool read_only) {
     Options options;
     options.create_if_missing = create;
     options.error_if_exists = error_if_exists;
+    options.read_only = read_only;
     std::unique_ptr<DB> db;
     Status s;
     {
@@ -447,8 +448,8 @@ NB_MODULE(_sieve, m) {
   InitErrors();
 
   nb::class_<PyDB>(m, "_DB", "An open database (sieve::DB). Thread-safe.")
-      .def(nb::init<const std::string&, bool, bool>(), "path"_a, "create"_a, "error_if_exists"_a,
-           "Opens or creates the database at path (DB::Open).")
+      .def(nb::init<const std::string&, bool, bool, bool>(), "path"_a, "create"_a,
+           "error_if_exists"_a, "read_only"_a, "Opens or creates the database at path (DB::Open).")
       .def("close", &PyDB::Close, "Closes the database once every running call has returned.")
       .def_prop_ro("closed", &PyDB::closed, "Whether close() was called.")
       .def("create_collection", &PyDB::CreateCollection, "name"_a, "dim"_a, "metric"_a,

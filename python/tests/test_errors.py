@@ -132,3 +132,19 @@ def test_closed_database(tmp_path):
         db.collections()
     with sieve.open(tmp_path / "d") as again:  # the lock was released
         assert again.collections() == ["c"]
+
+
+def test_read_only_open_refuses_writes_with_not_supported(tmp_path):
+    path = tmp_path / "ro"
+    with pytest.raises(sieve.NotFound):
+        sieve.open(path, read_only=True)
+    with sieve.open(path) as db:
+        db.create_collection("c", 2).ingest(np.eye(2, dtype=np.float32), ids=[4, 5])
+    with sieve.open(path, read_only=True) as db:
+        c = db["c"]
+        assert list(c.search(np.array([0, 1], np.float32), k=1).ids[0]) == [5]
+        with pytest.raises(sieve.NotSupported):
+            c.ingest(np.eye(2, dtype=np.float32))
+        with pytest.raises(sieve.NotSupported):
+            db.create_collection("d", 2)
+        assert len(c) == 2

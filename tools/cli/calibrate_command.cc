@@ -350,7 +350,7 @@ int Calibrate(const Args& args) {
     s = ParseCommon(flags, &c);
     if (!s.ok()) return Fail("calibrate", s);
 
-    s = OpenDb(flags.positional()[0], /*create=*/false, &db);
+    s = OpenDb(flags.positional()[0], OpenFor::kWrite, &db);
     if (!s.ok()) return Fail("calibrate", s);
 
     name = executor->name();
@@ -531,7 +531,7 @@ int Bench(const Args& args) {
   bool have_calibrated = false;
   if (flags.Has("db")) {
     std::unique_ptr<DB> db;
-    s = OpenDb(flags.Get("db"), /*create=*/false, &db);
+    s = OpenDb(flags.Get("db"), OpenFor::kRead, &db);
     std::string stored_name;
     // The stored thresholds of exactly this device (not the DB's own choice of device).
     if (s.ok()) {
