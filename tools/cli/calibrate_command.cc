@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -18,10 +17,9 @@
 #include <tuple>
 #include <vector>
 
-#include "gpu/gpu_backend.h"
-#include "query/cpu_executor.h"
 #include "query/planner.h"
 #include "sieve/db.h"
+#include "tools/bench/calibration.h"
 #include "tools/bench/path_sweep.h"
 #include "tools/cli/cli_util.h"
 #include "tools/cli/flags.h"
@@ -94,21 +92,6 @@ Status ParseList(const Flags& flags, const std::string& name, double lo, double 
   return Status::OK();
 }
 
-// The executor a sweep times: the CPU backend, or the GPU one (kAuto: the GPU when usable).
-Status MakeExecutor(Device device, std::unique_ptr<Executor>* out, bool* gpu) {
-  *gpu = false;
-  if (device != Device::kCpu) {
-    Status s = gpu::CreateGpuExecutor(out);
-    if (s.ok()) {
-      *gpu = true;
-      return s;
-    }
-    if (device == Device::kGpu) return Status::Unavailable("--device gpu: " + s.message());
-  }
-  *out = std::make_unique<CpuExecutor>();
-  return Status::OK();
-}
-
 // Options shared by both commands: shape, dtype, repetitions.
 Status ParseCommon(const Flags& flags, sweep::SweepConfig* c) {
   Status s = ParseList(flags, "rows-list", 1, 4294967295.0, &c->rows_list);
@@ -146,15 +129,6 @@ Status ParseCommon(const Flags& flags, sweep::SweepConfig* c) {
       s = Status::InvalidArgument("--dtype is f16 or f32, got '" + d + "'");
   }
   return s;
-}
-
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%MZ", &tm);
-  return buf;
 }
 
 json ThresholdsJson(const PlannerThresholds& t) {
@@ -369,41 +343,10 @@ int Calibrate(const Args& args) {
     if (name.empty()) name = on_gpu ? "gpu" : "cpu";
   } else {
     std::unique_ptr<Executor> executor;
-    s = MakeExecutor(device, &executor, &on_gpu);
+    s = calibration::MakeExecutor(device, &executor, &on_gpu);
     if (!s.ok()) return Fail("calibrate", s);
 
-    // The grid. Counts are the SDDMM side (absolute), fractions the gather → dense side; two
-    // dims or more, far apart, for the SDDMM bound's fall with dim.
-    c.dtype = DType::kFloat16;
-    c.overlaps = {sweep::Overlap::kShared, sweep::Overlap::kIndependent};
-    if (on_gpu) {
-      c.rows_list = quick ? std::vector<uint64_t>{8192, 200000, 2000000}
-                          : std::vector<uint64_t>{8192, 200000, 1000000, 10000000};
-      c.dims = quick ? std::vector<uint32_t>{64, 512} : std::vector<uint32_t>{8, 128, 512, 2048};
-      c.max_shape_bytes = uint64_t{12} << 30;
-      c.warmup = quick ? 1 : 2;
-      c.min_reps = quick ? 2 : 3;
-      c.max_reps = quick ? 5 : 10;
-      c.budget_ms = quick ? 10 : 40;
-    } else {
-      c.rows_list =
-          quick ? std::vector<uint64_t>{8192, 65536} : std::vector<uint64_t>{8192, 65536, 262144};
-      c.dims = quick ? std::vector<uint32_t>{16, 64} : std::vector<uint32_t>{8, 64, 256};
-      c.warmup = 1;
-      c.min_reps = 3;
-      c.max_reps = quick ? 5 : 7;
-      c.budget_ms = quick ? 20 : 60;
-    }
-    // Doubling below 12,800 rows (where SDDMM's crossovers lie, at every dim), sparser above;
-    // the fractions cover the rest. --quick measures 65 % too: on the H200 the gather → dense
-    // crossovers of large shards lie between 50 % and 80 %, and without a point there the
-    // calibrated cap was left to the tie-breaking (2026-11-30: 0.50-0.63 where gather still won
-    // at 60 %).
-    for (double n = 100; n < 1e9; n *= n >= 12800 ? 4.0 : 2.0) {
-      c.counts.push_back(static_cast<uint64_t>(n));
-    }
-    c.fractions = quick ? std::vector<double>{0.05, 0.2, 0.5, 0.65, 0.8}
-                        : std::vector<double>{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8};
+    c = calibration::Grid(on_gpu, quick);
     s = ParseCommon(flags, &c);
     if (!s.ok()) return Fail("calibrate", s);
 
@@ -427,11 +370,12 @@ int Calibrate(const Args& args) {
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   char src[256];
   if (refit) {
-    std::snprintf(src, sizeof(src), "refitted %s to the %zu points of %s", UtcNow().c_str(),
-                  cells.size(), flags.Get("refit").c_str());
+    std::snprintf(src, sizeof(src), "refitted %s to the %zu points of %s",
+                  calibration::UtcNow().c_str(), cells.size(), flags.Get("refit").c_str());
   } else {
     std::snprintf(src, sizeof(src), "calibrated %s on %s (sieve calibrate%s, %zu points, %.0f s)",
-                  UtcNow().c_str(), name.c_str(), quick ? " --quick" : "", cells.size(), seconds);
+                  calibration::UtcNow().c_str(), name.c_str(), quick ? " --quick" : "",
+                  cells.size(), seconds);
   }
   fitted.source = src;
   if (store) {
@@ -578,7 +522,7 @@ int Bench(const Args& args) {
 
   std::unique_ptr<Executor> executor;
   bool on_gpu = false;
-  s = MakeExecutor(device, &executor, &on_gpu);
+  s = calibration::MakeExecutor(device, &executor, &on_gpu);
   if (!s.ok()) return Fail("bench", s);
   const std::string name = executor->name();
   const PlannerThresholds defaults =
