@@ -220,6 +220,19 @@ std::string ShardStateKey(uint32_t collection_id, uint32_t shard) {
   return key;
 }
 
+std::string SpaceKey(uint32_t space) {
+  std::string key = kSpaceKeyPrefix;
+  PutFixed32BE(&key, space);
+  return key;
+}
+
+bool ParseSpaceKey(std::string_view key, uint32_t* space) {
+  const std::string_view prefix = kSpaceKeyPrefix;
+  if (key.size() != prefix.size() + 4 || key.substr(0, prefix.size()) != prefix) return false;
+  *space = GetFixed32BE(key.data() + prefix.size());
+  return true;
+}
+
 bool ParseShardStateKey(std::string_view key, uint32_t* collection_id, uint32_t* shard) {
   const std::string_view prefix = kShardKeyPrefix;
   if (key.size() != prefix.size() + 8 || key.substr(0, prefix.size()) != prefix) return false;
@@ -419,7 +432,8 @@ Status ValidateSpec(const CollectionSpec& spec) {
 
 void EncodeShardState(const ShardState& state, std::string* out) {
   out->clear();
-  out->push_back(static_cast<char>(kFormatVersion));
+  // Version 1 while the shard's chunks are keyed by its collection's id; 2 adds the space.
+  out->push_back(static_cast<char>(state.space == 0 ? 1 : 2));
   out->append(3, '\0');
   PutFixed32(out, state.next_ordinal);
   PutFixed64(out, state.live_rows);
@@ -430,20 +444,26 @@ void EncodeShardState(const ShardState& state, std::string* out) {
     out->resize(at + n);
     state.deleted->write(out->data() + at, /*portable=*/true);
   }
+  if (state.space != 0) PutFixed32(out, state.space);
 }
 
 Status DecodeShardState(std::string_view value, ShardState* state) {
   if (value.size() < kShardStateHeaderSize) {
     return Truncated("shard state", kShardStateHeaderSize, value.size());
   }
-  SIEVE_RETURN_IF_ERROR(CheckVersion("shard state", static_cast<uint8_t>(value[0])));
+  const uint8_t version = static_cast<uint8_t>(value[0]);
+  if (version != 1 && version != 2) {
+    return Status::Corruption("shard state has format version " + Num(version) +
+                              ", this build reads versions 1 and 2");
+  }
   ShardState s;
   s.next_ordinal = GetFixed32(value.data() + 4);
   s.live_rows = GetFixed64(value.data() + 8);
   const uint32_t n = GetFixed32(value.data() + 16);
-  if (value.size() != kShardStateHeaderSize + n) {
+  const size_t expected = kShardStateHeaderSize + size_t{n} + (version == 2 ? 4 : 0);
+  if (value.size() != expected) {
     return Status::Corruption("shard state is " + Num(value.size()) + " bytes, its header says " +
-                              Num(kShardStateHeaderSize + n));
+                              Num(expected));
   }
   if (n == 0) {
     s.deleted = std::make_shared<roaring::Roaring>();
@@ -458,6 +478,10 @@ Status DecodeShardState(std::string_view value, ShardState* state) {
       return Status::Corruption("shard state's deleted bitmap cannot be deserialized");
     }
     s.deleted = std::make_shared<roaring::Roaring>(r);
+  }
+  if (version == 2) {
+    s.space = GetFixed32(value.data() + kShardStateHeaderSize + n);
+    if (s.space == 0) return Status::Corruption("shard state of version 2 has key space 0");
   }
   *state = std::move(s);
   return Status::OK();

@@ -33,6 +33,8 @@ inline constexpr char kFormatVersionKey[] = "format_version";
 inline constexpr char kNextCollectionIdKey[] = "next_collection_id";
 inline constexpr char kCollectionKeyPrefix[] = "collection/";
 inline constexpr char kShardKeyPrefix[] = "shard/";
+// A key space being written by a compaction that has not committed (FORMAT.md, "Key spaces").
+inline constexpr char kSpaceKeyPrefix[] = "space/";
 
 // First byte of a chunk key: which part of a chunk the value holds.
 inline constexpr char kVectorsTag = 'v';  // vectors family
@@ -66,6 +68,10 @@ std::string CollectionKey(std::string_view name);
 std::string ShardStateKey(uint32_t collection_id, uint32_t shard);
 // Returns false when `key` is not a well-formed shard state key.
 bool ParseShardStateKey(std::string_view key, uint32_t* collection_id, uint32_t* shard);
+
+// "space/" + BE space id; the value is the collection id and shard (u32 LE each).
+std::string SpaceKey(uint32_t space);
+bool ParseSpaceKey(std::string_view key, uint32_t* space);
 
 // tag + BE collection id + BE shard + BE first ordinal.
 std::string ChunkKey(char tag, uint32_t collection_id, uint32_t shard, uint32_t first_ordinal);

@@ -13,6 +13,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -60,10 +61,17 @@ void RemoveVectorFileLeftovers(rocksdb::Env* env, const std::string& dir);
 // RocksDB status → Status, with `context` naming what was being done.
 Status FromRocks(const rocksdb::Status& s, std::string_view context);
 
+// The id a shard's chunk keys carry (FORMAT.md, "Key spaces").
+inline uint32_t SpaceOf(const CollectionMeta& meta, const ShardState& state) {
+  return state.space != 0 ? state.space : meta.id;
+}
+
 // "collection 'name' (id 3)", "… shard 0", "… shard 0 ordinal 42".
 std::string Where(const CollectionMeta& meta);
 std::string Where(const CollectionMeta& meta, uint32_t shard);
 std::string Where(const CollectionMeta& meta, uint32_t shard, uint32_t ordinal);
+
+class RocksShardRewrite;
 
 class RocksStore final : public Store {
  public:
@@ -90,6 +98,28 @@ class RocksStore final : public Store {
   Status PutSetting(const std::string& name, const std::string& value) override;
   Status GetSetting(const std::string& name, std::string* value) override;
   Status Flush() override;
+  Status DropCollection(const CollectionMeta& meta) override;
+  Status CommitColumns(const CollectionMeta& meta,
+                       const std::vector<ColumnUpdate>& updates) override;
+  Status BeginRewrite(const CollectionMeta& meta, uint32_t shard,
+                      std::unique_ptr<ShardRewrite>* rewrite) override;
+  Status DiskBytes(uint64_t* bytes) override;
+
+  // Runs `fn` as a public call does (Run): for objects handed out by the store.
+  Status WithDb(std::string_view what, const std::function<Status()>& fn);
+  // Removes the chunks of key space `space` of `shard` in every family, synced, and hands
+  // their files back. Used for abandoned rewrites.
+  Status RemoveSpace(uint32_t space, uint32_t shard, bool delete_marker);
+  // Asks RocksDB to drop the files of the chunk key ranges of (space, shard) and compact what
+  // is left of them (after their deletion committed). Failures are logged, not returned.
+  void ReclaimSpace(uint32_t space, uint32_t shard);
+  // Adds the deletion of every chunk of (space, shard) to `batch`.
+  void DeleteSpace(uint32_t space, uint32_t shard, rocksdb::WriteBatch* batch);
+  // Removes the key spaces of rewrites that never committed. REQUIRES: read-write, at open.
+  Status RemoveAbandonedSpaces();
+  const rocksdb::Options& vector_file_options() const { return vector_file_options_; }
+  std::mutex* create_mu() { return &create_mu_; }
+  rocksdb::Env* env() const { return env_; }
   Status CheckFormat(std::vector<std::string>* problems) override;
 
   rocksdb::DB* db() const { return db_.get(); }
@@ -100,6 +130,8 @@ class RocksStore final : public Store {
   const std::string& path() const { return path_; }
 
  private:
+  friend class RocksShardRewrite;  // store_rewrite.cc
+
   Status DoCreateCollection(const CollectionSpec& spec, CollectionMeta* meta);
   Status DoListCollections(std::vector<CollectionMeta>* metas);
   Status DoGetCollection(const std::string& name, const rocksdb::Snapshot* snapshot,
@@ -147,7 +179,8 @@ class RocksStore final : public Store {
   // Deletes the shard's vector chunks at or beyond `next_ordinal` (orphans of an ingest whose
   // commit never happened), synced and flushed, so a file ingested next lies above the
   // tombstone. Does nothing (one seek) when there are none.
-  Status RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shard, uint32_t next_ordinal);
+  Status RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shard, uint32_t space,
+                             uint32_t next_ordinal);
   // Writes one synced file per shard with that shard's pieces (in key order) and ingests them
   // all into the vectors family in one atomic step. The chunks are invisible to readers until
   // the shard states move past them.

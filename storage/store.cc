@@ -237,6 +237,10 @@ Status RocksStore::Run(std::string_view what, Fn&& fn) {
   });
 }
 
+Status RocksStore::WithDb(std::string_view what, const std::function<Status()>& fn) {
+  return Run(what, fn);
+}
+
 Status RocksStore::ReopenLocked() {
   if (db_ != nullptr) {
     for (auto* h : handles_) (void)db_->DestroyColumnFamilyHandle(h);
@@ -649,7 +653,7 @@ Status RocksStore::DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint
   if (parts & kChunkColumns) cursors.emplace_back(fmt::kColumnsTag, rows_);
   for (PartCursor& c : cursors) {
     const bool vectors = c.tag == fmt::kVectorsTag;
-    c.Open(db_.get(), snapshot.get(), /*bulk=*/vectors, meta.id, shard,
+    c.Open(db_.get(), snapshot.get(), /*bulk=*/vectors, SpaceOf(meta, state), shard,
            vectors ? std::optional<uint32_t>(state.next_ordinal) : std::nullopt);
   }
   PartCursor& driver = cursors.front();
@@ -729,9 +733,9 @@ void RocksStore::EncodeVectorPiece(const CollectionSpec& spec, const VectorPiece
 }
 
 Status RocksStore::RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shard,
-                                       uint32_t next_ordinal) {
-  const std::string begin = fmt::ChunkKey(fmt::kVectorsTag, meta.id, shard, next_ordinal);
-  const std::string end = fmt::PrefixSuccessor(fmt::ChunkPrefix(fmt::kVectorsTag, meta.id, shard));
+                                       uint32_t space, uint32_t next_ordinal) {
+  const std::string begin = fmt::ChunkKey(fmt::kVectorsTag, space, shard, next_ordinal);
+  const std::string end = fmt::PrefixSuccessor(fmt::ChunkPrefix(fmt::kVectorsTag, space, shard));
   const rocksdb::Slice end_slice(end);
   rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &end_slice;
@@ -835,6 +839,7 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
   std::string payload, state_value;
   std::vector<std::pair<uint32_t, uint32_t>> shard_starts;  // (shard, stored next_ordinal)
   std::map<uint32_t, std::vector<VectorPiece>> pieces_by_shard;
+  std::map<uint32_t, uint32_t> spaces;  // shard → key space
   size_t vector_bytes = 0;
   for (const ShardAppend& a : appends) {
     if (a.shard >= spec.shards) {
@@ -846,7 +851,13 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
     }
     ShardState state;
     SIEVE_RETURN_IF_ERROR(DoReadShardState(current, a.shard, nullptr, &state));
+    const uint32_t space = SpaceOf(current, state);
+    if (SpaceOf(current, a.new_state) != space) {
+      return Status::InvalidArgument(Where(current, a.shard) +
+                                     ": the new state names another key space");
+    }
     shard_starts.emplace_back(a.shard, state.next_ordinal);
+    spaces[a.shard] = space;
     std::vector<VectorPiece>& pieces = pieces_by_shard[a.shard];
     uint64_t next = state.next_ordinal;
     for (const Chunk* chunk : a.chunks) {
@@ -881,7 +892,7 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
       for (uint32_t off = 0; off < n; off += piece_rows) {
         const uint32_t m = std::min(piece_rows, n - off);
         const uint32_t ordinal = static_cast<uint32_t>(next) + off;
-        pieces.push_back(VectorPiece{fmt::ChunkKey(fmt::kVectorsTag, current.id, a.shard, ordinal),
+        pieces.push_back(VectorPiece{fmt::ChunkKey(fmt::kVectorsTag, space, a.shard, ordinal),
                                      m, chunk->vectors.data() + size_t{off} * spec.dim});
         vector_bytes += size_t{m} * row_bytes;
 
@@ -891,13 +902,13 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
           fmt::PutFixed64(&payload, static_cast<uint64_t>(chunk->ids[r]));
         }
         SIEVE_RETURN_IF_ERROR(FromRocks(
-            batch.Put(rows_, fmt::ChunkKey(fmt::kIdsTag, current.id, a.shard, ordinal), payload),
+            batch.Put(rows_, fmt::ChunkKey(fmt::kIdsTag, space, a.shard, ordinal), payload),
             where));
 
         payload.clear();
         fmt::EncodeColumns(chunk->columns, off, m, &payload);
         SIEVE_RETURN_IF_ERROR(FromRocks(
-            batch.Put(rows_, fmt::ChunkKey(fmt::kColumnsTag, current.id, a.shard, ordinal),
+            batch.Put(rows_, fmt::ChunkKey(fmt::kColumnsTag, space, a.shard, ordinal),
                       payload),
             where));
       }
@@ -922,7 +933,7 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
   // Chunks of an earlier append that ingested its vectors but never committed would collide
   // with (or, at other boundaries, overlap) this append's.
   for (const auto& [shard, start] : shard_starts) {
-    SIEVE_RETURN_IF_ERROR(RemoveOrphanVectors(current, shard, start));
+    SIEVE_RETURN_IF_ERROR(RemoveOrphanVectors(current, shard, spaces[shard], start));
   }
   if (vector_bytes > 0 && vector_bytes >= vector_file_min_bytes_) {
     // Vectors first, as an invisible file; then the commit that makes them visible.
@@ -985,6 +996,10 @@ Status RocksStore::DoCommitShardStates(const CollectionMeta& meta,
     }
     ShardState stored;
     SIEVE_RETURN_IF_ERROR(DoReadShardState(current, shard, nullptr, &stored));
+    if (SpaceOf(current, state) != SpaceOf(current, stored)) {
+      return Status::InvalidArgument(Where(current, shard) +
+                                     ": the new state names another key space");
+    }
     if (state.next_ordinal != stored.next_ordinal) {
       return Status::InvalidArgument(Where(current, shard) + ": next_ordinal " +
                                      Num(state.next_ordinal) + " differs from the stored " +
@@ -1102,7 +1117,10 @@ void RemoveVectorFileLeftovers(rocksdb::Env* env, const std::string& dir) {
 // The table file a failed open names as missing ("…/000015.sst" or ".ldb"), or "".
 std::string MissingTableFile(const std::string& dir, const rocksdb::Status& rs) {
   const std::string text = rs.ToString();
-  if (text.find("No such file") == std::string::npos) return "";
+  if (text.find("No such file") == std::string::npos &&
+      text.find("size mismatch") == std::string::npos) {
+    return "";
+  }
   for (const char* ext : {".ldb", ".sst"}) {
     for (size_t at = text.find(ext); at != std::string::npos; at = text.find(ext, at + 1)) {
       size_t begin = at;
@@ -1220,8 +1238,12 @@ Status OpenRocksStore(const StoreOptions& options, const std::string& path, Open
                                              std::move(layout), std::unique_ptr<rocksdb::DB>(raw),
                                              std::move(handles), options.vector_file_min_bytes);
   SIEVE_RETURN_IF_ERROR(result->Init(ledger_status, ledger));
-  // Vector files of an append that crashed or failed before its commit.
-  if (mode == OpenMode::kReadWrite) RemoveVectorFileLeftovers(env, path);
+  if (mode == OpenMode::kReadWrite) {
+    // Vector files of an append that crashed or failed before its commit, and the key spaces
+    // of compactions that never committed.
+    RemoveVectorFileLeftovers(env, path);
+    SIEVE_RETURN_IF_ERROR(result->RemoveAbandonedSpaces());
+  }
   *store = std::move(result);
   return Status::OK();
 }

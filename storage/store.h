@@ -46,6 +46,9 @@ struct ShardState {
   uint32_t next_ordinal = 0;  // rows ever appended to the shard: ordinals are [0, next_ordinal)
   uint64_t live_rows = 0;     // next_ordinal - |deleted|
   std::shared_ptr<roaring::Roaring> deleted;  // never null after a Read; ordinals < next_ordinal
+  // The id the shard's chunk keys carry (FORMAT.md, "Key spaces"): 0 means the collection's
+  // own id; a compaction moves the shard's rows to a fresh one. Carried over by every commit.
+  uint32_t space = 0;
 };
 
 // A run of consecutive rows of one shard: ordinals [first_ordinal, first_ordinal + num_rows).
@@ -128,6 +131,41 @@ class Store {
   // Atomically writes new shard states (deleted bitmaps and live counts), WAL synced.
   virtual Status CommitShardStates(const CollectionMeta& meta,
                                    const std::vector<std::pair<uint32_t, ShardState>>& states) = 0;
+
+  // Atomically removes a collection: its metadata, shard states and every chunk (one synced
+  // commit of range deletions), then has RocksDB drop the files that held them. The name may be
+  // used again afterwards (for a new collection with a new id). NotFound when it is gone.
+  virtual Status DropCollection(const CollectionMeta& meta) = 0;
+
+  // Replaces the attribute columns of stored chunks, in one atomic synced commit: each update
+  // names a chunk of a shard by its first ordinal and carries every column of its rows
+  // (chunk->num_rows must equal the stored chunk's). Vectors and ids are not touched.
+  struct ColumnUpdate {
+    uint32_t shard = 0;
+    const Chunk* chunk = nullptr;  // first_ordinal, num_rows and columns are used
+  };
+  virtual Status CommitColumns(const CollectionMeta& meta,
+                               const std::vector<ColumnUpdate>& updates) = 0;
+
+  // A shard rewritten into a fresh key space (compaction): Append its new chunks in order
+  // from ordinal 0, then Commit the state they make. Until Commit nothing visible changes; a
+  // rewrite destroyed without Commit (or interrupted by a crash) leaves nothing behind once the
+  // store is next opened for writing. After Commit the old chunks are gone and their files are
+  // handed back to the file system.
+  class ShardRewrite {
+   public:
+    virtual ~ShardRewrite() = default;
+    virtual Status Append(const Chunk& chunk) = 0;
+    // `state.next_ordinal` must equal the rows appended. The collection's next_auto_id is kept.
+    virtual Status Commit(const ShardState& state) = 0;
+  };
+  // InvalidArgument when the shard does not exist; the caller serializes it with every other
+  // write to the collection.
+  virtual Status BeginRewrite(const CollectionMeta& meta, uint32_t shard,
+                              std::unique_ptr<ShardRewrite>* rewrite) = 0;
+
+  // Bytes the store's files take on disk (every file of its directory).
+  virtual Status DiskBytes(uint64_t* bytes) = 0;
 
   // Small named settings of the database as a whole (e.g. "planner/<device>": the planner's
   // calibrated thresholds), stored in the meta family under "setting/<name>". PutSetting

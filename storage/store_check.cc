@@ -164,6 +164,8 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
   std::map<uint32_t, CheckedCollection> collections;
   std::optional<uint32_t> next_id;
   std::vector<std::pair<std::string, std::string>> shard_values;
+  std::set<uint32_t> pending_spaces;  // compactions that have not committed
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> space_owner;  // space → (collection, shard)
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
     const std::string_view collection_prefix = fmt::kCollectionKeyPrefix;
@@ -202,8 +204,10 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
           c.meta = std::move(m);
         }
       } else {
-        uint32_t cid = 0, shard = 0;
-        if (fmt::ParseShardStateKey(key, &cid, &shard)) {
+        uint32_t cid = 0, shard = 0, space = 0;
+        if (fmt::ParseSpaceKey(key, &space)) {
+          pending_spaces.insert(space);
+        } else if (fmt::ParseShardStateKey(key, &cid, &shard)) {
           shard_values.emplace_back(key, std::string(value));
         } else {
           report.Add("metadata: stray key of " + Num(key.size()) + " bytes starting '" +
@@ -240,6 +244,13 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
     if (!s.ok()) {
       report.Add(Where(m, shard) + ": shard state: " + s.message());
       continue;
+    }
+    if (state.space != 0) {
+      if (collections.count(state.space) || pending_spaces.count(state.space) ||
+          !space_owner.emplace(state.space, std::make_pair(cid, shard)).second) {
+        report.Add(Where(m, shard) + ": shard state names key space " + Num(state.space) +
+                   ", which is in use elsewhere");
+      }
     }
     c->second.shards[shard].state = std::move(state);
   }
@@ -332,6 +343,18 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
       return;
     }
     visited.insert(std::string(key));
+    // Chunks of a compaction that has not committed: invisible, removed at the next open.
+    if (pending_spaces.count(cid)) return;
+    const uint32_t space = cid;
+    if (auto owner = space_owner.find(space); owner != space_owner.end()) {
+      cid = owner->second.first;
+      if (shard != owner->second.second) {
+        report.Add(std::string(family_name) + ": " + PartName(tag) + " chunk in key space " +
+                   Num(space) + " names shard " + Num(shard) + ", the space belongs to shard " +
+                   Num(owner->second.second));
+        return;
+      }
+    }
     auto c = collections.find(cid);
     if (c == collections.end()) {
       report.Add(std::string(family_name) + ": " + PartName(tag) +
@@ -347,6 +370,11 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
       return;
     }
     const auto& state = col.shards[shard].state;
+    if (state && SpaceOf(m, *state) != space) {
+      report.Add(Where(m, shard, first) + ": " + PartName(tag) + " chunk in key space " +
+                 Num(space) + ", which the shard no longer uses");
+      return;
+    }
     if (tag == fmt::kVectorsTag && state && first >= state->next_ordinal) {
       // Ingested by an append that has not committed: invisible, removed by the next append.
       return;

@@ -69,7 +69,7 @@ class ShardSalvage {
     for (char tag : {fmt::kIdsTag, fmt::kColumnsTag, fmt::kVectorsTag}) {
       rocksdb::ColumnFamilyHandle* family =
           tag == fmt::kVectorsTag ? store_->vectors_family() : store_->rows_family();
-      const std::string lower = fmt::ChunkPrefix(tag, meta_.id, shard_);
+      const std::string lower = fmt::ChunkPrefix(tag, Space(), shard_);
       const std::string upper = fmt::PrefixSuccessor(lower);
       rocksdb::Slice upper_slice(upper);
       rocksdb::ReadOptions ro;
@@ -105,6 +105,7 @@ class ShardSalvage {
     for (const auto& [first, rows] : boundaries_) end = std::max(end, first + rows);
     return end;
   }
+  uint32_t Space() const { return state_ ? SpaceOf(meta_, *state_) : meta_.id; }
   bool Deleted(uint32_t ordinal) const {
     return state_ && state_->deleted->contains(ordinal);
   }
@@ -149,9 +150,8 @@ class ShardSalvage {
       rocksdb::ColumnFamilyHandle* family =
           tags[i] == fmt::kVectorsTag ? store_->vectors_family() : store_->rows_family();
       rocksdb::PinnableSlice value;
-      rocksdb::Status rs = store_->db()->Get(ro, family, fmt::ChunkKey(tags[i], meta_.id, shard_,
-                                                                       first),
-                                             &value);
+      rocksdb::Status rs =
+          store_->db()->Get(ro, family, fmt::ChunkKey(tags[i], Space(), shard_, first), &value);
       const char* part = i == 0 ? "ids" : i == 1 ? "attributes" : "vectors";
       if (rs.IsNotFound()) {
         *cause = std::string("the ") + part + " chunk is missing";

@@ -135,6 +135,14 @@ class FakeStore : public Store {
     return Status::NotSupported("fake");
   }
   Status Flush() override { return Status::NotSupported("fake"); }
+  Status DropCollection(const CollectionMeta&) override { return Status::NotSupported("fake"); }
+  Status CommitColumns(const CollectionMeta&, const std::vector<ColumnUpdate>&) override {
+    return Status::NotSupported("fake");
+  }
+  Status BeginRewrite(const CollectionMeta&, uint32_t, std::unique_ptr<ShardRewrite>*) override {
+    return Status::NotSupported("fake");
+  }
+  Status DiskBytes(uint64_t*) override { return Status::NotSupported("fake"); }
   Status CheckFormat(std::vector<std::string>*) override { return Status::NotSupported("fake"); }
 };
 

@@ -256,6 +256,22 @@ TEST(ShardStateCodecTest, RoundTripsAndRejectsDamage) {
   std::string future = value;
   future[0] = 9;
   EXPECT_TRUE(DecodeShardState(future, &out).IsCorruption());
+  EXPECT_EQ(out.space, 0u);
+
+  // A shard moved to its own key space (compaction) is stored as version 2.
+  state.space = 77;
+  std::string v2;
+  EncodeShardState(state, &v2);
+  EXPECT_EQ(v2[0], 2);
+  EXPECT_EQ(v2.size(), value.size() + 4);
+  ASSERT_TRUE(DecodeShardState(v2, &out).ok());
+  EXPECT_EQ(out.space, 77u);
+  EXPECT_TRUE(*out.deleted == *state.deleted);
+  EXPECT_TRUE(DecodeShardState(v2.substr(0, v2.size() - 1), &out).IsCorruption());
+  std::string v2_zero = v2;
+  v2_zero.replace(v2.size() - 4, 4, std::string(4, '\0'));
+  EXPECT_TRUE(DecodeShardState(v2_zero, &out).IsCorruption());
+  state.space = 0;
 
   state.live_rows += 1;
   EXPECT_TRUE(CheckShardState(state).IsInvalidArgument());
