@@ -88,6 +88,7 @@ Token Lexer::Next() {
   }
   if (IsDigit(c) || (c == '-' && IsDigit(At(b + 1)))) return Number(b);
   if (c == '\'') return String(b);
+  if (c == '"') return QuotedIdent(b);
   switch (c) {
     case '=':
       return Make(TokenKind::kEq, b, b + 1);
@@ -175,6 +176,41 @@ Token Lexer::String(size_t b) {
   Token t = Make(TokenKind::kString, b, e);
   t.string_value = std::move(value);
   return t;
+}
+
+// SQL's delimited identifier: "name", with "" for a quote inside. It names attributes whose
+// names are keywords or break today's naming rule (stores created under older rules).
+Token Lexer::QuotedIdent(size_t b) {
+  std::string name;
+  size_t e = b + 1;
+  while (true) {
+    if (e >= text_.size()) return Error(b, text_.size(), "unterminated quoted name");
+    if (text_[e] == '"') {
+      if (At(e + 1) == '"') {
+        name.push_back('"');
+        e += 2;
+        continue;
+      }
+      ++e;
+      break;
+    }
+    name.push_back(text_[e++]);
+  }
+  if (name.empty()) return Error(b, e, "empty quoted name");
+  Token t = Make(TokenKind::kIdent, b, e);
+  t.quoted = true;
+  t.string_value = std::move(name);
+  return t;
+}
+
+bool IsFilterKeyword(std::string_view word) { return KeywordOrIdent(word) != TokenKind::kIdent; }
+
+bool IsBareIdentifier(std::string_view name) {
+  if (name.empty() || !IsIdentStart(name[0])) return false;
+  for (char c : name) {
+    if (!IsIdentChar(c)) return false;
+  }
+  return !IsFilterKeyword(name);
 }
 
 std::vector<Token> Tokenize(std::string_view text) {

@@ -19,7 +19,7 @@ namespace sieve {
 enum class TokenKind : uint8_t {
   kEnd,
   kError,  // a lexical error; `error` says what, reported when the parser reaches it
-  kIdent,
+  kIdent,  // an attribute name, bare or "double-quoted"
   kInt,
   kDecimal,
   kString,
@@ -52,7 +52,8 @@ struct Token {
   std::string_view text;     // the lexeme as written (a view into the filter text)
   int64_t int_value = 0;     // kInt
   double decimal_value = 0;  // kDecimal
-  std::string string_value;  // kString (unescaped)
+  std::string string_value;  // kString, and kIdent when quoted (unescaped)
+  bool quoted = false;       // kIdent written as "..."
   std::string error;         // kError
 };
 
@@ -71,6 +72,7 @@ class Lexer {
   char At(size_t i) const { return i < text_.size() ? text_[i] : '\0'; }
   Token Number(size_t begin);
   Token String(size_t begin);
+  Token QuotedIdent(size_t begin);
 
   std::string_view text_;
   size_t pos_ = 0;  // byte offset of the next token
@@ -80,6 +82,19 @@ class Lexer {
   size_t counted_ = 0;
   size_t counted_pos_ = 1;
 };
+
+// The name an identifier token stands for: its text, or for a quoted one the unescaped name.
+inline std::string_view IdentName(const Token& t) {
+  return t.quoted ? std::string_view(t.string_value) : t.text;
+}
+
+// True when `word` is a keyword of the language (AND, OR, NOT, IN, BETWEEN, CONTAINS, IS,
+// NULL, TRUE, FALSE), in any letter case.
+bool IsFilterKeyword(std::string_view word);
+
+// True when `name` can be written in a filter without quotes: [A-Za-z_][A-Za-z0-9_]* and not
+// a keyword.
+bool IsBareIdentifier(std::string_view name);
 
 // Every token of `text` up to and including the first kEnd or kError (for tests).
 std::vector<Token> Tokenize(std::string_view text);

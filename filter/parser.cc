@@ -211,12 +211,13 @@ class Parser {
       }
       return ErrorAt(name, "expected an attribute name, NOT or '('");
     }
+    const std::string_view wanted = IdentName(name);
     size_t attr = spec_.attributes.size();
     for (size_t i = 0; i < spec_.attributes.size(); ++i) {
-      if (spec_.attributes[i].name == name.text) attr = i;
+      if (spec_.attributes[i].name == wanted) attr = i;
     }
     if (attr == spec_.attributes.size()) {
-      return ErrorAt(name, "unknown attribute '" + std::string(name.text) + "'");
+      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "'");
     }
     Take();
     const AttributeSpec& a = spec_.attributes[attr];
@@ -374,6 +375,17 @@ void AppendLiteral(const FilterLiteral& lit, std::string* out) {
   }
 }
 
+// The attribute as the lexer reads it back: bare when it can be, else double-quoted.
+std::string NameText(const std::string& name) {
+  if (IsBareIdentifier(name)) return name;
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
 void AppendNode(const FilterNode& n, std::string* out) {
   using K = FilterNode::Kind;
   switch (n.kind) {
@@ -393,11 +405,11 @@ void AppendNode(const FilterNode& n, std::string* out) {
       AppendNode(*n.children[0], out);
       break;
     case K::kCompare:
-      *out += n.attr_name + " " + OpText(n.op) + " ";
+      *out += NameText(n.attr_name) + " " + OpText(n.op) + " ";
       AppendLiteral(n.literals[0], out);
       break;
     case K::kIn:
-      *out += n.attr_name + (n.negated ? " NOT IN (" : " IN (");
+      *out += NameText(n.attr_name) + (n.negated ? " NOT IN (" : " IN (");
       for (size_t i = 0; i < n.literals.size(); ++i) {
         if (i > 0) *out += ", ";
         AppendLiteral(n.literals[i], out);
@@ -405,17 +417,17 @@ void AppendNode(const FilterNode& n, std::string* out) {
       out->push_back(')');
       break;
     case K::kBetween:
-      *out += n.attr_name + " BETWEEN ";
+      *out += NameText(n.attr_name) + " BETWEEN ";
       AppendLiteral(n.literals[0], out);
       *out += " AND ";
       AppendLiteral(n.literals[1], out);
       break;
     case K::kContains:
-      *out += n.attr_name + " CONTAINS ";
+      *out += NameText(n.attr_name) + " CONTAINS ";
       AppendLiteral(n.literals[0], out);
       break;
     case K::kIsNull:
-      *out += n.attr_name + (n.negated ? " IS NOT NULL" : " IS NULL");
+      *out += NameText(n.attr_name) + (n.negated ? " IS NOT NULL" : " IS NULL");
       break;
   }
 }

@@ -147,6 +147,35 @@ RowSet RowSet::Adopt(roaring_bitmap_s* bitmap) {
 
 uint64_t RowSet::Cardinality() const { return roaring_bitmap_get_cardinality(bitmap_); }
 
+uint64_t RowSet::MemoryBytes() const {
+  const roaring_array_t& ra = bitmap_->high_low_container;
+  // The bitmap itself, and per container a key, a type code and a pointer.
+  uint64_t bytes = sizeof(roaring_bitmap_t) + static_cast<uint64_t>(ra.allocation_size) *
+                                                  (sizeof(uint16_t) + 1 + sizeof(void*));
+  for (int32_t i = 0; i < ra.size; ++i) {
+    uint8_t type = ra.typecodes[i];
+    const void* c = container_unwrap_shared(ra.containers[i], &type);
+    switch (type) {
+      case BITSET_CONTAINER_TYPE_CODE:
+        bytes += sizeof(bitset_container_t) + (1u << 16) / 8;
+        break;
+      case ARRAY_CONTAINER_TYPE_CODE:
+        bytes += sizeof(array_container_t) +
+                 static_cast<uint64_t>(static_cast<const array_container_t*>(c)->capacity) *
+                     sizeof(uint16_t);
+        break;
+      case RUN_CONTAINER_TYPE_CODE:
+        bytes += sizeof(run_container_t) +
+                 static_cast<uint64_t>(static_cast<const run_container_t*>(c)->capacity) *
+                     sizeof(rle16_t);
+        break;
+      default:
+        break;
+    }
+  }
+  return bytes;
+}
+
 bool RowSet::Empty() const { return roaring_bitmap_is_empty(bitmap_); }
 
 bool RowSet::Contains(uint32_t ordinal) const { return roaring_bitmap_contains(bitmap_, ordinal); }

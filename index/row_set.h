@@ -39,6 +39,8 @@ class RowSet {
   // The exact number of rows in the set; O(number of containers).
   uint64_t Cardinality() const;
   bool Empty() const;
+  // Heap bytes the set holds now (container payloads at their capacity, and headers).
+  uint64_t MemoryBytes() const;
   bool Contains(uint32_t ordinal) const;
   // Largest ordinal + 1, or 0 when empty.
   uint32_t End() const;

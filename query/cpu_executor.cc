@@ -9,6 +9,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <system_error>
 #include <thread>
@@ -82,23 +83,34 @@ struct Worker {
 };
 
 // Runs fn(worker_index, item) for item in [0, n_items) on `threads` threads (the caller is
-// worker 0), handing items out dynamically so a busy core does not hold the others back.
+// worker 0), handing items out dynamically so a busy core does not hold the others back. An
+// exception thrown by fn (std::bad_alloc) stops the handing out, and is rethrown here once
+// every thread has joined: leaving a std::thread by an exception would std::terminate.
 template <typename Fn>
 void ParallelFor(size_t threads, size_t n_items, Fn&& fn) {
   std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  std::exception_ptr error;
   auto loop = [&](size_t w) {
-    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) fn(w, i);
+    try {
+      for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_items;) fn(w, i);
+    } catch (...) {
+      next.store(n_items, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> l(error_mu);
+      if (!error) error = std::current_exception();
+    }
   };
   std::vector<std::thread> pool;
-  for (size_t w = 1; w < threads; ++w) {
-    try {
-      pool.emplace_back(loop, w);
-    } catch (const std::system_error&) {
-      break;  // fewer threads; the remaining items are still taken by those running
-    }
+  try {
+    pool.reserve(threads > 0 ? threads - 1 : 0);
+    for (size_t w = 1; w < threads; ++w) pool.emplace_back(loop, w);
+  } catch (const std::exception&) {
+    // Fewer threads (none could be created, or memory ran out): the remaining items are still
+    // taken by those running.
   }
   loop(0);
   for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 size_t ChooseThreads(int configured, double work, size_t n_items) {
@@ -336,8 +348,8 @@ void PerQueryBitsets(const BatchFilters& filters, uint32_t rows,
   }
 }
 
-uint32_t TileRows(const CpuExecutorOptions& o, const Context& c) {
-  uint32_t t = o.tile_rows != 0 ? o.tile_rows : std::max<uint32_t>(64, kTileFloats / c.ldc);
+uint32_t TileRows(const CpuExecutorOptions& o, uint32_t ldc) {
+  uint32_t t = o.tile_rows != 0 ? o.tile_rows : std::max<uint32_t>(64, kTileFloats / ldc);
   return std::max<uint32_t>(32, t / 32 * 32);
 }
 
@@ -449,7 +461,7 @@ void RunGather(const CpuExecutorOptions& opt, const Context& c, const BatchFilte
     PerQueryBitsets(filters, c.rows, &bit_storage, &query_bits);
     result->stage_ms.emplace_back("bitset", MsSince(t0));
   }
-  const uint32_t tile_rows = TileRows(opt, c);
+  const uint32_t tile_rows = TileRows(opt, c.ldc);
   const size_t items = (ords.size() + tile_rows - 1) / tile_rows;
   const size_t threads =
       ChooseThreads(opt.threads, static_cast<double>(ords.size()) * c.nq * c.dim, items);
@@ -511,7 +523,7 @@ void RunDense(const CpuExecutorOptions& opt, const Context& c, const BatchFilter
     }
   }
   if (filtered) result->stage_ms.emplace_back("bitset", MsSince(t0));
-  const uint32_t tile_rows = TileRows(opt, c);
+  const uint32_t tile_rows = TileRows(opt, c.ldc);
   const size_t items = (static_cast<size_t>(c.rows) + tile_rows - 1) / tile_rows;
   const size_t threads =
       ChooseThreads(opt.threads, static_cast<double>(c.rows) * c.nq * c.dim, items);
@@ -585,6 +597,113 @@ Status Validate(const ShardView& shard, const BatchFilters& filters,
   return Status::OK();
 }
 
+// Capacity of a std::vector reserved to `reserved` after `size` push_backs (libstdc++ doubles).
+uint64_t GrownCapacity(uint64_t reserved, uint64_t size) {
+  uint64_t cap = std::max<uint64_t>(reserved, 1);
+  while (cap < size) cap *= 2;
+  return size == 0 ? reserved : cap;
+}
+
+// Everything Search allocates at once for this request, by the same sizes Run* choose. Worker
+// heaps are counted as if every worker saw every passing row of every query; tiles, blocks and
+// bitsets exactly; containers' own headers are included.
+uint64_t CpuSearchBytes(const CpuExecutorOptions& opt, const ShardView& shard,
+                        const BatchFilters& filters, const ExecRequest& request) {
+  const uint64_t nq = request.num_queries, dim = shard.dim, rows = shard.rows, k = request.k;
+  const bool per_query = filters.per_query();
+  auto pass = [&](uint64_t q) {
+    return std::min<uint64_t>(filters.passing_rows[per_query ? q : 0], rows);
+  };
+  bool any_pass = false;
+  for (uint64_t q = 0; q < (per_query ? nq : 1); ++q) any_pass = any_pass || pass(q) > 0;
+  // The result: one list per query, even when nothing runs.
+  uint64_t result = nq * sizeof(std::vector<std::pair<uint32_t, float>>);
+  uint64_t most_kept = 0;
+  for (uint64_t q = 0; q < nq; ++q) {
+    const uint64_t kept = std::min(k, pass(q));
+    result += kept * sizeof(std::pair<uint32_t, float>);
+    most_kept = std::max(most_kept, kept);
+  }
+  if (nq == 0 || rows == 0 || !any_pass) return result;
+
+  const uint64_t ldc = (nq + kLanes - 1) / kLanes * kLanes;
+  const uint64_t context = 2 * ldc * sizeof(float) + ldc * dim * sizeof(float);
+  // Distinct sets (the per-query paths share the work of equal sets) and their counts.
+  std::unordered_map<const RowSet*, uint64_t> distinct;
+  for (size_t i = 0; i < filters.sets.size(); ++i) {
+    distinct.emplace(filters.sets[i], std::min<uint64_t>(filters.passing_rows[i], rows));
+  }
+  uint64_t distinct_pass = 0;
+  for (const auto& [set, n] : distinct) distinct_pass += n;
+  const uint64_t map_bytes = distinct.size() * 64;
+  const uint64_t bitset_bytes = (rows + 31) / 32 * sizeof(uint32_t) + sizeof(std::vector<uint32_t>);
+
+  uint64_t path_bytes = 0, tile_rows = 0, block_rows = 0, threads = 1;
+  const uint64_t tile = TileRows(opt, static_cast<uint32_t>(ldc));
+  auto threads_for = [&](double work, uint64_t items) {
+    return ChooseThreads(opt.threads, work, std::max<uint64_t>(items, 1));
+  };
+  switch (request.path) {
+    case SearchPath::kSddmm:
+      if (!per_query) {
+        const uint64_t n = pass(0);
+        path_bytes = n * sizeof(uint32_t);
+        threads =
+            threads_for(static_cast<double>(n) * nq * dim, (n + kSddmmChunk - 1) / kSddmmChunk);
+        tile_rows = kSddmmChunk;
+        path_bytes += kSddmmChunk * threads * sizeof(float);  // x_sq
+      } else {
+        uint64_t items = 0;
+        double pairs = 0;
+        for (uint64_t q = 0; q < nq; ++q) {
+          items += (pass(q) + kSddmmChunk - 1) / kSddmmChunk;
+          pairs += static_cast<double>(pass(q));
+        }
+        path_bytes = distinct_pass * sizeof(uint32_t) + nq * sizeof(std::vector<uint32_t>) +
+                     map_bytes + (nq + 1) * sizeof(size_t);
+        threads = threads_for(pairs * dim, items);
+      }
+      break;
+    case SearchPath::kGather: {
+      // Bitmap mode gathers the union, at most every row and at most the sum of the sets.
+      const uint64_t n = per_query ? std::min(rows, distinct_pass) : pass(0);
+      path_bytes = n * sizeof(uint32_t);
+      if (per_query) {
+        // The union as a Roaring set (at most a bitset's worth a 2^16-row container, plus
+        // headers), then a bitset per distinct set.
+        path_bytes += (rows + 65535) / 65536 * (8192 + 64) + distinct.size() * bitset_bytes +
+                      nq * sizeof(uint32_t*) + map_bytes;
+      }
+      tile_rows = block_rows = tile;
+      threads = threads_for(static_cast<double>(n) * nq * dim, (n + tile - 1) / tile);
+      break;
+    }
+    case SearchPath::kDense:
+    case SearchPath::kAuto:
+      if (!per_query) {
+        path_bytes = bitset_bytes;
+      } else {
+        path_bytes =
+            distinct.size() * bitset_bytes + bitset_bytes + nq * sizeof(uint32_t*) + map_bytes;
+      }
+      tile_rows = tile;
+      threads = threads_for(static_cast<double>(rows) * nq * dim, (rows + tile - 1) / tile);
+      break;
+  }
+
+  uint64_t heaps = 0;
+  const uint64_t reserved = std::min<uint64_t>(k, 1024);
+  for (uint64_t q = 0; q < nq; ++q) {
+    heaps += sizeof(TopK) + GrownCapacity(reserved, std::min(k, pass(q))) * 8;
+  }
+  const uint64_t worker = sizeof(Worker) + heaps + ldc * sizeof(float) +
+                          tile_rows * ldc * sizeof(float) + std::max(tile_rows, block_rows) +
+                          block_rows * dim * sizeof(float) + block_rows * sizeof(float);
+  // Merging sorts one query's heap into a copy before appending it to the result.
+  const uint64_t merge = most_kept * 8;
+  return result + context + path_bytes + threads * (worker + sizeof(std::thread)) + merge;
+}
+
 }  // namespace
 
 CpuExecutor::CpuExecutor(const CpuExecutorOptions& options) : options_(options) {
@@ -593,6 +712,17 @@ CpuExecutor::CpuExecutor(const CpuExecutorOptions& options) : options_(options) 
 
 uint64_t CpuExecutor::runs(SearchPath path) const {
   return runs_[static_cast<size_t>(path)].load(std::memory_order_relaxed);
+}
+
+Status CpuExecutor::EstimateMemory(const ShardView& shard, const BatchFilters& filters,
+                                   const ExecRequest& request, MemoryEstimate* estimate) const {
+  *estimate = MemoryEstimate();
+  SIEVE_RETURN_IF_ERROR(Validate(shard, filters, request));
+  if (filters.passing_rows.size() != filters.sets.size()) {
+    return Status::InvalidArgument("filters: passing_rows and sets differ in size");
+  }
+  estimate->host_bytes = CpuSearchBytes(options_, shard, filters, request);
+  return Status::OK();
 }
 
 Status CpuExecutor::Search(const ShardView& shard, const BatchFilters& filters,

@@ -65,6 +65,12 @@ class CpuExecutor : public Executor {
   Status Search(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request,
                 ExecResult* result) override;
 
+  // Host memory only (tiles, bitsets, gathered blocks, per-worker heaps, the result); an upper
+  // bound that assumes every worker sees every passing row of every query. Same errors as
+  // Search for invalid arguments.
+  Status EstimateMemory(const ShardView& shard, const BatchFilters& filters,
+                        const ExecRequest& request, MemoryEstimate* estimate) const override;
+
   // How many Search calls ran `path` successfully (0 for kAuto). For tests that must prove
   // which path ran.
   uint64_t runs(SearchPath path) const;

@@ -16,6 +16,8 @@
 #include "gpu/gpu_backend.h"
 #include "index/roaring_bridge.h"
 #include "query/cpu_executor.h"
+#include "query/no_throw_db.h"
+#include "storage/format.h"
 
 namespace sieve {
 
@@ -94,6 +96,12 @@ Status CheckValue(AttrType type, Value* v) {
 }
 
 bool LargerIsBetter(Metric m) { return m == Metric::kInnerProduct; }
+
+// A vector as the collection stores it: float16 collections keep each component rounded to
+// the nearest half (the rule CheckVector must see, since a tiny input may round to zero).
+float StoredValue(DType dtype, float x) {
+  return dtype == DType::kFloat16 ? format::HalfToFloat(format::FloatToHalf(x)) : x;
+}
 
 // Distance of the metric in float64 between a float query and a stored row.
 double ExactDistance(Metric metric, const float* q, const float* x, uint32_t dim) {
@@ -227,10 +235,12 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   so.create_if_missing = options.create_if_missing;
   so.error_if_exists = options.error_if_exists;
   so.read_only = options.read_only;
-  std::unique_ptr<Store> store;
-  SIEVE_RETURN_IF_ERROR(Store::Open(so, path, &store));
-  db->reset(new DBImpl(std::move(store)));
-  return Status::OK();
+  return CatchExceptions("open", [&] {
+    std::unique_ptr<Store> store;
+    SIEVE_RETURN_IF_ERROR(Store::Open(so, path, &store));
+    db->reset(new NoThrowDB(std::make_unique<DBImpl>(std::move(store), options)));
+    return Status::OK();
+  });
 }
 
 Status DB::Repair(const std::string& path, RepairReport* report) {
@@ -260,12 +270,22 @@ std::string RepairReport::ToJson() const {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-DBImpl::DBImpl(std::unique_ptr<Store> store)
-    : store_(std::move(store)), cpu_(new CpuExecutor()) {}
+DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options)
+    : store_(std::move(store)),
+      budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
+                                               : DefaultMemoryBudget()),
+      cpu_(new CpuExecutor()) {}
 
 DBImpl::~DBImpl() = default;
 
 Status DBImpl::CreateCollection(const CollectionSpec& spec) {
+  // The naming rule is checked here, at creation only: the store accepts (and keeps loading)
+  // names that older releases allowed.
+  SIEVE_RETURN_IF_ERROR(ValidateCollectionName(spec.name));
+  for (const AttributeSpec& a : spec.attributes) {
+    SIEVE_RETURN_IF_ERROR(
+        ValidateAttributeName(a.name).WithContext("collection '" + spec.name + "'"));
+  }
   std::lock_guard<std::mutex> l(mu_);
   CollectionMeta meta;
   SIEVE_RETURN_IF_ERROR(store_->CreateCollection(spec, &meta));
@@ -348,6 +368,7 @@ Status DBImpl::ValidateBatch(const Collection& c, const RowBatch& rows) const {
   if (rows.num_rows == 0) return Status::OK();
   if (rows.vectors == nullptr) return Status::InvalidArgument("ingest: no vectors given");
   const uint32_t dim = spec.dim;
+  std::vector<float> rounded;
   for (size_t r = 0; r < rows.num_rows; ++r) {
     const float* v = rows.vectors + r * dim;
     for (uint32_t j = 0; j < dim; ++j) {
@@ -362,6 +383,14 @@ Status DBImpl::ValidateBatch(const Collection& c, const RowBatch& rows) const {
                                        " is outside the float16 range of this collection");
       }
     }
+    const float* stored = v;
+    if (spec.dtype == DType::kFloat16) {
+      rounded.resize(dim);
+      for (uint32_t j = 0; j < dim; ++j) rounded[j] = StoredValue(spec.dtype, v[j]);
+      stored = rounded.data();
+    }
+    Status s = CheckVector(stored, dim);
+    if (!s.ok()) return Status::InvalidArgument("row " + std::to_string(r) + ": " + s.message());
   }
   if (rows.attributes != nullptr) {
     for (size_t r = 0; r < rows.num_rows; ++r) {
@@ -477,7 +506,7 @@ Status DBImpl::Ingest(const std::string& collection, const RowBatch& rows,
           float* dst = ch.vectors.data() + j * spec.dim;
           if (spec.dtype == DType::kFloat16) {
             for (uint32_t d = 0; d < spec.dim; ++d) {
-              dst[d] = static_cast<float>(static_cast<_Float16>(src[d]));
+              dst[d] = StoredValue(DType::kFloat16, src[d]);
             }
           } else {
             std::copy(src, src + spec.dim, dst);
@@ -742,11 +771,9 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   std::shared_ptr<Collection> c;
   SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
   const CollectionSpec& spec = c->meta.spec;
-  for (size_t i = 0; i < nq * spec.dim; ++i) {
-    if (!std::isfinite(request.queries[i])) {
-      return Status::InvalidArgument("query " + std::to_string(i / spec.dim) + ", component " +
-                                     std::to_string(i % spec.dim) + ": value is not finite");
-    }
+  for (size_t q = 0; q < nq; ++q) {
+    Status s = CheckVector(request.queries + q * spec.dim, spec.dim);
+    if (!s.ok()) return Status::InvalidArgument("query " + std::to_string(q) + ": " + s.message());
   }
 
   // Parse each distinct filter text once.
@@ -778,6 +805,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   ex.filter_mode = filters.size() == 1 && filters[0]->MatchesAll() ? "none"
                    : per_query                                     ? "bitmap"
                                                                    : "bitset";
+  ex.memory_budget_bytes = budget_.bytes();
   ex.stage_ms.emplace_back("parse", MsSince(t_start));
 
   Executor* executor = nullptr;
@@ -795,28 +823,50 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   if (nq == 0) return Status::OK();
   const uint32_t k = static_cast<uint32_t>(request.k);
   const bool larger_better = LargerIsBetter(spec.metric);
-  // Per query: (exact distance, id) candidates from every shard.
-  std::vector<std::vector<std::pair<double, int64_t>>> merged(nq);
   double compile_ms = 0, plan_ms = 0, exec_ms = 0, refine_ms = 0;
 
-  for (const auto& shard_ptr : c->shards) {
-    const ShardIndex& shard = *shard_ptr;
+  // Compile and plan every shard first, so that the memory the search needs is known (and
+  // refused, or reserved) before anything large is allocated.
+  struct ShardWork {
+    const ShardIndex* shard = nullptr;
+    std::vector<RowSet> sets;  // one per distinct filter
+    BatchFilters bf;
+    ShardView view;
+    ExecRequest er;
+    uint64_t max_pass = 0;
+  };
+  std::vector<ShardWork> work(c->shards.size());
+  uint64_t sets_bytes = 0;
+  for (size_t si = 0; si < c->shards.size(); ++si) {
+    const ShardIndex& shard = *c->shards[si];
+    ShardWork& w = work[si];
+    w.shard = &shard;
     ShardPlan plan;
     plan.shard = shard.shard();
     plan.rows = shard.live_rows();
     auto t0 = Clock::now();
-    std::vector<RowSet> sets;
-    sets.reserve(filters.size());
-    for (auto& f : filters) sets.push_back(f->Compile(shard));
-    BatchFilters bf;
-    for (auto& s : sets) plan.passing_rows.push_back(s.Cardinality());
+    w.sets.reserve(filters.size());
+    for (auto& f : filters) {
+      w.sets.push_back(f->Compile(shard));
+      sets_bytes += w.sets.back().MemoryBytes();
+      if (sets_bytes > budget_.bytes()) {
+        ex.host_memory_bytes = sets_bytes;
+        return Status::ResourceExhausted(
+            "search: the row sets of its " + std::to_string(filters.size()) +
+            " distinct filters alone take more than " + DescribeBytes(sets_bytes) +
+            ", over the memory budget of " + DescribeBytes(budget_.bytes()) +
+            " (Options::memory_budget_bytes; sieve query/serve --max-memory)");
+      }
+    }
+    BatchFilters& bf = w.bf;
+    for (auto& s : w.sets) plan.passing_rows.push_back(s.Cardinality());
     if (per_query) {
       for (size_t q = 0; q < nq; ++q) {
-        bf.sets.push_back(&sets[filter_of[q]]);
+        bf.sets.push_back(&w.sets[filter_of[q]]);
         bf.passing_rows.push_back(plan.passing_rows[filter_of[q]]);
       }
     } else {
-      bf.sets.push_back(&sets[0]);
+      bf.sets.push_back(&w.sets[0]);
       bf.passing_rows.push_back(plan.passing_rows[0]);
     }
     compile_ms += MsSince(t0);
@@ -834,7 +884,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       in.passing_rows = sum / nq;
       for (auto n : bf.passing_rows) in.max_passing_rows = std::max(in.max_passing_rows, n);
       std::vector<const RowSet*> distinct;
-      for (auto& s : sets) distinct.push_back(&s);
+      for (auto& s : w.sets) distinct.push_back(&s);
       in.union_rows = RowSet::Union(distinct.data(), distinct.size()).Cardinality();
       ex.passing_rows += sum;
     } else {
@@ -845,57 +895,109 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     SearchPath path =
         options.path == SearchPath::kAuto ? ChoosePath(thresholds, in) : options.path;
     plan.path = SearchPathName(path);
+    for (auto n : bf.passing_rows) w.max_pass = std::max(w.max_pass, n);
+    w.view.key = (static_cast<uint64_t>(c->meta.id) << 32) | shard.shard();
+    w.view.generation = shard.vectors().generation();
+    w.view.vectors = shard.vectors().data();
+    w.view.sq_norms = shard.vectors().sq_norms();
+    w.view.rows = shard.rows();
+    w.view.dim = spec.dim;
+    w.view.dtype = spec.dtype;
+    w.er.queries = request.queries;
+    w.er.num_queries = static_cast<uint32_t>(nq);
+    w.er.k = static_cast<uint32_t>(std::min<uint64_t>(CandidateCount(k), w.max_pass));
+    w.er.metric = spec.metric;
+    w.er.path = path;
     plan_ms += MsSince(t0);
-
-    uint64_t max_pass = 0;
-    for (auto n : bf.passing_rows) max_pass = std::max(max_pass, n);
-    if (max_pass > 0) {
-      t0 = Clock::now();
-      ShardView view;
-      view.key = (static_cast<uint64_t>(c->meta.id) << 32) | shard.shard();
-      view.generation = shard.vectors().generation();
-      view.vectors = shard.vectors().data();
-      view.sq_norms = shard.vectors().sq_norms();
-      view.rows = shard.rows();
-      view.dim = spec.dim;
-      view.dtype = spec.dtype;
-      ExecRequest er;
-      er.queries = request.queries;
-      er.num_queries = static_cast<uint32_t>(nq);
-      er.k = std::min<uint64_t>(CandidateCount(k), max_pass);
-      er.metric = spec.metric;
-      er.path = path;
-      ExecResult res;
-      SIEVE_RETURN_IF_ERROR(executor->Search(view, bf, er, &res));
-      exec_ms += MsSince(t0);
-      plan.select = res.select;
-      for (auto& st : res.stage_ms) ex.stage_ms.emplace_back("execute." + st.first, st.second);
-
-      // Refine in float64 and map ordinals to ids.
-      t0 = Clock::now();
-      for (size_t q = 0; q < nq; ++q) {
-        const RowSet& set = *bf.sets[per_query ? q : 0];
-        for (auto& [ord, dist] : res.neighbors[q]) {
-          if (ord >= shard.rows() || !set.Contains(ord)) {
-            return Status::Internal(executor->name() + " returned row " + std::to_string(ord) +
-                                    " that does not pass the filter of query " +
-                                    std::to_string(q));
-          }
-          merged[q].emplace_back(
-              ExactDistance(spec.metric, request.queries + q * spec.dim,
-                            shard.vectors().row(ord), spec.dim),
-              shard.id(ord));
-        }
-      }
-      refine_ms += MsSince(t0);
-    }
     ex.shards.push_back(std::move(plan));
+  }
+
+  // What the rest allocates: per query, every shard's candidates (kept until the merge), and
+  // the results; per shard, in turn, what its executor says it needs (its result included).
+  uint64_t exec_bytes = 0, device_bytes = 0;
+  for (ShardWork& w : work) {
+    if (w.max_pass == 0) continue;
+    MemoryEstimate m;
+    SIEVE_RETURN_IF_ERROR(executor->EstimateMemory(w.view, w.bf, w.er, &m));
+    exec_bytes = std::max(exec_bytes, m.host_bytes);
+    device_bytes = std::max(device_bytes, m.device_bytes);
+  }
+  std::vector<uint64_t> candidates(nq, 0);  // per query, over every shard
+  for (const ShardWork& w : work) {
+    if (w.max_pass == 0) continue;
+    for (size_t q = 0; q < nq; ++q) {
+      candidates[q] += std::min<uint64_t>(w.er.k, w.bf.passing_rows[per_query ? q : 0]);
+    }
+  }
+  using Candidate = std::pair<double, int64_t>;
+  uint64_t candidate_bytes = nq * sizeof(std::vector<Candidate>), result_bytes = 0;
+  for (size_t q = 0; q < nq; ++q) {
+    candidate_bytes += candidates[q] * sizeof(Candidate);
+    result_bytes += std::min<uint64_t>(k, candidates[q]) * (sizeof(int64_t) + sizeof(float));
+  }
+  result_bytes += nq * sizeof(Neighbors);
+  const uint64_t need = sets_bytes + candidate_bytes + std::max(exec_bytes, result_bytes);
+  ex.host_memory_bytes = need;
+  ex.device_memory_bytes = device_bytes;
+  if (need > budget_.bytes()) {
+    return Status::ResourceExhausted(
+        "search: " + std::to_string(nq) + " queries with k = " + std::to_string(k) + " need " +
+        DescribeBytes(need) + " of host memory (results " + DescribeBytes(result_bytes) +
+        ", candidates " + DescribeBytes(candidate_bytes) + ", " + executor->name() + " executor " +
+        DescribeBytes(exec_bytes) + ", filter row sets " + DescribeBytes(sets_bytes) +
+        "), over the memory budget of " + DescribeBytes(budget_.bytes()) +
+        "; use fewer queries or a smaller k, or raise the budget (Options::memory_budget_bytes; "
+        "sieve query/serve --max-memory)");
+  }
+  MemoryBudget::Reservation reservation = budget_.Reserve(need);
+
+  // Per query: (exact distance, id) candidates from every shard.
+  std::vector<std::vector<Candidate>> merged(nq);
+  for (size_t q = 0; q < nq; ++q) merged[q].reserve(candidates[q]);
+  for (size_t si = 0; si < work.size(); ++si) {
+    ShardWork& w = work[si];
+    if (w.max_pass == 0) continue;
+    const ShardIndex& shard = *w.shard;
+    auto t0 = Clock::now();
+    ExecResult res;
+    SIEVE_RETURN_IF_ERROR(executor->Search(w.view, w.bf, w.er, &res));
+    exec_ms += MsSince(t0);
+    if (res.neighbors.size() != nq) {
+      return Status::Internal(executor->name() + " returned " +
+                              std::to_string(res.neighbors.size()) + " result lists for " +
+                              std::to_string(nq) + " queries");
+    }
+    ex.shards[si].select = res.select;
+    for (auto& st : res.stage_ms) ex.stage_ms.emplace_back("execute." + st.first, st.second);
+
+    // Refine in float64 and map ordinals to ids.
+    t0 = Clock::now();
+    for (size_t q = 0; q < nq; ++q) {
+      const RowSet& set = *w.bf.sets[per_query ? q : 0];
+      if (res.neighbors[q].size() > std::min<uint64_t>(w.er.k, set.Cardinality())) {
+        return Status::Internal(executor->name() + " returned " +
+                                std::to_string(res.neighbors[q].size()) + " results for query " +
+                                std::to_string(q) + ", more than asked");
+      }
+      for (auto& [ord, dist] : res.neighbors[q]) {
+        if (ord >= shard.rows() || !set.Contains(ord)) {
+          return Status::Internal(executor->name() + " returned row " + std::to_string(ord) +
+                                  " that does not pass the filter of query " + std::to_string(q));
+        }
+        merged[q].emplace_back(ExactDistance(spec.metric, request.queries + q * spec.dim,
+                                             shard.vectors().row(ord), spec.dim),
+                               shard.id(ord));
+      }
+    }
+    refine_ms += MsSince(t0);
+    // Sets no later shard needs are freed early.
+    w.sets.clear();
   }
 
   auto t0 = Clock::now();
   for (size_t q = 0; q < nq; ++q) {
     auto& cand = merged[q];
-    auto better = [&](const std::pair<double, int64_t>& a, const std::pair<double, int64_t>& b) {
+    auto better = [&](const Candidate& a, const Candidate& b) {
       if (a.first != b.first) return larger_better ? a.first > b.first : a.first < b.first;
       return a.second < b.second;
     };
@@ -905,8 +1007,18 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     out.ids.reserve(keep);
     out.distances.reserve(keep);
     for (size_t i = 0; i < keep; ++i) {
+      const float d = static_cast<float>(cand[i].first);
+      if (!std::isfinite(d)) {
+        // Only rows stored before ingest enforced the norm bound can get here.
+        result->results.clear();
+        return Status::NotSupported(
+            "search: the distance of query " + std::to_string(q) + " to row id " +
+            std::to_string(cand[i].second) +
+            " does not fit a float32: the row's norm is beyond the range ingest accepts now "
+            "(it was stored before that rule); delete or re-ingest it");
+      }
       out.ids.push_back(cand[i].second);
-      out.distances.push_back(static_cast<float>(cand[i].first));
+      out.distances.push_back(d);
     }
   }
   ex.stage_ms.emplace_back("compile", compile_ms);

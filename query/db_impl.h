@@ -16,6 +16,7 @@
 
 #include "index/shard_index.h"
 #include "query/executor.h"
+#include "query/memory_budget.h"
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "storage/store.h"
@@ -24,7 +25,8 @@ namespace sieve {
 
 class DBImpl : public DB {
  public:
-  explicit DBImpl(std::unique_ptr<Store> store);
+  // Options::memory_budget_bytes (0: DefaultMemoryBudget()) is the one option read here.
+  DBImpl(std::unique_ptr<Store> store, const Options& options);
   ~DBImpl() override;
 
   Status CreateCollection(const CollectionSpec& spec) override;
@@ -64,6 +66,7 @@ class DBImpl : public DB {
   Status ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds);
 
   std::unique_ptr<Store> store_;
+  MemoryBudget budget_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<Collection>> collections_;
   std::unique_ptr<Executor> cpu_;

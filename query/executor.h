@@ -52,6 +52,15 @@ struct ExecRequest {
   SearchPath path = SearchPath::kDense;  // never kAuto: the planner has chosen
 };
 
+// What one Search call will allocate, computed from its arguments before it allocates.
+struct MemoryEstimate {
+  // The most host memory the call holds at once beyond its arguments, its result included.
+  uint64_t host_bytes = 0;
+  // Device memory the call allocates beyond what is already resident (vectors an earlier call
+  // uploaded stay resident and are not counted again).
+  uint64_t device_bytes = 0;
+};
+
 struct ExecResult {
   // Per query, up to k results, best first.
   std::vector<std::vector<std::pair<uint32_t, float>>> neighbors;
@@ -68,6 +77,16 @@ class Executor {
   // cannot honour the request (never silently ignoring the filter).
   virtual Status Search(const ShardView& shard, const BatchFilters& filters,
                         const ExecRequest& request, ExecResult* result) = 0;
+
+  // What Search(shard, filters, request) would allocate, without allocating it (the planner
+  // reserves it from Options::memory_budget_bytes before running the search). Never an
+  // underestimate of what Search holds at once. Returns the errors Search would return for
+  // invalid arguments, and ResourceExhausted (naming the sizes) when the device cannot hold
+  // device_bytes. The base version counts the one allocation every backend makes, its result
+  // (num_queries lists of up to min(k, passing rows) pairs), and no device memory: a backend
+  // with scratch space or device buffers of its own must override it.
+  virtual Status EstimateMemory(const ShardView& shard, const BatchFilters& filters,
+                                const ExecRequest& request, MemoryEstimate* estimate) const;
 };
 
 }  // namespace sieve

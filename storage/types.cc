@@ -157,6 +157,9 @@ std::string Explain::ToJson() const {
     for (const auto& [name, ms] : stage_ms) stages[name] = ms;
     j["stages_ms"] = std::move(stages);
     if (!thresholds.empty()) j["thresholds"] = thresholds;
+    j["memory"] = {{"host_bytes", host_memory_bytes},
+                   {"device_bytes", device_memory_bytes},
+                   {"budget_bytes", memory_budget_bytes}};
     return DumpLine(j);
   } catch (...) {
     // Only allocation failure can get here; keep the line parseable.

@@ -41,12 +41,28 @@ struct Options {
   // process had committed when Open ran. Writes return NotSupported. With read_only, a path
   // without a database is NotFound whatever create_if_missing says. Default: false.
   bool read_only = false;
+  // Host memory that the searches of this DB may hold at once, in bytes. Every Search computes
+  // what it will allocate (filter row sets, the executor's tiles, bitsets and heaps, the
+  // candidates of every shard and the results) before allocating it and reserves that much:
+  // a search that needs more than the whole budget returns ResourceExhausted at once (naming
+  // the sizes); one that fits waits, first come first served, until concurrent searches have
+  // released enough. Memory that outlives a search (loaded vectors and indexes, RocksDB's
+  // caches) is not counted. 0 means DefaultMemoryBudget(). Default: 0.
+  uint64_t memory_budget_bytes = 0;
 };
+
+// Half of the smallest of: this machine's physical memory, the process's address-space and
+// data-segment limits (RLIMIT_AS, RLIMIT_DATA soft limits) and its cgroup's memory limit
+// (cgroup v2 memory.max), read when called. At least 64 MiB.
+uint64_t DefaultMemoryBudget();
 
 // A batch of rows to ingest. Nothing is owned: every pointer must stay valid for the call.
 struct RowBatch {
   size_t num_rows = 0;
-  // num_rows × dim floats, row-major. Required. NaN or infinite components are rejected.
+  // num_rows × dim floats, row-major. Required. NaN or infinite components are rejected, and
+  // so is a vector whose Euclidean norm is neither 0 nor within [kMinVectorNorm,
+  // kMaxVectorNorm] (see types.h): every squared norm, dot product and distance between such
+  // vectors then stays finite and normal in float32, on every path and backend.
   const float* vectors = nullptr;
   // num_rows user ids, or nullptr to have ids assigned in ingest order (one past the largest
   // id ever assigned or given in the collection, starting at 0).
@@ -180,6 +196,14 @@ struct Explain {
   // Where the planner's thresholds came from (PlannerThresholds::source); "thresholds" in
   // ToJson().
   std::string thresholds;
+  // Host memory the search computed it needs (and reserved from the budget), device memory
+  // its executor said it would allocate, and the budget (Options::memory_budget_bytes, or
+  // the default in force). Set also when Search returns ResourceExhausted for the budget, so
+  // that a caller can tell "too large for the budget" (host_memory_bytes >
+  // memory_budget_bytes) from memory that ran out. "memory" in ToJson().
+  uint64_t host_memory_bytes = 0;
+  uint64_t device_memory_bytes = 0;
+  uint64_t memory_budget_bytes = 0;
   std::string ToJson() const;  // one line
 };
 
@@ -266,9 +290,13 @@ class DB {
   virtual Status DeleteByFilter(const std::string& collection, const std::string& filter,
                                 uint64_t* deleted) = 0;
 
-  // Exact filtered k-nearest-neighbour search. Returns InvalidArgument for k < 1, a filter
-  // that does not parse or type-check (the message names the position), or a filters list of
-  // the wrong size; Unavailable when options.device is kGpu and no GPU can be used.
+  // Exact filtered k-nearest-neighbour search. Returns InvalidArgument for k < 1 or k >
+  // 1000000, a query component that is not finite, a query whose norm is outside the range of
+  // RowBatch::vectors, a filter that does not parse or type-check (the message names the
+  // position), or a filters list of the wrong size; Unavailable when options.device is kGpu
+  // and no GPU can be used; ResourceExhausted when the search needs more host memory than
+  // Options::memory_budget_bytes (result->explain then holds both figures) or memory runs out.
+  // Every distance returned is finite.
   virtual Status Search(const std::string& collection, const SearchRequest& request,
                         const SearchOptions& options, SearchResult* result) = 0;
 

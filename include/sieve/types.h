@@ -50,13 +50,37 @@ Status ParseDType(std::string_view text, DType* out);
 const char* AttrTypeName(AttrType t);
 Status ParseAttrType(std::string_view text, AttrType* out);
 
+// The range of a non-zero vector's Euclidean norm, for rows and queries alike: 2^-60 to 2^60
+// (about 8.7e-19 to 1.15e18). Squared norms are then within 2^-120 .. 2^120, and every l2
+// distance (at most (|q| + |x|)^2 = 2^122), inner product and cosine term between two such
+// vectors is finite and normal in float32 (whose range ends near 2^128 and 2^-126) with a
+// margin of 2^6, so the float32 and float16 paths and the GPU never meet an overflow.
+inline constexpr double kMinVectorNorm = 0x1p-60;
+inline constexpr double kMaxVectorNorm = 0x1p60;
+
+// InvalidArgument when the `dim` floats at `v` hold a NaN or infinite component or their norm
+// is neither 0 nor within [kMinVectorNorm, kMaxVectorNorm]; the message names the component
+// ("component 3 is NaN") or the norm and the largest component, without saying whose vector
+// it is (callers prefix "row 5: " or "query 2: ").
+Status CheckVector(const float* v, uint32_t dim);
+
+// The naming rule of collections and attributes, enforced when a collection is created
+// (DB::CreateCollection, and so the CLI and the server): a name is 1 to 128 characters of
+// [A-Za-z0-9_] (collections may also use '-') starting with a letter or '_', and is neither a
+// keyword of the filter language (AND OR NOT IN BETWEEN CONTAINS IS NULL TRUE FALSE, in any
+// letter case) nor "id" (reserved for the row id). Names in stores created under older rules
+// still load and are written in filters as SQL double-quoted identifiers ("AND" = 3).
+// InvalidArgument naming the rule broken.
+Status ValidateCollectionName(std::string_view name);
+Status ValidateAttributeName(std::string_view name);
+
 struct AttributeSpec {
-  std::string name;  // [A-Za-z_][A-Za-z0-9_]*, unique in its collection
+  std::string name;  // see ValidateAttributeName; unique in its collection
   AttrType type = AttrType::kInt;
 };
 
 struct CollectionSpec {
-  std::string name;  // [A-Za-z0-9_.-]{1,128}
+  std::string name;  // see ValidateCollectionName
   uint32_t dim = 0;  // 1 .. 65536
   Metric metric = Metric::kL2;
   DType dtype = DType::kFloat32;

@@ -149,7 +149,8 @@ TEST(ServeProcessTest, SigtermDrainsRequestsInFlightAndExitsZero) {
   ServeProcess server;
   // A long batching window keeps the query in flight while SIGTERM arrives.
   ASSERT_TRUE(server.Start(
-      {dir.Join("db"), "--listen", "127.0.0.1:0", "--batch-window-us", "1500000"}, dir.Join("err")))
+      {dir.Join("db"), "--create", "--listen", "127.0.0.1:0", "--batch-window-us", "1500000"},
+      dir.Join("err")))
       << ReadFile(dir.Join("err"));
   const uint16_t port = server.port();
   ASSERT_EQ(Http(port, "POST", "/collections", R"({"name": "c", "dim": 2})").status, 201);
@@ -185,7 +186,8 @@ TEST(ServeProcessTest, Kill9DuringIngestLosesNothingAcknowledged) {
   int next_batch = 0;
   for (int round = 0; round < 3; ++round) {
     ServeProcess server;
-    ASSERT_TRUE(server.Start({dir.Join("db"), "--listen", "127.0.0.1:0"}, dir.Join("err")))
+    ASSERT_TRUE(
+        server.Start({dir.Join("db"), "--create", "--listen", "127.0.0.1:0"}, dir.Join("err")))
         << ReadFile(dir.Join("err"));
     const uint16_t port = server.port();
     if (round == 0) {
@@ -224,7 +226,8 @@ TEST(ServeProcessTest, Kill9DuringIngestLosesNothingAcknowledged) {
     next_batch = attempted + 1;
   }
   ServeProcess server;
-  ASSERT_TRUE(server.Start({dir.Join("db"), "--listen", "127.0.0.1:0"}, dir.Join("err2")))
+  ASSERT_TRUE(
+      server.Start({dir.Join("db"), "--create", "--listen", "127.0.0.1:0"}, dir.Join("err2")))
       << ReadFile(dir.Join("err2"));
   int64_t expected_min = static_cast<int64_t>(acked.size()) * kRowsPerRequest, found = 0;
   for (int b = 0; b < next_batch; ++b) {
@@ -261,7 +264,8 @@ TEST(ServeProcessTest, AnswersEqualTheClis) {
   json server_one, server_many;
   {
     ServeProcess server;
-    ASSERT_TRUE(server.Start({dir.Join("db"), "--listen", "127.0.0.1:0"}, dir.Join("err")))
+    ASSERT_TRUE(
+        server.Start({dir.Join("db"), "--create", "--listen", "127.0.0.1:0"}, dir.Join("err")))
         << ReadFile(dir.Join("err"));
     const uint16_t port = server.port();
     ASSERT_EQ(Http(port, "POST", "/collections",
@@ -323,16 +327,17 @@ TEST(ServeProcessTest, AnswersEqualTheClis) {
 TEST(ServeProcessTest, NonLoopbackNeedsATokenFile) {
   test::ScratchDir dir;
   ServeProcess refused;
-  EXPECT_FALSE(refused.Start({dir.Join("db"), "--listen", "0.0.0.0:0"}, dir.Join("err")));
+  EXPECT_FALSE(
+      refused.Start({dir.Join("db"), "--create", "--listen", "0.0.0.0:0"}, dir.Join("err")));
   EXPECT_EQ(refused.Wait(), 1);
   EXPECT_NE(ReadFile(dir.Join("err")).find("--token-file"), std::string::npos)
       << ReadFile(dir.Join("err"));
 
   std::ofstream(dir.Join("token")) << "tok-123\n";
   ServeProcess server;
-  ASSERT_TRUE(
-      server.Start({dir.Join("db"), "--listen", "0.0.0.0:0", "--token-file", dir.Join("token")},
-                   dir.Join("err2")))
+  ASSERT_TRUE(server.Start(
+      {dir.Join("db"), "--create", "--listen", "0.0.0.0:0", "--token-file", dir.Join("token")},
+      dir.Join("err2")))
       << ReadFile(dir.Join("err2"));
   EXPECT_EQ(Http(server.port(), "GET", "/health").status, 401);
   EXPECT_EQ(Http(server.port(), "GET", "/health", "", {{"Authorization", "Bearer tok-123"}}).status,

@@ -2,6 +2,8 @@
 
 #include "tools/cli/cli_util.h"
 
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
 
 namespace sieve::cli {
@@ -15,11 +17,54 @@ int Fail(const char* cmd, const Status& s) {
   return 1;
 }
 
-Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db) {
+Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db,
+              uint64_t memory_budget_bytes) {
   Options o;
   o.create_if_missing = mode == OpenFor::kCreate;
   o.read_only = mode == OpenFor::kRead;
+  o.memory_budget_bytes = memory_budget_bytes;
   return DB::Open(o, path, db);
+}
+
+Status ParseMemoryBudget(const std::string& flag, const std::string& text, uint64_t* bytes) {
+  if (text == "auto") {
+    *bytes = 0;
+    return Status::OK();
+  }
+  const Status bad = Status::InvalidArgument(
+      "--" + flag + ": '" + text + "' is not a byte count (e.g. 1073741824, 512M, 2GiB) or auto");
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    const uint64_t digit = static_cast<uint64_t>(text[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) return bad;
+    v = v * 10 + digit;
+    ++i;
+  }
+  if (i == 0) return bad;
+  std::string suffix;
+  for (; i < text.size(); ++i) suffix += static_cast<char>(std::tolower(text[i]));
+  int shift = 0;
+  if (suffix.empty() || suffix == "b") {
+    shift = 0;
+  } else if (suffix == "k" || suffix == "kib") {
+    shift = 10;
+  } else if (suffix == "m" || suffix == "mib") {
+    shift = 20;
+  } else if (suffix == "g" || suffix == "gib") {
+    shift = 30;
+  } else if (suffix == "t" || suffix == "tib") {
+    shift = 40;
+  } else {
+    return bad;
+  }
+  if (v > (UINT64_MAX >> shift)) return bad;
+  v <<= shift;
+  if (v == 0) {
+    return Status::InvalidArgument("--" + flag + ": the budget must be positive (or auto)");
+  }
+  *bytes = v;
+  return Status::OK();
 }
 
 }  // namespace sieve::cli

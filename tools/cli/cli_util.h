@@ -6,6 +6,7 @@
 #ifndef SIEVE_TOOLS_CLI_CLI_UTIL_H_
 #define SIEVE_TOOLS_CLI_CLI_UTIL_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -26,8 +27,15 @@ enum class OpenFor {
 };
 
 // Opens the database at `path` (without kCreate, NotFound names a path that holds no
-// database, and nothing is created there).
-Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db);
+// database, and nothing is created there). `memory_budget_bytes` is
+// Options::memory_budget_bytes (0: the default).
+Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db,
+              uint64_t memory_budget_bytes = 0);
+
+// Parses a --max-memory value: "auto" (0: Options' default, DefaultMemoryBudget()) or a
+// positive byte count, optionally with a binary suffix K, M, G or T (also KiB, MiB, GiB, TiB;
+// any letter case): "512M", "2GiB". InvalidArgument naming `flag` otherwise.
+Status ParseMemoryBudget(const std::string& flag, const std::string& text, uint64_t* bytes);
 
 }  // namespace sieve::cli
 

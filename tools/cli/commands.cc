@@ -64,8 +64,12 @@ const char kIngestUsage[] =
 const char kQueryUsage[] =
     "usage: sieve query DB --collection NAME --queries FILE --k K\n"
     "                      [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
-    "                      [--path auto|sddmm|gather|dense] [--explain]\n"
+    "                      [--path auto|sddmm|gather|dense] [--max-memory BYTES|auto]\n"
+    "                      [--explain]\n"
     "  --filters: a text file whose line i is query i's filter (an empty line: no filter)\n"
+    "  --max-memory: host memory the search may use (e.g. 2G; default auto: half of the\n"
+    "    smaller of physical memory and the address-space limits); a search that needs more\n"
+    "    fails at once with a message naming the sizes\n"
     "  stdout: one line per query: {\"query\": i, \"ids\": [...], \"distances\": [...]}\n"
     "  --explain: the plan and stage times as one JSON line on stderr\n";
 
@@ -95,7 +99,7 @@ const char kRepairUsage[] =
 }  // namespace
 
 int Create(const Args& args) {
-  Flags flags({"collection", "dim", "metric", "dtype", "attr", "shards"}, {});
+  Flags flags({"collection", "dim", "metric", "dtype", "attr", "shards"}, {}, {"attr"});
   std::string path;
   if (int rc = ParseFlags("create", kCreateUsage, args, &flags, &path); rc >= 0) return rc;
   CollectionSpec spec;
@@ -120,6 +124,13 @@ int Create(const Args& args) {
     if (!s.ok()) return Fail("create", s.WithContext("--attr '" + a + "'"));
     spec.attributes.push_back(attr);
   }
+  // Before the database is opened (and created): a bad name must leave nothing behind.
+  s = ValidateCollectionName(spec.name);
+  for (size_t i = 0; s.ok() && i < spec.attributes.size(); ++i) {
+    s = ValidateAttributeName(spec.attributes[i].name)
+            .WithContext("--attr '" + spec.attributes[i].name + "'");
+  }
+  if (!s.ok()) return Fail("create", s);
   std::unique_ptr<DB> db;
   s = OpenDb(path, OpenFor::kCreate, &db);
   if (s.ok()) s = db->CreateCollection(spec);
@@ -197,7 +208,8 @@ int Ingest(const Args& args) {
 }
 
 int Query(const Args& args) {
-  Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path"}, {"explain"});
+  Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path", "max-memory"},
+              {"explain"});
   std::string path;
   if (int rc = ParseFlags("query", kQueryUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name, queries_path;
@@ -212,10 +224,12 @@ int Query(const Args& args) {
   SearchOptions options;
   if (s.ok()) s = ParseDevice(flags.Get("device", "auto"), &options.device);
   if (s.ok()) s = ParseSearchPath(flags.Get("path", "auto"), &options.path);
+  uint64_t budget = 0;
+  if (s.ok()) s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &budget);
   if (!s.ok()) return Fail("query", s);
 
   std::unique_ptr<DB> db;
-  s = OpenDb(path, OpenFor::kRead, &db);
+  s = OpenDb(path, OpenFor::kRead, &db, budget);
   CollectionStats stats;
   if (s.ok()) s = db->GetStats(name, &stats);
   if (!s.ok()) return Fail("query", s);
@@ -251,12 +265,15 @@ int Query(const Args& args) {
   }
   SearchResult result;
   s = db->Search(name, request, options, &result);
+  // Every line is checked before the first is written: output is whole or absent.
+  if (s.ok()) s = io::CheckNeighbors(result.results);
   if (!s.ok()) return Fail("query", s);
   std::string out;
   for (size_t q = 0; q < result.results.size(); ++q) {
     const Neighbors& nb = result.results[q];
     out += "{\"query\": " + std::to_string(q) + ", ";
-    io::AppendNeighborsJson(nb, &out);
+    s = io::AppendNeighborsJson(nb, &out);
+    if (!s.ok()) return Fail("query", s.WithContext("query " + std::to_string(q)));
     out += "}\n";
     if (out.size() > (1 << 20)) {
       std::fwrite(out.data(), 1, out.size(), stdout);

@@ -23,12 +23,19 @@ Status Flags::Parse(const std::vector<std::string>& args) {
         name = name.substr(0, eq);
         has_value = true;
       }
-      if (bool_flags_.count(name)) {
+      const bool is_bool = bool_flags_.count(name) > 0;
+      if (!is_bool && !value_flags_.count(name)) {
+        return Status::InvalidArgument("unknown option --" + name);
+      }
+      if (values_.count(name) && !repeatable_.count(name)) {
+        return Status::InvalidArgument("--" + name + " is given more than once" +
+                                       (is_bool ? "" : " (it takes one value)"));
+      }
+      if (is_bool) {
         if (has_value) return Status::InvalidArgument("--" + name + " takes no value");
         values_[name].push_back("true");
         continue;
       }
-      if (!value_flags_.count(name)) return Status::InvalidArgument("unknown option --" + name);
       if (!has_value) {
         if (i + 1 >= args.size()) return Status::InvalidArgument("--" + name + " needs a value");
         value = args[++i];

@@ -1,7 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
 // A small command-line parser for the CLI: one positional argument (the database path) and
-// `--name value` / `--name=value` flags, some repeatable, some boolean.
+// `--name value` / `--name=value` flags, some boolean. A flag may be given once unless it is
+// declared repeatable (`--attr`): a second `--filter` is an error, never a silent override.
 
 #ifndef SIEVE_TOOLS_CLI_FLAGS_H_
 #define SIEVE_TOOLS_CLI_FLAGS_H_
@@ -18,16 +19,21 @@ namespace sieve::cli {
 class Flags {
  public:
   // `value_flags` take a value, `bool_flags` do not; both without the leading "--".
-  Flags(std::set<std::string> value_flags, std::set<std::string> bool_flags)
-      : value_flags_(std::move(value_flags)), bool_flags_(std::move(bool_flags)) {}
+  // `repeatable` names the value flags that may be given more than once.
+  Flags(std::set<std::string> value_flags, std::set<std::string> bool_flags,
+        std::set<std::string> repeatable = {})
+      : value_flags_(std::move(value_flags)),
+        bool_flags_(std::move(bool_flags)),
+        repeatable_(std::move(repeatable)) {}
 
-  // InvalidArgument for an unknown flag, a missing value or extra positional arguments.
+  // InvalidArgument for an unknown flag, a missing value, a flag given twice that is not
+  // repeatable, or extra positional arguments.
   Status Parse(const std::vector<std::string>& args);
 
   bool help() const { return help_; }
   const std::vector<std::string>& positional() const { return positional_; }
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
-  // The last value given for `name`, or `def`.
+  // The value given for `name`, or `def`.
   std::string Get(const std::string& name, const std::string& def = "") const;
   std::vector<std::string> GetAll(const std::string& name) const;
   // InvalidArgument naming the flag when it is missing.
@@ -39,6 +45,7 @@ class Flags {
  private:
   std::set<std::string> value_flags_;
   std::set<std::string> bool_flags_;
+  std::set<std::string> repeatable_;
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
   bool help_ = false;

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -31,14 +33,9 @@ const char kUsage[] =
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
-      std::strcmp(argv[1], "help") == 0) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  std::string cmd = argv[1];
-  std::vector<std::string> args(argv + 2, argv + argc);
+namespace {
+
+int Dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   using namespace sieve::cli;
   if (cmd == "create") return Create(args);
   if (cmd == "ingest") return Ingest(args);
@@ -52,5 +49,28 @@ int main(int argc, char** argv) {
   if (cmd == "calibrate") return Calibrate(args);
   if (cmd == "bench") return Bench(args);
   std::fprintf(stderr, "sieve: unknown command '%s' (see sieve --help)\n", cmd.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  // No exception may end the process: the engine returns Status codes, and anything thrown
+  // by the CLI's own code (an allocation in a reader or the output) ends here, as one line.
+  const char* cmd = argv[1];
+  try {
+    return Dispatch(cmd, std::vector<std::string>(argv + 2, argv + argc));
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "sieve %s: out of memory\n", cmd);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sieve %s: internal error: %s\n", cmd, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "sieve %s: internal error: unknown exception\n", cmd);
+  }
   return 1;
 }

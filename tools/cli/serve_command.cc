@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sieve/db.h"
+#include "tools/cli/cli_util.h"
 #include "tools/cli/flags.h"
 #include "tools/server/server.h"
 
@@ -17,10 +18,15 @@ namespace sieve::cli {
 namespace {
 
 const char kServeUsage[] =
-    "usage: sieve serve DB [--listen HOST:PORT] [--token-file F] [--batch-window-us N]\n"
-    "                      [--max-batch N] [--max-body-bytes N] [--read-timeout-ms N]\n"
-    "                      [--idle-timeout-ms N] [--max-request-queries N] [--threads N]\n"
+    "usage: sieve serve DB [--create] [--listen HOST:PORT] [--token-file F]\n"
+    "                      [--batch-window-us N] [--max-batch N] [--max-body-bytes N]\n"
+    "                      [--read-timeout-ms N] [--idle-timeout-ms N]\n"
+    "                      [--max-request-queries N] [--max-memory BYTES|auto] [--threads N]\n"
     "                      [--search-threads N]\n"
+    "  DB must hold a database unless --create is given (then an empty one is created).\n"
+    "  --max-memory: host memory the searches and their answers may use at once (e.g. 2G;\n"
+    "  default auto: half of the smaller of physical memory and the address-space limits); a\n"
+    "  query that needs more is 413, one that finds memory exhausted 503.\n"
     "  HTTP/1.1 JSON API (see README.md, \"Server\"). --listen defaults to 127.0.0.1:8080;\n"
     "  PORT 0 picks a free port. A non-loopback HOST requires --token-file (a file holding\n"
     "  the bearer token every request must then carry). Concurrent queries arriving within\n"
@@ -86,8 +92,8 @@ Status ReadToken(const std::string& path, std::string* token) {
 int Serve(const Args& args) {
   Flags flags(
       {"listen", "token-file", "batch-window-us", "max-batch", "max-body-bytes", "read-timeout-ms",
-       "idle-timeout-ms", "max-request-queries", "threads", "search-threads"},
-      {});
+       "idle-timeout-ms", "max-request-queries", "max-memory", "threads", "search-threads"},
+      {"create"});
   Status s = flags.Parse(args);
   if (flags.help()) {
     std::fputs(kServeUsage, stdout);
@@ -115,6 +121,9 @@ int Serve(const Args& args) {
   if (s.ok()) s = flags.GetInt("threads", 0, 0, 1024, &threads);
   if (s.ok()) s = flags.GetInt("search-threads", 2, 1, 256, &search_threads);
   if (s.ok() && flags.Has("token-file")) s = ReadToken(flags.Get("token-file"), &o.token);
+  if (s.ok()) {
+    s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &o.memory_budget_bytes);
+  }
   if (!s.ok()) return Fail(s);
   o.batch_window_us = window;
   o.max_batch = static_cast<size_t>(max_batch);
@@ -128,7 +137,11 @@ int Serve(const Args& args) {
   s = server::Server::Validate(o);
   if (!s.ok()) return Fail(s);
   std::unique_ptr<DB> db;
-  s = DB::Open(Options(), path, &db);
+  s = OpenDb(path, flags.Has("create") ? OpenFor::kCreate : OpenFor::kWrite, &db,
+             o.memory_budget_bytes);
+  if (s.IsNotFound()) {
+    s = Status::NotFound(s.message() + " (give --create to create an empty database there)");
+  }
   if (!s.ok()) return Fail(s);
   std::unique_ptr<server::Server> srv;
   s = server::Server::Start(db.get(), o, &srv);

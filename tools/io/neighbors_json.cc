@@ -3,10 +3,40 @@
 #include "tools/io/neighbors_json.h"
 
 #include <charconv>
+#include <cmath>
 
 namespace sieve::io {
 
-void AppendNeighborsJson(const Neighbors& nb, std::string* out) {
+namespace {
+
+Status CheckOne(const Neighbors& nb) {
+  if (nb.ids.size() != nb.distances.size()) {
+    return Status::Internal(std::to_string(nb.ids.size()) + " ids but " +
+                            std::to_string(nb.distances.size()) + " distances");
+  }
+  for (size_t i = 0; i < nb.distances.size(); ++i) {
+    const float d = nb.distances[i];
+    if (!std::isfinite(d)) {
+      return Status::Internal(
+          "distance " + std::to_string(i) + " (id " + std::to_string(nb.ids[i]) + ") is " +
+          (std::isnan(d) ? "NaN" : "infinite") + ", which JSON cannot represent");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckNeighbors(const std::vector<Neighbors>& results, size_t first_query) {
+  for (size_t q = 0; q < results.size(); ++q) {
+    Status s = CheckOne(results[q]);
+    if (!s.ok()) return s.WithContext("query " + std::to_string(first_query + q));
+  }
+  return Status::OK();
+}
+
+Status AppendNeighborsJson(const Neighbors& nb, std::string* out) {
+  SIEVE_RETURN_IF_ERROR(CheckOne(nb));
   *out += "\"ids\": [";
   for (size_t i = 0; i < nb.ids.size(); ++i) {
     if (i) *out += ", ";
@@ -20,6 +50,7 @@ void AppendNeighborsJson(const Neighbors& nb, std::string* out) {
     out->append(buf, r.ptr);
   }
   *out += "]";
+  return Status::OK();
 }
 
 }  // namespace sieve::io

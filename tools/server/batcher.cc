@@ -116,7 +116,8 @@ void Batcher::RunOne(QueryJob* job) {
   SearchResult result;
   Status s = db_->Search(job->collection, req, job->options, &result);
   if (s.ok()) metrics_->RecordSearch(result.explain, 1, job->num_queries);
-  Finish(job, s, std::move(result.results), s.ok() ? &result.explain : nullptr);
+  Finish(job, s, std::move(result.results),
+         s.ok() || s.IsResourceExhausted() ? &result.explain : nullptr);
 }
 
 void Batcher::Run(std::vector<QueryJob>* jobs) {

@@ -44,7 +44,8 @@ struct QueryJob {
   std::vector<std::string> filters;  // one per query vector, or empty
   // Runs alone (never merged with other requests) and gets its Explain: for `explain`.
   bool solo = false;
-  // Called exactly once. `explain` is set for solo jobs only, and only on success.
+  // Called exactly once. `explain` is set for solo jobs on success, and for a job whose own
+  // search failed with ResourceExhausted (its memory figures); null otherwise.
   std::function<void(const Status&, std::vector<Neighbors>, const Explain* explain)> done;
 };
 

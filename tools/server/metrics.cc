@@ -47,10 +47,34 @@ void RenderHistogram(std::string* out, const char* name, const char* help, const
 
 }  // namespace
 
+std::string_view Metrics::MethodLabel(std::string_view method) {
+  static constexpr std::string_view kMethods[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                                  "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+  for (std::string_view m : kMethods) {
+    if (m == method) return m;
+  }
+  return "other";
+}
+
+std::string_view Metrics::RouteLabel(std::string_view route) {
+  static constexpr std::string_view kRoutes[] = {"/health",
+                                                 "/metrics",
+                                                 "/collections",
+                                                 "/collections/{name}",
+                                                 "/collections/{name}/rows",
+                                                 "/collections/{name}/query",
+                                                 "/collections/{name}/delete"};
+  for (std::string_view r : kRoutes) {
+    if (r == route) return r;
+  }
+  return "other";
+}
+
 void Metrics::RecordRequest(std::string_view method, std::string_view route, int status,
                             double seconds) {
+  if (status < 100 || status > 599) status = 0;
   std::lock_guard<std::mutex> l(mu_);
-  ++requests_[{std::string(method), std::string(route), status}];
+  ++requests_[{std::string(MethodLabel(method)), std::string(RouteLabel(route)), status}];
   Observe(&latency_, kLatencyBounds, seconds);
 }
 

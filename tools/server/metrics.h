@@ -23,9 +23,16 @@ namespace sieve::server {
 
 class Metrics {
  public:
-  // One answered HTTP request: `route` is the route pattern ("/collections/{name}/query"),
-  // never the raw target, so the number of series stays bounded.
+  // One answered HTTP request. Every label comes from a fixed set, so that no request can
+  // add series: `method` is kept when it is one of HTTP's standard methods (GET, HEAD, POST,
+  // PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH) and becomes "other" otherwise; `route` must
+  // be a route pattern ("/collections/{name}/query") or "other", anything else is "other";
+  // `status` outside 100..599 is counted as 0.
   void RecordRequest(std::string_view method, std::string_view route, int status, double seconds);
+
+  // The label RecordRequest uses for `method` and for `route`.
+  static std::string_view MethodLabel(std::string_view method);
+  static std::string_view RouteLabel(std::string_view route);
   // One DB::Search run by the batcher on behalf of `requests` HTTP requests holding `queries`
   // query vectors in all.
   void RecordSearch(const Explain& explain, size_t requests, size_t queries);

@@ -250,18 +250,35 @@ Status ParseAttributes(const json& v, const std::vector<AttributeSpec>& schema, 
   return Status::OK();
 }
 
-std::string ResultsBody(const std::vector<Neighbors>& results, const Explain* explain) {
-  std::string out = "{\"results\": [";
+// The most text one result takes: an int64 id (20 characters), a float in its shortest form
+// (at most 15, "-1.2345678e-38"), and their separators.
+constexpr uint64_t kMaxResultTextBytes = 20 + 15 + 4;
+
+// The size ResultsBody's text can reach for `results` (an upper bound).
+uint64_t ResultsBodyBound(const std::vector<Neighbors>& results) {
+  uint64_t bytes = 64;
+  for (const Neighbors& nb : results) bytes += 40 + nb.ids.size() * kMaxResultTextBytes;
+  return bytes;
+}
+
+// The query response body, or the error why it cannot be given: a distance that is not
+// finite (JSON has no infinity; DB::Search never returns one).
+Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain,
+                   std::string* body) {
+  SIEVE_RETURN_IF_ERROR(io::CheckNeighbors(results));
+  std::string& out = *body;
+  out.reserve(ResultsBodyBound(results) + (explain != nullptr ? 4096 : 0));
+  out = "{\"results\": [";
   for (size_t q = 0; q < results.size(); ++q) {
     const Neighbors& nb = results[q];
     out += q ? ", {" : "{";
-    io::AppendNeighborsJson(nb, &out);
+    SIEVE_RETURN_IF_ERROR(io::AppendNeighborsJson(nb, &out));
     out += "}";
   }
   out += "]";
   if (explain != nullptr) out += ", \"plan\": " + explain->ToJson();
   out += "}\n";
-  return out;
+  return Status::OK();
 }
 
 // Splits "/a/b/c?x" into {"a", "b", "c"}; false for a target that is not an absolute path.
@@ -282,7 +299,12 @@ bool SplitPath(const std::string& target, std::vector<std::string>* parts) {
 }  // namespace
 
 Router::Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& options)
-    : db_(db), batcher_(batcher), metrics_(metrics), options_(options) {}
+    : db_(db),
+      batcher_(batcher),
+      metrics_(metrics),
+      options_(options),
+      memory_budget_bytes_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
+                                                            : DefaultMemoryBudget()) {}
 
 bool Router::Authorized(const HttpRequest& req) const {
   if (options_.token.empty()) return true;
@@ -610,10 +632,29 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     job.solo = true;
   }
   const bool explain = job.solo && job.num_queries > 0;
-  job.done = [reply, explain](const Status& st, std::vector<Neighbors> results, const Explain* ex) {
-    if (!st.ok()) return reply(Error(st));
+  const uint64_t budget = memory_budget_bytes_;
+  job.done = [reply, explain, budget](const Status& st, std::vector<Neighbors> results,
+                                      const Explain* ex) {
+    if (!st.ok()) {
+      // A search that alone needs more than the budget can never be served: 413. Memory that
+      // ran out (other searches hold it, or the machine has less) may be there later: 503.
+      if (st.IsResourceExhausted() && ex != nullptr &&
+          ex->host_memory_bytes > ex->memory_budget_bytes) {
+        return reply(Error(413, st.message()));
+      }
+      return reply(Error(st));
+    }
+    const uint64_t bound = ResultsBodyBound(results);
+    if (bound > budget) {
+      return reply(Error(413, "the response to " + std::to_string(results.size()) +
+                                  " queries could take " + std::to_string(bound) +
+                                  " bytes, over the server's memory budget of " +
+                                  std::to_string(budget) +
+                                  " bytes (--max-memory); ask for fewer queries or a smaller k"));
+    }
     HttpResponse r;
-    r.body = ResultsBody(results, explain ? ex : nullptr);
+    Status s = ResultsBody(results, explain ? ex : nullptr, &r.body);
+    if (!s.ok()) return reply(Error(500, s.message()));
     reply(std::move(r));
   };
   batcher_->Submit(std::move(job));

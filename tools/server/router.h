@@ -52,6 +52,11 @@ class Router {
     std::string token;
     // Query vectors per request at most (a larger request is 413). Default: 65536.
     size_t max_request_queries = 65536;
+    // The host memory a query's answer may take: a response body that would be larger is
+    // 413 before it is built. It is also the DB's Options::memory_budget_bytes, whose refusals
+    // (the search alone needs more) are 413 too, while memory that runs out is 503.
+    // 0: DefaultMemoryBudget(). Default: 0.
+    uint64_t memory_budget_bytes = 0;
   };
 
   Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& options);
@@ -77,6 +82,7 @@ class Router {
   Batcher* const batcher_;
   Metrics* const metrics_;
   const Options options_;
+  const uint64_t memory_budget_bytes_;  // options_.memory_budget_bytes, or the default
   std::mutex mu_;
   std::map<std::string, uint32_t> dims_;
 };

@@ -339,6 +339,7 @@ Status Server::Impl::Start() {
   Router::Options ro;
   ro.token = options_.token;
   ro.max_request_queries = options_.max_request_queries;
+  ro.memory_budget_bytes = options_.memory_budget_bytes;
   router_ = std::make_unique<Router>(db_, batcher_.get(), &metrics_, ro);
 
   if (options_.handle_signals) {

@@ -48,6 +48,9 @@ struct ServerOptions {
   int64_t idle_timeout_ms = 60000;
   // Network threads (which also run ingests and deletes). 0 = hardware threads, at least 4.
   int threads = 0;
+  // The memory budget of query answers (Router::Options::memory_budget_bytes; pass the same
+  // number as the DB's Options::memory_budget_bytes). 0: DefaultMemoryBudget(). Default: 0.
+  uint64_t memory_budget_bytes = 0;
   // Threads running batched searches. Default: 2.
   int search_workers = 2;
   // Install SIGTERM/SIGINT handlers that WaitForSignal waits for. Default: false.
