@@ -651,4 +651,25 @@ Status CpuExecutor::Search(const ShardView& shard, const BatchFilters& filters,
   return Status::OK();
 }
 
+Status CpuExecutor::Profile(const ShardView& shard, const BatchFilters& filters,
+                            const ExecRequest& request, const ProfileOptions& options,
+                            ExecProfile* profile) {
+  if (profile == nullptr) return Status::InvalidArgument("profile is null");
+  if (options.warmup < 0 || options.reps < 1) {
+    return Status::InvalidArgument("Profile needs warmup >= 0 and reps >= 1");
+  }
+  *profile = ExecProfile();
+  for (int i = 0; i < options.warmup; ++i) {
+    ExecResult r;
+    SIEVE_RETURN_IF_ERROR(Search(shard, filters, request, &r));
+  }
+  for (int i = 0; i < options.reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SIEVE_RETURN_IF_ERROR(Search(shard, filters, request, &profile->result));
+    profile->ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return Status::OK();
+}
+
 }  // namespace sieve

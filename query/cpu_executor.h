@@ -65,6 +65,12 @@ class CpuExecutor : public Executor {
   Status Search(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request,
                 ExecResult* result) override;
 
+  // Wall time of each run (the CPU has no stages). See Executor::Profile.
+  Status Profile(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request,
+                 const ProfileOptions& options, ExecProfile* profile) override;
+  // Nothing is kept between searches.
+  void ClearCache() override {}
+
   // How many Search calls ran `path` successfully (0 for kAuto). For tests that must prove
   // which path ran.
   uint64_t runs(SearchPath path) const;

@@ -568,7 +568,7 @@ Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds
   std::lock_guard<std::mutex> l(mu_);
   if (device != Device::kCpu && !gpu_tried_) {
     gpu_tried_ = true;
-    gpu_status_ = gpu::CreateGpuExecutor(&gpu_);
+    gpu_status_ = gpu::CreateGpuExecutor(GpuExecutorOptions(), &gpu_);
   }
   if (device == Device::kGpu && gpu_ == nullptr) {
     return Status::Unavailable("--device gpu: " + gpu_status_.message());
@@ -841,6 +841,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       SIEVE_RETURN_IF_ERROR(executor->Search(view, bf, er, &res));
       exec_ms += MsSince(t0);
       plan.select = res.select;
+      plan.select_plan = res.select_plan;
       for (auto& st : res.stage_ms) ex.stage_ms.emplace_back("execute." + st.first, st.second);
 
       // Refine in float64 and map ordinals to ids.

@@ -55,10 +55,30 @@ struct ExecRequest {
 struct ExecResult {
   // Per query, up to k results, best first.
   std::vector<std::vector<std::pair<uint32_t, float>>> neighbors;
-  std::string select;  // how top-k was selected ("heap", "select_k", "threshold", …)
+  std::string select;       // how top-k was selected ("heap", "select_k", "threshold", …)
+  std::string select_plan;  // what the executor decided, and why, for explain ("" if nothing)
   std::vector<std::pair<std::string, double>> stage_ms;  // executor-internal stages
 };
 
+// How Executor::Profile times a request.
+struct ProfileOptions {
+  int warmup = 2;  // untimed runs first
+  int reps = 5;    // timed runs, at least 1
+  // Also the device time of each stage of the last timed run (GPU; the CPU has none).
+  bool stages = false;
+};
+
+struct ExecProfile {
+  // Milliseconds of each timed run. GPU: device time (CUDA events) from the filter and query
+  // upload through the download of the results; CPU: wall time of the search.
+  std::vector<double> ms;
+  // With ProfileOptions::stages: (stage, device milliseconds since the previous one) of the
+  // last timed run, in order.
+  std::vector<std::pair<std::string, double>> stages;
+  ExecResult result;  // the last run's, as Search returns it
+};
+
+// Thread-safety: implementations may be called from several threads at once.
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -68,6 +88,15 @@ class Executor {
   // cannot honour the request (never silently ignoring the filter).
   virtual Status Search(const ShardView& shard, const BatchFilters& filters,
                         const ExecRequest& request, ExecResult* result) = 0;
+  // Runs the request as Search does, options.warmup times untimed and options.reps times
+  // timed (benchmarks and calibration). The same Status as Search, and InvalidArgument for
+  // negative warmup or reps < 1.
+  virtual Status Profile(const ShardView& shard, const BatchFilters& filters,
+                         const ExecRequest& request, const ProfileOptions& options,
+                         ExecProfile* profile) = 0;
+  // Drops whatever the executor keeps between searches (a device copy of the shards), so that
+  // memory is free for other work; later searches rebuild it.
+  virtual void ClearCache() = 0;
 };
 
 }  // namespace sieve

@@ -5,15 +5,19 @@
 //
 // Default shape (issue 3): 10M × 128 float16 rows, 100 queries, k = 64, l2, bitsets passing
 // 0.01 %, 0.1 %, 1 %, 10 %, 100 % of rows, plus exactly 1,000 rows (the SDDMM goal).
-// What is timed: GpuExecutor::TimeDevicePart — filter and query upload from pinned memory,
+// What is timed: Executor::Profile on the GPU executor — filter and query upload from pinned memory,
 // compaction, distances, top-k and the download of the results. Roaring → bitset on the host
 // and result assembly are not timed (they are reported once per case as host_ms).
 //
 // Usage: gpu_paths_bench [--rows N] [--dim D] [--queries Q] [--k K] [--dtype f16|f32]
 //                        [--metric l2|ip|cosine] [--warmup W] [--reps R]
 //                        [--fractions 0.0001,0.001,...] [--extra-rows 1000,...]
-//                        [--paths sddmm,gather,dense]
-// Output: a table on stderr and one JSON line per (case, path) on stdout.
+//                        [--paths sddmm,gather,dense] [--stages]
+//                        GpuExecutorOptions: [--threshold 0|1] [--threshold-gather-min-rows N]
+//                        [--ts-levels 2..6] [--candidates 0|1] [--cand-sample-x F]
+//                        [--cand-tile-mb N] [--tma 0|1] [--slab-kb N]
+// Output: a table on stderr and one JSON line per (case, path) on stdout; with --stages the
+// device time of each stage of the last timed run on stderr ("stages PATH n=N: name=ms ...").
 
 #include <algorithm>
 #include <chrono>
@@ -38,6 +42,8 @@ using sieve::Metric;
 using sieve::SearchPath;
 
 struct Options : sieve::bench::SweepOptions {
+  sieve::GpuExecutorOptions gpu;
+  bool stages = false;
   DType dtype = DType::kFloat16;
   Metric metric = Metric::kL2;
   std::vector<SearchPath> paths = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
@@ -59,7 +65,25 @@ Options Parse(int argc, char** argv) {
       return argv[++i];
     };
     if (sieve::bench::ParseSweepOption(a, value, &o)) continue;
-    if (a == "--dtype") {
+    if (a == "--stages") {
+      o.stages = true;
+    } else if (a == "--threshold") {
+      o.gpu.threshold_select = value() != "0";
+    } else if (a == "--threshold-gather-min-rows") {
+      o.gpu.threshold_gather_min_rows = std::stoull(value());
+    } else if (a == "--ts-levels") {
+      o.gpu.threshold_max_levels = std::stoul(value());
+    } else if (a == "--candidates") {
+      o.gpu.candidate_selection = value() != "0";
+    } else if (a == "--cand-sample-x") {
+      o.gpu.candidate_sample_factor = std::stod(value());
+    } else if (a == "--cand-tile-mb") {
+      o.gpu.candidate_tile_bytes = static_cast<size_t>(std::stoull(value())) << 20;
+    } else if (a == "--tma") {
+      o.gpu.tma_page_copies = value() != "0";
+    } else if (a == "--slab-kb") {
+      o.gpu.resident_slab_bytes = static_cast<size_t>(std::stoull(value())) << 10;
+    } else if (a == "--dtype") {
       std::string v = value();
       if (v == "f16") o.dtype = DType::kFloat16;
       else if (v == "f32") o.dtype = DType::kFloat32;
@@ -122,15 +146,16 @@ const char* PathName(SearchPath p) {
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   std::unique_ptr<sieve::gpu::GpuExecutor> exec;
-  sieve::Status st = sieve::gpu::GpuExecutor::Create(0, &exec);
+  sieve::Status st = sieve::gpu::GpuExecutor::Create(o.gpu, &exec);
   if (!st.ok()) {
     std::fprintf(stderr, "gpu_paths_bench: %s\n", st.ToString().c_str());
     return 1;
   }
   const bool half = o.dtype == DType::kFloat16;
-  std::fprintf(stderr, "device %s; %u rows x %u %s, %u queries, k=%u, warmup %d, reps %d\n",
+  std::fprintf(stderr, "device %s; %u rows x %u %s, %u queries, k=%u, warmup %d, reps %d%s%s\n",
                exec->name().c_str(), o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
-               o.warmup, o.reps);
+               o.warmup, o.reps, o.gpu.Changed().empty() ? "" : "; options ",
+               o.gpu.Changed().c_str());
   auto t0 = std::chrono::steady_clock::now();
   const std::vector<float> data = MakeVectors(size_t{o.rows}, o.dim, half, 1);
   const std::vector<float> queries = MakeVectors(o.queries, o.dim, false, 2);
@@ -168,10 +193,15 @@ int main(int argc, char** argv) {
       req.k = o.k;
       req.metric = o.metric;
       req.path = path;
-      std::vector<double> ms;
-      sieve::ExecResult result;
+      sieve::ProfileOptions po;
+      po.warmup = o.warmup;
+      po.reps = o.reps;
+      po.stages = o.stages;
+      sieve::ExecProfile profile;
       auto h0 = std::chrono::steady_clock::now();
-      st = exec->TimeDevicePart(view, filters, req, o.warmup, o.reps, &ms, &result);
+      st = exec->Profile(view, filters, req, po, &profile);
+      const std::vector<double>& ms = profile.ms;
+      const sieve::ExecResult& result = profile.result;
       const double wall = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - h0).count();
       if (!st.ok()) {
@@ -205,6 +235,12 @@ int main(int argc, char** argv) {
           }
         }
       }
+      if (o.stages) {
+        std::fprintf(stderr, "stages %s n=%llu:", PathName(path),
+                     static_cast<unsigned long long>(n_pass));
+        for (const auto& [name, v] : profile.stages) std::fprintf(stderr, " %s=%.4f", name.c_str(), v);
+        std::fprintf(stderr, "\n");
+      }
       const double scored = path == SearchPath::kDense ? o.rows : static_cast<double>(n_pass);
       const double bytes = scored * o.dim * elem;
       const double flops = 2.0 * o.queries * scored * o.dim;
@@ -218,10 +254,12 @@ int main(int argc, char** argv) {
           "{\"rows\": %u, \"dim\": %u, \"dtype\": \"%s\", \"queries\": %u, \"k\": %u, "
           "\"passing\": %llu, \"fraction\": %g, \"path\": \"%s\", \"median_ms\": %.5f, "
           "\"min_ms\": %.5f, \"reps\": %d, \"host_ms\": %.3f, \"wall_ms\": %.1f, "
-          "\"floor_bytes\": %.6g, \"floor_flops\": %.6g, \"floor_ms\": %.5f}\n",
+          "\"floor_bytes\": %.6g, \"floor_flops\": %.6g, \"floor_ms\": %.5f, "
+          "\"select\": \"%s\", \"select_plan\": \"%s\"}\n",
           o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
           static_cast<unsigned long long>(n_pass), static_cast<double>(n_pass) / o.rows,
-          PathName(path), med, mn, o.reps, host_ms, wall, bytes, flops, floor_ms);
+          PathName(path), med, mn, o.reps, host_ms, wall, bytes, flops, floor_ms,
+          result.select.c_str(), result.select_plan.c_str());
       std::fflush(stdout);
     }
   }

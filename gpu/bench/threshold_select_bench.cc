@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 //
-// threshold_select_bench: times the threshold select pipeline (gpu/threshold_select.h) over
+// threshold_select_bench: times the threshold select pipeline (gpu/threshold_select/threshold_select.h) over
 // paged float16 keys, with CUDA events after warm-up, and prints medians.
 //
 // Default shape (issue): 10M × 128 float16 keys in a PagePool, 100 queries, k = 64, l2;
@@ -43,7 +43,8 @@
 #include <vector>
 
 #include "gpu/bench/bench_data.h"
-#include "gpu/threshold_select.h"
+#include "gpu/page_pool.h"
+#include "gpu/threshold_select/threshold_select.h"
 
 namespace {
 

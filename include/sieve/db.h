@@ -102,6 +102,9 @@ struct ShardPlan {
   uint32_t shard = 0;
   std::string path;              // "sddmm" | "gather" | "dense"
   std::string select;            // how top-k was selected, e.g. "heap"
+  // What the executor decided for the top-k and why (GPU: the strategy, its sizes, a fallback
+  // after an overflow); "select_plan" in explain, absent when empty.
+  std::string select_plan;
   std::vector<uint64_t> passing_rows;  // one per distinct filter of the batch
   uint64_t rows = 0;                   // live rows in the shard
 };

@@ -17,9 +17,6 @@
 
 #include "index/row_set.h"
 
-#if defined(SIEVE_SWEEP_HAVE_GPU)
-#include "gpu/gpu_executor.h"
-#endif
 
 namespace sieve::sweep {
 
@@ -128,29 +125,14 @@ double Quantile(std::vector<double> v, double q) {
 Status TimeRuns(Executor* executor, const ShardView& view, const BatchFilters& filters,
                 const ExecRequest& req, int warmup, int reps, std::vector<double>* ms,
                 ExecResult* result) {
-#if defined(SIEVE_SWEEP_HAVE_GPU)
-  if (auto* g = dynamic_cast<gpu::GpuExecutor*>(executor)) {
-    return g->TimeDevicePart(view, filters, req, warmup, reps, ms, result);
-  }
-#endif
-  for (int i = 0; i < warmup; ++i) {
-    ExecResult r;
-    SIEVE_RETURN_IF_ERROR(executor->Search(view, filters, req, &r));
-  }
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = Clock::now();
-    SIEVE_RETURN_IF_ERROR(executor->Search(view, filters, req, result));
-    ms->push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
+  ProfileOptions options;
+  options.warmup = warmup;
+  options.reps = reps;
+  ExecProfile profile;
+  SIEVE_RETURN_IF_ERROR(executor->Profile(view, filters, req, options, &profile));
+  ms->insert(ms->end(), profile.ms.begin(), profile.ms.end());
+  *result = std::move(profile.result);
   return Status::OK();
-}
-
-void ReleaseDeviceCache(Executor* executor) {
-#if defined(SIEVE_SWEEP_HAVE_GPU)
-  if (auto* g = dynamic_cast<gpu::GpuExecutor*>(executor)) g->ClearCache();
-#else
-  (void)executor;
-#endif
 }
 
 bool SameResults(const ExecResult& a, const ExecResult& b) {
@@ -448,7 +430,7 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
           cells->push_back(cell);
         }
       }
-      ReleaseDeviceCache(executor);
+      executor->ClearCache();
       std::snprintf(line, sizeof(line), "rows %llu dim %u: data %.1f s, timed in %.1f s%s",
                     static_cast<unsigned long long>(rows), dim, gen_s,
                     std::chrono::duration<double>(Clock::now() - ts).count() - gen_s,

@@ -6,9 +6,8 @@
 // (bitset) and for per-query filters (bitmap) of varied overlap; fits the planner thresholds to
 // the timings; scores planner rules against the fastest path of every point.
 //
-// Timing: on a GPU executor (when the build has the CUDA backend) GpuExecutor::TimeDevicePart,
-// i.e. CUDA events around the device part after warm-up; otherwise host wall time around
-// Executor::Search (synchronous: it returns the results on the host). Each path of each point
+// Timing: Executor::Profile, i.e. on the GPU CUDA events around the device part after warm-up,
+// on the CPU wall time around Search (synchronous: it returns the results on the host). Each path of each point
 // runs `warmup` untimed times, then one timed run sets how many more fit in the per-path time
 // budget (between min_reps and max_reps); the median is kept. A path that was at least
 // prune_factor × slower than the fastest path at a smaller count of the same series is not run

@@ -98,7 +98,7 @@ Status ParseList(const Flags& flags, const std::string& name, double lo, double 
 Status MakeExecutor(Device device, std::unique_ptr<Executor>* out, bool* gpu) {
   *gpu = false;
   if (device != Device::kCpu) {
-    Status s = gpu::CreateGpuExecutor(out);
+    Status s = gpu::CreateGpuExecutor(GpuExecutorOptions(), out);
     if (s.ok()) {
       *gpu = true;
       return s;

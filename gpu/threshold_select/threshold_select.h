@@ -1,15 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// Paged keys on the device, and the threshold select: an exact one-pass top-k over them that
-// never writes the score matrix. Host-only header (no CUDA type appears; streams are passed as
+// The threshold select: an exact one-pass top-k over paged keys (gpu/page_pool.h) that never
+// writes the score matrix. Host-only header (no CUDA type appears; streams are passed as
 // `void*` holding a cudaStream_t, device buffers as plain pointers).
-//
-// Paged keys. A collection's vectors live in pages of kPageRows (64) rows drawn from a
-// PagePool; a block table (int32, one row per request) lists the pages a request sees, in key
-// order: key j of a request is slot j % 64 of page table[j / 64]. Pools grow by whole slabs of
-// 2^slab_pages_log2 pages that never move, so a collection grows without reallocating or
-// copying its vectors. Each page also has the squared L2 norms of its rows (of the values as
-// stored), kept in a pool-wide array indexed by page * 64 + slot.
 //
 // ThresholdSelect (one launch, no host synchronization, capturable in a CUDA graph once it has
 // run once):
@@ -49,92 +42,18 @@
 // Within one kernel a (row, key) score is computed bit-identically every time (the repair
 // relies on it).
 
-#ifndef SIEVE_GPU_THRESHOLD_SELECT_H_
-#define SIEVE_GPU_THRESHOLD_SELECT_H_
+#ifndef SIEVE_GPU_THRESHOLD_SELECT_THRESHOLD_SELECT_H_
+#define SIEVE_GPU_THRESHOLD_SELECT_THRESHOLD_SELECT_H_
 
 #include <cstdint>
-#include <memory>
-#include <vector>
 
+#include "gpu/page_pool.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
 
 namespace sieve::gpu {
 
-enum class KeyType : int { kFloat16 = 0, kBFloat16 = 1, kFloat32 = 2 };
-
-inline constexpr uint32_t kPageRows = 64;
 inline constexpr uint32_t kQueryTileRows = 128;
-
-// Bytes of one element of `type`.
-inline size_t KeyTypeBytes(KeyType type) { return type == KeyType::kFloat32 ? 4 : 2; }
-
-// A device view of a pool's pages (all pointers are device pointers).
-struct PagedKeys {
-  KeyType type = KeyType::kFloat16;
-  uint32_t dim = 0;
-  const void* const* slabs = nullptr;  // slab s holds pages [s << log2, (s + 1) << log2)
-  uint32_t slab_pages_log2 = 0;
-  const float* sq_norms = nullptr;  // page p, slot i: sq_norms[p * 64 + i]
-  // Optional: one kPageMapBytes tensor map a slab (EncodePageMap), 64-byte aligned. With them
-  // the tensor-core kernel copies a page with the tensor memory accelerator (one instruction a
-  // box of 64 keys x 64 dims) instead of 16-byte cp.async copies; without them, or where the
-  // device or build has no TMA, it copies with cp.async. Same results either way.
-  const void* page_maps = nullptr;
-};
-
-// Bytes of one page map (a CUtensorMap), and a page map in host memory with its alignment.
-inline constexpr size_t kPageMapBytes = 128;
-struct alignas(64) PageMap {
-  unsigned char bytes[kPageMapBytes];
-};
-
-// Whether keys of this type and dim can use page maps: the tensor-core (mma.sync) kernel's keys
-// (float16 or bfloat16, dim % 8 == 0, dim <= 256).
-bool PageMapsApply(KeyType type, uint32_t dim);
-
-// Writes the tensor map of one slab of `rows` rows of `dim` elements (row-major, `slab` a device
-// address) into host memory `out` (kPageMapBytes, 64-byte aligned), as the tensor-core kernel
-// reads it: boxes of 64 rows by min(64, the kernel's dims) elements, swizzled as its shared
-// memory is. Internal when the driver has no tensor maps (CUDA 12 and later drivers do).
-Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows, void* out);
-
-// A pool of pages on the current CUDA device. Not thread-safe.
-class PagePool {
- public:
-  // `slab_bytes` is rounded to a power-of-two number of pages (at least one).
-  static Status Create(KeyType type, uint32_t dim, size_t slab_bytes,
-                       std::unique_ptr<PagePool>* out);
-  ~PagePool();
-  PagePool(const PagePool&) = delete;
-  PagePool& operator=(const PagePool&) = delete;
-
-  // Takes `n` pages (free pages first, then new ones, adding slabs as needed) and appends
-  // their ids to *pages. ResourceExhausted when device memory runs out (nothing is taken).
-  Status Allocate(uint32_t n, std::vector<int32_t>* pages);
-  // Returns pages to the pool; their contents are unspecified from then on.
-  void Release(const std::vector<int32_t>& pages);
-
-  // Writes host float32 rows [first, first + n) of a collection whose pages are `table` (in key
-  // order; it must cover first + n rows), converting them to the pool's type on the device and
-  // writing their squared norms. `stream` is a cudaStream_t; the call returns once the rows are
-  // on the device.
-  Status Write(const std::vector<int32_t>& table, uint64_t first, const float* rows, uint64_t n,
-               void* stream);
-
-  PagedKeys view() const;
-  KeyType type() const;
-  uint32_t dim() const;
-  uint32_t pages_per_slab() const;
-  uint64_t allocated_pages() const;  // pages held by callers
-  uint64_t capacity_pages() const;   // pages in all slabs
-  size_t device_bytes() const;       // slabs, norms and the slab table
-
- private:
-  struct Rep;
-  explicit PagePool(std::unique_ptr<Rep> rep);
-  std::unique_ptr<Rep> rep_;
-};
 
 struct ThresholdSelectArgs {
   PagedKeys keys;
@@ -171,17 +90,28 @@ struct ThresholdSelectArgs {
 // that break the contract (named in the message); Internal for a CUDA launch failure.
 Status ThresholdSelect(const ThresholdSelectArgs& args, void* stream);
 
-// Which kernel ThresholdSelect uses for these keys now: "wgmma" (warpgroup MMA: float16 or
-// bfloat16 keys of 33 to 128 dims with dim % 8 == 0, a compute capability 9.0 device, a build
-// with SIEVE_TS_SM90A, and SIEVE_GPU_WGMMA=1), "mma-tma" (tensor cores, mma.sync, pages copied
-// by the tensor memory accelerator: the other float16 and bfloat16 keys with dim % 8 == 0 and
-// dim <= 256, with page_maps, on a compute capability 9.x device and a build with
-// SIEVE_TS_SM90A, unless SIEVE_GPU_TMA=0), "mma" (the same kernel copying with cp.async) or
-// "simt".
+// Whether ThresholdSelect takes keys of this type and dim on its tensor-core kernel (float16 or
+// bfloat16, dim % 8 == 0, dim <= 256), the keys that may carry page maps; the others take its
+// CUDA-core kernel.
+inline bool ThresholdSelectUsesTensorCores(KeyType type, uint32_t dim) {
+  return type != KeyType::kFloat32 && dim % 8 == 0 && dim <= 256;
+}
+
+// Which kernel ThresholdSelect uses for these keys on the current device: "mma-tma" (tensor
+// cores, mma.sync, pages copied by the tensor memory accelerator: keys with page_maps on a
+// compute capability 9.x device, in a build with sm_90 code), "mma" (the same kernel copying
+// with cp.async) or "simt" (CUDA cores).
 const char* ThresholdSelectKernelName(const PagedKeys& keys);
 
-// Whether this build carries the warpgroup-MMA kernel (sm_90a code).
-bool ThresholdSelectHasWgmma();
+// Whether this build carries the tensor memory accelerator's copies (sm_90 code).
+bool ThresholdSelectHasTma();
+
+// Writes the tensor map of one slab of `rows` rows of `dim` elements (row-major, `slab` a device
+// address) into host memory `out` (kPageMapBytes, 64-byte aligned), as the tensor-core kernel
+// reads it: boxes of 64 rows by min(64, the kernel's dims) elements, swizzled as its shared
+// memory is. InvalidArgument for keys without the tensor-core kernel or a misaligned slab or output;
+// Internal when the driver has no tensor maps (CUDA 12 and later drivers do).
+Status EncodePageMap(KeyType type, uint32_t dim, const void* slab, uint64_t rows, void* out);
 
 // The true score of a stored slot value of a row whose threshold is `threshold`.
 inline float DecodeScore(float stored, float threshold) {
@@ -216,4 +146,4 @@ Status CollectBand(const int32_t* candidates, const int32_t* counters, const int
 
 }  // namespace sieve::gpu
 
-#endif  // SIEVE_GPU_THRESHOLD_SELECT_H_
+#endif  // SIEVE_GPU_THRESHOLD_SELECT_THRESHOLD_SELECT_H_
