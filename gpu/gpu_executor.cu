@@ -29,6 +29,7 @@
 #include "gpu/memory.cuh"
 #include "gpu/raft_select_k.cuh"
 #include "gpu/stage_timer.cuh"
+#include "query/topk.h"
 
 namespace sieve::gpu {
 namespace {
@@ -74,12 +75,6 @@ Status Validate(const ShardView& shard, const BatchFilters& filters, const ExecR
       return Status::InvalidArgument("filter " + std::to_string(i) + " holds row " +
                                      std::to_string(set->End() - 1) + " of a shard of " +
                                      std::to_string(shard.rows) + " rows");
-    }
-    if (set->Cardinality() != filters.passing_rows[i]) {
-      return Status::InvalidArgument("filter " + std::to_string(i) + " passing_rows " +
-                                     std::to_string(filters.passing_rows[i]) +
-                                     " differs from its cardinality " +
-                                     std::to_string(set->Cardinality()));
     }
   }
   return Status::OK();
@@ -128,7 +123,9 @@ struct GpuExecutor::State {
 // Profile.
 struct GpuExecutor::Batch {
   Prepared p;
-  std::unique_ptr<RowSet> union_set;  // gather over a bitmap
+  // Gather over a bitmap: the union of the sets (the caller's, or own_union built here).
+  const RowSet* union_set = nullptr;
+  std::unique_ptr<RowSet> own_union;
   uint32_t* h_filter = nullptr;       // pinned: filter words or passing ids
   char* h_queries = nullptr;          // pinned: queries, halves, norms, list starts
   float* h_vals = nullptr;            // pinned results: nq × k values, ids, candidate counts
@@ -256,7 +253,10 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
     }
     p.total_passing = p.starts[nq];
     if (p.path == SearchPath::kGather && p.total_passing > 0) {
-      b->union_set = std::make_unique<RowSet>(RowSet::Union(filters.sets.data(), nq));
+      if (filters.union_set == nullptr) {
+        b->own_union = std::make_unique<RowSet>(RowSet::Union(filters.sets.data(), nq));
+      }
+      b->union_set = filters.union_set != nullptr ? filters.union_set : b->own_union.get();
       p.union_count = b->union_set->Cardinality();
       p.union_offset_words = p.filter_words;
     }
@@ -401,23 +401,22 @@ Status GpuExecutor::Assemble(const Batch& b, const ShardView& shard, const Batch
   const bool larger_better = request.metric == Metric::kInnerProduct;
   const Prepared& p = b.p;
   for (uint32_t q = 0; q < nq; ++q) {
-    const RowSet* set = filters.sets[p.per_query ? q : 0];
     auto& out = result->neighbors[q];
     out.reserve(std::min<uint64_t>(p.k, filters.passing_rows[p.per_query ? q : 0]));
     for (uint32_t i = 0; i < p.k; ++i) {
       const uint32_t id = b.h_ids[size_t{q} * p.k + i];
       const float v = b.h_vals[size_t{q} * p.k + i];
       if (id == kInvalidId || !std::isfinite(v)) continue;
-      if (id >= shard.rows || !set->Contains(id)) {
+      if (id >= shard.rows) {
         return Status::Internal("GPU " + std::string(PathName(request.path)) +
-                                " path returned row " + std::to_string(id) +
-                                ", which fails the filter of query " + std::to_string(q));
+                                " path returned row " + std::to_string(id) + " of a shard of " +
+                                std::to_string(shard.rows) + " rows (query " +
+                                std::to_string(q) + ")");
       }
       out.emplace_back(id, v);
     }
     std::sort(out.begin(), out.end(), [larger_better](const auto& x, const auto& y) {
-      if (x.second != y.second) return larger_better ? x.second > y.second : x.second < y.second;
-      return x.first < y.first;
+      return BetterThan(larger_better, x.second, x.first, y.second, y.first);
     });
     for (size_t i = 1; i < out.size(); ++i) {
       if (out[i].first == out[i - 1].first && out[i].second == out[i - 1].second) {

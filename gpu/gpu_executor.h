@@ -55,9 +55,9 @@ class GpuExecutor final : public Executor {
   std::string name() const override;
 
   // See Executor::Search. InvalidArgument: k == 0, a path of kAuto, filters whose number does
-  // not match the queries, a set reaching rows >= shard.rows, or a passing count that differs
-  // from the set's cardinality. ResourceExhausted: device memory ran out (nothing is cached in
-  // a half-updated state). Internal: a CUDA, cuBLAS or RAFT failure, named in the message.
+  // not match the queries, or a set reaching rows >= shard.rows. ResourceExhausted: device
+  // memory ran out (nothing is cached in a half-updated state). Internal: a CUDA, cuBLAS or RAFT
+  // failure, named in the message, or a row beyond the shard in the results.
   Status Search(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request,
                 ExecResult* result) override;
 

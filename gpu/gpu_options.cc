@@ -22,8 +22,7 @@ Status GpuExecutorOptions::Validate() const {
   }
   if (threshold_max_levels < 2 || threshold_max_levels > 6) {
     return Status::InvalidArgument("GPU options: threshold_max_levels " +
-                                   std::to_string(threshold_max_levels) +
-                                   " is outside [2, 6]");
+                                   std::to_string(threshold_max_levels) + " is outside [2, 6]");
   }
   return Status::OK();
 }

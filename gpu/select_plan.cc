@@ -36,8 +36,8 @@ void CandidateSizes(uint64_t columns, uint32_t k, double sample_factor, uint64_t
   *cap = std::min<uint64_t>(c, columns);
 }
 
-void ThresholdLevels(uint64_t columns, uint32_t k, uint32_t max_levels,
-                     std::vector<uint64_t>* ends, std::vector<uint64_t>* caps) {
+void ThresholdLevels(uint64_t columns, uint32_t k, uint32_t max_levels, std::vector<uint64_t>* ends,
+                     std::vector<uint64_t>* caps) {
   const double kd = k, n = static_cast<double>(columns);
   auto pages = [](double x) {
     return (static_cast<uint64_t>(std::ceil(x)) + kPageRows - 1) / kPageRows * kPageRows;
@@ -60,8 +60,7 @@ void ThresholdLevels(uint64_t columns, uint32_t k, uint32_t max_levels,
     caps->push_back(prefix[0]);
     for (size_t i = 1; i < ends->size(); ++i) {
       const double expect = kd * static_cast<double>((*ends)[i]) / (*ends)[i - 1];
-      caps->push_back(
-          std::min<uint64_t>((*ends)[i], std::max<uint64_t>(pages(8 * expect), 16384)));
+      caps->push_back(std::min<uint64_t>((*ends)[i], std::max<uint64_t>(pages(8 * expect), 16384)));
     }
     return;
   }

@@ -37,11 +37,11 @@ const char* TopKStrategyName(TopKStrategy s);  // "select_k", "candidates", "thr
 
 // What the plan depends on, for one chunk of the gather or dense path.
 struct SelectInput {
-  uint32_t k = 0;       // results a query
+  uint32_t k = 0;        // results a query
   uint32_t queries = 0;  // in the chunk
   uint32_t dim = 0;
-  uint64_t columns = 0;  // rows scored: the shard's, or the gathered block's
-  bool float16_rows = false;  // the shard's rows are float16
+  uint64_t columns = 0;        // rows scored: the shard's, or the gathered block's
+  bool float16_rows = false;   // the shard's rows are float16
   bool split_queries = false;  // the GEMM takes each query as two float16 halves (2 × queries)
   bool gathered = false;       // the columns are a gathered block (the gather path)
   bool per_query = false;      // a filter per query (bitmap)
@@ -82,8 +82,8 @@ void CandidateSizes(uint64_t columns, uint32_t k, double sample_factor, uint64_t
 // most max_levels) with every prefix at most a quarter of the rows. caps[i]: the slots a query
 // has at level i (8× the expected count, at least 16,384: small k has a wide spread). Empty
 // when no prefix fits.
-void ThresholdLevels(uint64_t columns, uint32_t k, uint32_t max_levels,
-                     std::vector<uint64_t>* ends, std::vector<uint64_t>* caps);
+void ThresholdLevels(uint64_t columns, uint32_t k, uint32_t max_levels, std::vector<uint64_t>* ends,
+                     std::vector<uint64_t>* caps);
 
 // The candidate scan's tile: options.candidate_tile_bytes when set; else a gathered block of at
 // most 64 MiB of dot products is one tile (one tile beat two of 32 MiB at 100,000 gathered rows

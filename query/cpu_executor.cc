@@ -443,7 +443,9 @@ void RunGather(const CpuExecutorOptions& opt, const Context& c, const BatchFilte
     ords = Enumerate(*filters.sets[0], c.rows);
     result->stage_ms.emplace_back("enumerate", MsSince(t0));
   } else {
-    ords = Enumerate(RowSet::Union(filters.sets.data(), filters.sets.size()), c.rows);
+    ords = filters.union_set != nullptr
+               ? Enumerate(*filters.union_set, c.rows)
+               : Enumerate(RowSet::Union(filters.sets.data(), filters.sets.size()), c.rows);
     result->stage_ms.emplace_back("enumerate", MsSince(t0));
     t0 = Clock::now();
     PerQueryBitsets(filters, c.rows, &bit_storage, &query_bits);

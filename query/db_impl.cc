@@ -13,9 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "filter/filter.h"
-#include "gpu/gpu_backend.h"
 #include "index/roaring_bridge.h"
 #include "query/cpu_executor.h"
+#include "storage/shard_of.h"
+#include "query/topk.h"
 
 namespace sieve {
 
@@ -28,16 +29,6 @@ const std::string kPlannerSettingPrefix = "planner/";
 
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// Stable across platforms and releases: a row's shard is part of the on-disk layout.
-uint32_t ShardOf(int64_t id, uint32_t shards) {
-  if (shards == 1) return 0;
-  uint64_t z = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return static_cast<uint32_t>(z % shards);
 }
 
 // Rows per stored chunk: large enough that loading reads long sequential values, small
@@ -228,12 +219,12 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   so.error_if_exists = options.error_if_exists;
   std::unique_ptr<Store> store;
   SIEVE_RETURN_IF_ERROR(Store::Open(so, path, &store));
-  db->reset(new DBImpl(std::move(store)));
+  db->reset(new DBImpl(std::move(store), options.gpu));
   return Status::OK();
 }
 
-DBImpl::DBImpl(std::unique_ptr<Store> store)
-    : store_(std::move(store)), cpu_(new CpuExecutor()) {}
+DBImpl::DBImpl(std::unique_ptr<Store> store, const GpuExecutorOptions& gpu_options)
+    : store_(std::move(store)), executors_(gpu_options) {}
 
 DBImpl::~DBImpl() = default;
 
@@ -565,16 +556,10 @@ Status DBImpl::DeleteByFilter(const std::string& collection, const std::string& 
 }
 
 Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds) {
+  Device resolved = Device::kCpu;
+  SIEVE_RETURN_IF_ERROR(executors_.Resolve(device, executor, &resolved));
+  const bool gpu = resolved == Device::kGpu;
   std::lock_guard<std::mutex> l(mu_);
-  if (device != Device::kCpu && !gpu_tried_) {
-    gpu_tried_ = true;
-    gpu_status_ = gpu::CreateGpuExecutor(GpuExecutorOptions(), &gpu_);
-  }
-  if (device == Device::kGpu && gpu_ == nullptr) {
-    return Status::Unavailable("--device gpu: " + gpu_status_.message());
-  }
-  const bool gpu = device != Device::kCpu && gpu_ != nullptr;
-  *executor = gpu ? gpu_.get() : cpu_.get();
   const std::string name = (*executor)->name();
   auto it = thresholds_.find(name);
   if (it == thresholds_.end()) {
@@ -781,6 +766,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     sets.reserve(filters.size());
     for (auto& f : filters) sets.push_back(f->Compile(shard));
     BatchFilters bf;
+    RowSet union_set;  // bitmap: built once, for the planner and the executor
     for (auto& s : sets) plan.passing_rows.push_back(s.Cardinality());
     if (per_query) {
       for (size_t q = 0; q < nq; ++q) {
@@ -807,7 +793,9 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       for (auto n : bf.passing_rows) in.max_passing_rows = std::max(in.max_passing_rows, n);
       std::vector<const RowSet*> distinct;
       for (auto& s : sets) distinct.push_back(&s);
-      in.union_rows = RowSet::Union(distinct.data(), distinct.size()).Cardinality();
+      union_set = RowSet::Union(distinct.data(), distinct.size());
+      bf.union_set = &union_set;
+      in.union_rows = union_set.Cardinality();
       ex.passing_rows += sum;
     } else {
       in.passing_rows = bf.passing_rows[0];
@@ -869,8 +857,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   for (size_t q = 0; q < nq; ++q) {
     auto& cand = merged[q];
     auto better = [&](const std::pair<double, int64_t>& a, const std::pair<double, int64_t>& b) {
-      if (a.first != b.first) return larger_better ? a.first > b.first : a.first < b.first;
-      return a.second < b.second;
+      return BetterThan(larger_better, a.first, a.second, b.first, b.second);
     };
     const size_t keep = std::min<size_t>(k, cand.size());
     std::partial_sort(cand.begin(), cand.begin() + keep, cand.end(), better);

@@ -16,6 +16,7 @@
 
 #include "index/shard_index.h"
 #include "query/executor.h"
+#include "query/executors.h"
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "storage/store.h"
@@ -24,7 +25,7 @@ namespace sieve {
 
 class DBImpl : public DB {
  public:
-  explicit DBImpl(std::unique_ptr<Store> store);
+  DBImpl(std::unique_ptr<Store> store, const GpuExecutorOptions& gpu_options);
   ~DBImpl() override;
 
   Status CreateCollection(const CollectionSpec& spec) override;
@@ -66,10 +67,7 @@ class DBImpl : public DB {
   std::unique_ptr<Store> store_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<Collection>> collections_;
-  std::unique_ptr<Executor> cpu_;
-  std::unique_ptr<Executor> gpu_;
-  Status gpu_status_;  // why gpu_ is null, once tried
-  bool gpu_tried_ = false;
+  Executors executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
   std::map<std::string, PlannerThresholds> thresholds_;
 };

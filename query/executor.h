@@ -4,10 +4,10 @@
 // share of a query batch. Host-only; no CUDA, RAFT or Roaring type appears here.
 //
 // Scores: every executor returns, per query, up to k (ordinal, distance) pairs sorted best
-// first, where distance is as the metric defines it (l2: squared Euclidean, smaller better;
-// ip: inner product, larger better; cosine: 1 - cos, smaller better). Ties are broken by the
-// smaller ordinal. Only rows in the query's filter set are ever returned; fewer than k pass →
-// fewer results.
+// first (query/topk.h BetterThan), where distance is as the metric defines it (l2: squared
+// Euclidean, smaller better; ip: inner product, larger better; cosine: 1 - cos, smaller better).
+// Ties are broken by the smaller ordinal. Only rows in the query's filter set are ever returned
+// (DBImpl checks every result once); fewer than k pass → fewer results.
 
 #ifndef SIEVE_QUERY_EXECUTOR_H_
 #define SIEVE_QUERY_EXECUTOR_H_
@@ -37,10 +37,16 @@ struct ShardView {
 };
 
 // The filters of one batch: one set shared by every query (bitset mode), or one per query
-// (bitmap mode). Each set already excludes deleted rows and rows ≥ ShardView::rows.
+// (bitmap mode). Each set already excludes deleted rows and rows ≥ ShardView::rows. The caller
+// has built every fact below (the planner needs them); executors use them as given and do not
+// compute them again.
 struct BatchFilters {
   std::vector<const RowSet*> sets;     // size 1 or num_queries; never null
-  std::vector<uint64_t> passing_rows;  // Cardinality() of each set
+  // REQUIRES: passing_rows[i] == sets[i]->Cardinality().
+  std::vector<uint64_t> passing_rows;
+  // Bitmap mode: the union of the sets, or null to have the executor build it where a path
+  // needs it (the gather over a bitmap compacts the union).
+  const RowSet* union_set = nullptr;
   bool per_query() const { return sets.size() > 1; }
 };
 

@@ -56,29 +56,21 @@ __device__ __forceinline__ uint32_t ColumnId(const CandidateArgs& a, int64_t j) 
   return a.col_ids != nullptr ? a.col_ids[a.col_base + j] : static_cast<uint32_t>(a.col_base + j);
 }
 
-// The candidate scan was bound by latency, with too few loads in flight. With a thread per group
-// of four columns (one float4 of dots, one of positional norms) and one atomic a warp, 100
-// queries × 100,000 columns (a 40 MB tile, grid (98, 100)) took 63 µs, 0.63 TB/s (H200,
-// 2026-11-30): 9,800 short blocks, 6 resident an SM at 40 registers, some 12 waves (a thread per
-// column had been bound the same way by 31 waves). So a thread takes kCandUnroll groups an
-// iteration and issues every load of them (dots, positional norms, the ordinals and filter words
-// the test needs) before it uses any, and the warp does one scan and one atomic for all of them:
-// an SM holds 2× (over col_ids, 3 blocks) to 2.7× (4 blocks) the bytes of dots in flight, and
-// that shape is 2,500 blocks. A thread's groups lie a layer apart (a layer: one group for every
-// thread of the query's blocks, gridDim.x × kCandLayerCols columns), so each load of a warp is
-// one contiguous 512-byte run, and CandidateGridX can widen the grid when few queries would
-// leave SMs idle: the extra blocks only leave the last layers empty. The metric is a template
-// parameter so that the per-column arithmetic has no branches (sqrtf(qn2) is computed once; about
-// 25 instructions a column remain, mostly sqrtf(xn2)). kCandUnroll = 4 (16 columns, 64 bytes of
-// dots a thread) is not yet measured against 2 or 8.
+// The candidate scan is bound by load latency: a thread takes kCandUnroll groups of kCandVec
+// columns an iteration and issues every load of them (dots, positional norms, the ordinals and
+// filter words the test needs) before it uses any, and the warp does one scan and one atomic for
+// all of them. A thread's groups lie a layer apart (a layer: one group for every thread of the
+// query's blocks, gridDim.x × kCandLayerCols columns), so each load of a warp is one contiguous
+// 512-byte run, and CandidateGridX can widen the grid when few queries would leave SMs idle: the
+// extra blocks only leave the last layers empty. The metric is a template parameter so that the
+// per-column arithmetic has no branches (tools/bench/results/2026-11-30-kernel-notes.md).
 constexpr int kCandVec = 4;
 constexpr int kCandUnroll = 4;
 constexpr int kCandThreads = 256;
 constexpr int64_t kCandLayerCols = int64_t{kCandThreads} * kCandVec;
 // Blocks an SM holds: the registers are capped for 4 (64 a thread) over ordinals col_base + j
-// and 3 (80) over col_ids, which hold more loads in flight (ordinals, scattered filter words).
-// Without the cap ptxas took up to 110 registers (2 blocks an SM); with it, at most 8 bytes
-// spill, outside the loads (CUDA 13.0, sm_90).
+// and 3 (80) over col_ids, which hold more loads in flight (ordinals, scattered filter words);
+// uncapped, ptxas halves the blocks an SM for a few spilled bytes saved.
 constexpr int kCandBlocksPerSm = 4;
 constexpr int kCandGatherBlocksPerSm = 3;
 
@@ -285,9 +277,8 @@ void LaunchCandidateKernel(const CandidateArgs& c, dim3 grid, cudaStream_t strea
 // smallest for select_min, else the k-th largest; +inf (select_min) or -inf when the row holds a
 // NaN, so that nothing is pruned by it. One CTA a row, four radix passes (the first over the
 // row, in L2 after the epilogue wrote it; the others over its keys in shared memory where they
-// fit): the sample threshold without select_k's two kernels and ThresholdKernel (0.024 ms for
-// 100 queries x 6,144 columns on the H200, 2026-11-30). Launched with KeyCacheBytes(n) of
-// dynamic shared memory.
+// fit): the sample threshold without select_k's two kernels and a threshold kernel. Launched
+// with KeyCacheBytes(n) of dynamic shared memory.
 __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ dist, int64_t n,
                                                      int k, bool select_min,
                                                      float* __restrict__ thresh) {
@@ -375,8 +366,8 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
   c.q_sq_norms = qnorms_ + q0;
   c.x_sq_norms = p.shard->sq_norms();
   if (col_ids != nullptr) {
-    // A gathered block: its norms by position, read in order (by ordinal they are scattered
-    // reads, 8.4 M of them for 100 queries over 84k rows: 0.1 ms on the H200, 2026-11-30).
+    // A gathered block: its norms by position, read in order (by ordinal they would be one
+    // scattered read a query and column).
     SIEVE_RETURN_IF_ERROR(GatheredNorms());
     c.pos_sq_norms = gathered_norms_.get();
   }

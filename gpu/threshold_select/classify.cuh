@@ -31,12 +31,10 @@ __device__ __forceinline__ bool Passes(const KernelArgs& a, int tile, int r, int
 // Emission staging. A candidate or tie of a page is first written to its warp's buffer in shared
 // memory (kStageCap entries: positions by a warp prefix sum, no atomic); the warp reserves slots
 // for the whole buffer at once when it would overflow and at the end of each sweep (Flush).
-// Emitting straight from the page, as before, put a returned global atomic (an L2 round trip)
-// behind every page with a hit, and the CTA's next barrier made all eight warps wait for it: the
-// dense path's last level, about 1,270 candidates a row over 10M keys, took 1.86 ms against the
-// 1.40 of an exact threshold (H200, 2026-11-30). A page whose hits exceed the buffer is emitted
-// straight. Slot order within a row is not part of the contract; counters end the same.
-// Only the count lives in a register (the buffers are found from the warp index when used: two
+// Emitting straight from the page would put a returned global atomic (an L2 round trip) behind
+// every page with a hit, and the warps waiting at the next hand-over behind it. A page whose hits
+// exceed the buffer is emitted straight. Slot order within a row is not part of the contract;
+// counters end the same. Only the count lives in a register (the buffers are found from the warp index when used: two
 // more live registers pushed the tensor-core kernel's page loop into spilling).
 struct Stager {
   int n;  // entries staged (warp-uniform)

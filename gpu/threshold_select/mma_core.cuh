@@ -28,9 +28,7 @@ namespace sieve::gpu::detail::ts {
 // at one chunk fall on eight different 16-byte bank groups. With page maps (KernelArgs::
 // page_maps) one lane of the copying warp copies the page with one TMA instruction a box: a
 // 16 KB page in two instructions, written to shared memory whole; without them the warp copies
-// 16-byte chunks with cp.async to the same places. (The cp.async copies into the padded rows
-// this layout replaced cost ncu 10.5 shared-memory wavefronts an instruction for 4 ideal, a
-// fifth of the kernel's shared-memory traffic, H200, 2026-11-30.)
+// 16-byte chunks with cp.async to the same places.
 
 template <typename T, int DMAX>
 struct MmaCore {

@@ -62,9 +62,7 @@ __device__ __forceinline__ void LookupBlock(const KernelArgs& a, const int32_t* 
 // for every warp to have read that stage's previous page (empty); a warp releases a stage as
 // soon as it has its operands and norms, before it classifies the scores. A warp held up by a
 // page with a hit (the exact classification and staging, several hundred cycles) then delays
-// the others only once they are kStages - 1 pages ahead, instead of at the next page: with a
-// barrier per page, the dense path's last level (about 1,270 candidates a row over 10M keys)
-// took 1.67 ms against 1.37 ms for an exact threshold (H200, 2026-11-30).
+// the others only once they are kStages - 1 pages ahead, instead of at the next page.
 template <typename Core, typename OnPage>
 __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, const int32_t* table,
                                               int p0, int p1, OnPage&& on_page) {
@@ -72,11 +70,8 @@ __device__ __forceinline__ void PipelineSweep(Core& core, const KernelArgs& a, c
   constexpr int kStages = Core::kStages;
   if (p0 >= p1) return;
   // Page p0 + n is copied by warp n mod 8 alone (IssueWarp), so a stage's full barrier counts
-  // that warp's 32 threads (cp.async) or the one lane that issues its TMA copies. With every
-  // thread copying a share of every page, every warp waited at every page for the slowest one
-  // to release the stage the page goes into: that wait was the kernel's most sampled stall
-  // (6.5 %, H200, 2026-11-30). Now a warp waits there at one page in eight, and the other seven
-  // skip the copy's instructions.
+  // that warp's 32 threads (cp.async) or the one lane that issues its TMA copies: a warp waits
+  // for a stage to be free at one page in eight, not at every page.
   constexpr int kWarps = kThreads / 32;
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const int lane = static_cast<int>(threadIdx.x & 31);
