@@ -217,6 +217,7 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   StoreOptions so;
   so.create_if_missing = options.create_if_missing;
   so.error_if_exists = options.error_if_exists;
+  so.read_only = options.read_only;
   std::unique_ptr<Store> store;
   SIEVE_RETURN_IF_ERROR(Store::Open(so, path, &store));
   db->reset(new DBImpl(std::move(store), options.gpu));
@@ -881,6 +882,11 @@ Status DBImpl::Check(std::vector<std::string>* report) {
   report->clear();
   Status s = store_->CheckFormat(report);
   if (!s.ok() && !s.IsCorruption()) return s;
+  if (!s.ok()) {
+    // The indexes are rebuilt from the same chunks; over damaged ones they would only repeat
+    // what the storage check found.
+    return s;
+  }
   std::vector<CollectionMeta> metas;
   SIEVE_RETURN_IF_ERROR(store_->ListCollections(&metas));
   for (const auto& meta : metas) {

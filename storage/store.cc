@@ -1,7 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// RocksStore: Store over RocksDB. The byte layouts live in format.{h,cc} and FORMAT.md; this
-// file owns the column families, their tuning, atomicity and the invariant checker.
+// RocksStore (storage/rocks_store.h): opening a store, its column families and their tuning,
+// reads, and atomic durable commits. The checker is in store_check.cc, repair in
+// store_repair.cc; byte layouts in format.{h,cc} and FORMAT.md.
 
 #include "storage/store.h"
 
@@ -29,8 +30,13 @@
 #include <utility>
 #include <vector>
 
+#include "storage/file_checksum.h"
 #include "storage/format.h"
+#include "storage/info_log.h"
+#include "storage/ledger.h"
 #include "storage/roaring.h"
+#include "storage/rocks_store.h"
+#include "storage/wal_scan.h"
 
 namespace sieve {
 
@@ -53,46 +59,12 @@ constexpr size_t kRowsWriteBuffer = 64 << 20;
 constexpr size_t kMetaWriteBuffer = 8 << 20;
 // Database-wide settings in the meta family: "setting/" + name (see FORMAT.md).
 const std::string kSettingKeyPrefix = "setting/";
-// Problems past this many are counted but not listed, so a badly damaged store cannot make
-// CheckFormat's report unbounded.
-constexpr size_t kMaxProblemLines = 1000;
+// The meta key holding the store's commit counter (FORMAT.md, "The commit ledger").
+constexpr char kCommitSeqKey[] = "commit_seq";
+// A ledger past this size is rewritten after a flush of every memtable.
+constexpr uint64_t kLedgerRotateBytes = 1 << 20;
 
 std::string Num(uint64_t v) { return std::to_string(v); }
-
-std::string Where(const CollectionMeta& meta) {
-  return "collection '" + meta.spec.name + "' (id " + Num(meta.id) + ")";
-}
-
-std::string Where(const CollectionMeta& meta, uint32_t shard) {
-  return Where(meta) + " shard " + Num(shard);
-}
-
-std::string Where(const CollectionMeta& meta, uint32_t shard, uint32_t ordinal) {
-  return Where(meta, shard) + " ordinal " + Num(ordinal);
-}
-
-Status FromRocks(const rocksdb::Status& s, std::string_view context) {
-  if (s.ok()) return Status::OK();
-  const std::string msg = std::string(context) + ": " + s.ToString();
-  switch (s.code()) {
-    case rocksdb::Status::kNotFound:
-      return Status::NotFound(msg);
-    case rocksdb::Status::kCorruption:
-      return Status::Corruption(msg);
-    case rocksdb::Status::kNotSupported:
-      return Status::NotSupported(msg);
-    case rocksdb::Status::kInvalidArgument:
-      return Status::InvalidArgument(msg);
-    case rocksdb::Status::kIOError:
-      if (s.subcode() == rocksdb::Status::kNoSpace) return Status::ResourceExhausted(msg);
-      return Status::IOError(msg);
-    case rocksdb::Status::kMemoryLimit:
-      return Status::ResourceExhausted(msg);
-    default:
-      // Busy, Aborted, TimedOut, ShutdownInProgress …: the write or read did not happen.
-      return Status::IOError(msg);
-  }
-}
 
 std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
@@ -158,13 +130,11 @@ struct PartCursor {
     if (bulk) {
       // Vectors are read once into the index; caching them would only evict useful blocks.
       ro.fill_cache = false;
-      // The packaged RocksDB computes CRC32C in software (~0.5 GB/s), which alone would make
-      // loading 1M × 128 floats from blob files (format of earlier builds) take over a second.
-      // CheckFormat reads them with checksums verified.
-      ro.verify_checksums = false;
       // Vector blocks are ~8 MiB each: RocksDB's readahead buffer would only add a copy.
       ro.readahead_size = 0;
     }
+    // Checksums stay verified (the default): a damaged block is reported, never decoded (a
+    // damaged key or length would trip one of the packaged RocksDB's assertions).
     it.reset(db->NewIterator(ro, family));
     it->Seek(lower);
   }
@@ -184,131 +154,273 @@ const char* PartName(char tag) {
   return "unknown part";
 }
 
-class RocksStore final : public Store {
- public:
-  RocksStore(std::string path, std::unique_ptr<rocksdb::DB> db,
-             std::vector<rocksdb::ColumnFamilyHandle*> handles,
-             rocksdb::Options vector_file_options, size_t vector_file_min_bytes)
-      : path_(std::move(path)),
-        db_(std::move(db)),
-        handles_(std::move(handles)),
-        vector_file_options_(std::move(vector_file_options)),
-        vector_file_min_bytes_(vector_file_min_bytes) {
-    meta_ = handles_[1];
-    vectors_ = handles_[2];
-    rows_ = handles_[3];
-  }
+}  // namespace
 
-  ~RocksStore() override {
-    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
-    // Every acknowledged write is already synced; a close error has nothing left to lose.
-    (void)db_->Close();
+Status FromRocks(const rocksdb::Status& s, std::string_view context) {
+  if (s.ok()) return Status::OK();
+  const std::string msg = std::string(context) + ": " + s.ToString();
+  switch (s.code()) {
+    case rocksdb::Status::kNotFound:
+      return Status::NotFound(msg);
+    case rocksdb::Status::kCorruption:
+      return Status::Corruption(msg);
+    case rocksdb::Status::kNotSupported:
+      return Status::NotSupported(msg);
+    case rocksdb::Status::kInvalidArgument:
+      return Status::InvalidArgument(msg);
+    case rocksdb::Status::kIOError:
+      if (s.subcode() == rocksdb::Status::kNoSpace) return Status::ResourceExhausted(msg);
+      return Status::IOError(msg);
+    case rocksdb::Status::kMemoryLimit:
+      return Status::ResourceExhausted(msg);
+    default:
+      // Busy, Aborted, TimedOut, ShutdownInProgress …: the write or read did not happen.
+      return Status::IOError(msg);
   }
-
-  Status Init();
-
-  Status CreateCollection(const CollectionSpec& spec, CollectionMeta* meta) override {
-    return Guarded("CreateCollection", [&] { return DoCreateCollection(spec, meta); });
-  }
-  Status ListCollections(std::vector<CollectionMeta>* metas) override {
-    return Guarded("ListCollections", [&] { return DoListCollections(metas); });
-  }
-  Status GetCollection(const std::string& name, CollectionMeta* meta) override {
-    return Guarded("GetCollection", [&] { return DoGetCollection(name, nullptr, meta); });
-  }
-  Status ReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state) override {
-    return Guarded("ReadShardState", [&] { return DoReadShardState(meta, shard, nullptr, state); });
-  }
-  Status ScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
-                    const std::function<Status(Chunk&&)>& visit) override {
-    return Guarded("ScanChunks", [&] { return DoScanChunks(meta, shard, parts, visit); });
-  }
-  Status CommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
-                      const std::vector<ShardAppend>& appends) override {
-    return Guarded("CommitAppend", [&] { return DoCommitAppend(meta, next_auto_id, appends); });
-  }
-  Status CommitShardStates(const CollectionMeta& meta,
-                           const std::vector<std::pair<uint32_t, ShardState>>& states) override {
-    return Guarded("CommitShardStates", [&] { return DoCommitShardStates(meta, states); });
-  }
-  Status PutSetting(const std::string& name, const std::string& value) override {
-    return Guarded("PutSetting", [&] {
-      if (name.empty()) return Status::InvalidArgument("setting: the name is empty");
-      rocksdb::WriteBatch batch;
-      batch.Put(meta_, kSettingKeyPrefix + name, value);
-      return Write(&batch, "setting '" + name + "'");
-    });
-  }
-  Status GetSetting(const std::string& name, std::string* value) override {
-    return Guarded("GetSetting", [&] {
-      rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, kSettingKeyPrefix + name, value);
-      if (rs.IsNotFound()) return Status::NotFound("no setting '" + name + "'");
-      return FromRocks(rs, "reading setting '" + name + "' of " + path_);
-    });
-  }
-  Status CheckFormat(std::vector<std::string>* problems) override {
-    return Guarded("CheckFormat", [&] { return DoCheckFormat(problems); });
-  }
-
- private:
-  Status DoCreateCollection(const CollectionSpec& spec, CollectionMeta* meta);
-  Status DoListCollections(std::vector<CollectionMeta>* metas);
-  Status DoGetCollection(const std::string& name, const rocksdb::Snapshot* snapshot,
-                         CollectionMeta* meta);
-  Status DoReadShardState(const CollectionMeta& meta, uint32_t shard,
-                          const rocksdb::Snapshot* snapshot, ShardState* state);
-  Status DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
-                      const std::function<Status(Chunk&&)>& visit);
-  Status DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
-                        const std::vector<ShardAppend>& appends);
-  Status DoCommitShardStates(const CollectionMeta& meta,
-                             const std::vector<std::pair<uint32_t, ShardState>>& states);
-  Status DoCheckFormat(std::vector<std::string>* problems);
-
-  // Re-reads the collection named in `meta` and fails unless it is the same collection (id).
-  Status ReadCurrentMeta(const CollectionMeta& meta, CollectionMeta* current);
-  Status Write(rocksdb::WriteBatch* batch, std::string_view context);
-
-  // A vector chunk as CommitAppend stores it: `rows` rows from `data`, under `key`.
-  struct VectorPiece {
-    std::string key;
-    uint32_t rows = 0;
-    const float* data = nullptr;
-  };
-  // Encodes a piece's value (header + payload) into *value.
-  void EncodeVectorPiece(const CollectionSpec& spec, const VectorPiece& piece,
-                         std::string* value) const;
-  // Deletes the shard's vector chunks at or beyond `next_ordinal` (orphans of an ingest whose
-  // commit never happened), synced and flushed, so a file ingested next lies above the
-  // tombstone. Does nothing (one seek) when there are none.
-  Status RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shard, uint32_t next_ordinal);
-  // Writes one synced file per shard with that shard's pieces (in key order) and ingests them
-  // all into the vectors family in one atomic step. The chunks are invisible to readers until
-  // the shard states move past them.
-  Status IngestVectorFiles(const CollectionMeta& meta,
-                           const std::vector<std::vector<VectorPiece>>& shard_pieces);
-
-  const std::string path_;
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, meta, vectors, rows
-  rocksdb::ColumnFamilyHandle* meta_ = nullptr;
-  rocksdb::ColumnFamilyHandle* vectors_ = nullptr;
-  rocksdb::ColumnFamilyHandle* rows_ = nullptr;
-  // Serializes collection creation: name check, id counter and write must be one step.
-  std::mutex create_mu_;
-  // The vectors family's options with the database's env, for SstFileWriter.
-  const rocksdb::Options vector_file_options_;
-  const size_t vector_file_min_bytes_;
-  std::atomic<uint64_t> next_file_number_{0};
-};
-
-Status RocksStore::Write(rocksdb::WriteBatch* batch, std::string_view context) {
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  return FromRocks(db_->Write(wo, batch), std::string(context) + ": write to " + path_);
 }
 
-Status RocksStore::Init() {
+std::string Where(const CollectionMeta& meta) {
+  return "collection '" + meta.spec.name + "' (id " + Num(meta.id) + ")";
+}
+
+std::string Where(const CollectionMeta& meta, uint32_t shard) {
+  return Where(meta) + " shard " + Num(shard);
+}
+
+std::string Where(const CollectionMeta& meta, uint32_t shard, uint32_t ordinal) {
+  return Where(meta, shard) + " ordinal " + Num(ordinal);
+}
+
+RocksStore::RocksStore(std::string path, std::unique_ptr<rocksdb::Env> env,
+                       rocksdb::Env* base_env, OpenMode mode, RocksLayout layout,
+                       std::unique_ptr<rocksdb::DB> db,
+                       std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                       size_t vector_file_min_bytes)
+    : path_(std::move(path)),
+      owned_env_(std::move(env)),
+      env_(owned_env_.get()),
+      base_env_(base_env),
+      mode_(mode),
+      layout_(std::move(layout)),
+      db_(std::move(db)),
+      handles_(std::move(handles)),
+      vector_file_options_(layout_.db, layout_.vectors),
+      vector_file_min_bytes_(vector_file_min_bytes) {
+  meta_ = handles_[1];
+  vectors_ = handles_[2];
+  rows_ = handles_[3];
+}
+
+RocksStore::~RocksStore() {
+  if (db_ == nullptr) return;
+  for (auto* h : handles_) (void)db_->DestroyColumnFamilyHandle(h);
+  // Every acknowledged write is already synced; a close error has nothing left to lose.
+  (void)db_->Close();
+}
+
+template <typename Fn>
+Status RocksStore::Run(std::string_view what, Fn&& fn) {
+  return Guarded(what, [&]() -> Status {
+    if (write_failed_.load()) {
+      std::unique_lock<std::shared_mutex> lock(db_mu_);
+      std::string why;
+      if (write_failed_.load() && (db_ == nullptr || DiskHasRoom(&why))) {
+        SIEVE_RETURN_IF_ERROR(ReopenLocked());
+      }
+    }
+    std::shared_lock<std::shared_mutex> lock(db_mu_);
+    if (db_ == nullptr) {
+      return Status::IOError("the database at " + path_ +
+                             " could not be reopened after a failed write");
+    }
+    return fn();
+  });
+}
+
+Status RocksStore::ReopenLocked() {
+  if (db_ != nullptr) {
+    for (auto* h : handles_) (void)db_->DestroyColumnFamilyHandle(h);
+    (void)db_->Close();
+  }
+  handles_.clear();
+  db_.reset();
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = OpenWithRestore(layout_, path_, mode_, &handles, &raw);
+  if (!rs.ok()) {
+    return FromRocks(rs, "reopening the database at " + path_ + " after a failed write");
+  }
+  // Vector files kept after a failed ingestion have served their purpose.
+  RemoveVectorFileLeftovers(env_, path_);
+  db_.reset(raw);
+  handles_ = std::move(handles);
+  meta_ = handles_[1];
+  vectors_ = handles_[2];
+  rows_ = handles_[3];
+  // A write that failed after its WAL record landed is replayed: the counter may have moved.
+  std::string value;
+  rs = db_->Get(rocksdb::ReadOptions(), meta_, kCommitSeqKey, &value);
+  if (rs.ok() && value.size() == 8) {
+    commit_seq_ = std::max(commit_seq_, fmt::GetFixed64(value.data()));
+  }
+  // The next commit starts a fresh ledger that vouches for everything so far.
+  ledger_.reset();
+  write_failed_.store(false);
+  return Status::OK();
+}
+
+bool RocksStore::DiskHasRoom(std::string* why) {
+  uint64_t free = 0;
+  if (!base_env_->GetFreeSpace(path_, &free).ok()) return true;  // unknown: try
+  uint64_t memtables = 0;
+  if (db_ != nullptr) {
+    (void)db_->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &memtables);
+  }
+  // Reopening replays the WAL into memtables and may flush them.
+  const uint64_t need = 2 * memtables + (uint64_t{16} << 20);
+  if (free >= need) return true;
+  *why = Num(free) + " bytes free, " + Num(need) + " needed";
+  return false;
+}
+
+Status RocksStore::CreateCollection(const CollectionSpec& spec, CollectionMeta* meta) {
+  return Run("CreateCollection", [&] { return DoCreateCollection(spec, meta); });
+}
+Status RocksStore::ListCollections(std::vector<CollectionMeta>* metas) {
+  return Run("ListCollections", [&] { return DoListCollections(metas); });
+}
+Status RocksStore::GetCollection(const std::string& name, CollectionMeta* meta) {
+  return Run("GetCollection", [&] { return DoGetCollection(name, nullptr, meta); });
+}
+Status RocksStore::ReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state) {
+  return Run("ReadShardState", [&] { return DoReadShardState(meta, shard, nullptr, state); });
+}
+Status RocksStore::ScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
+                              const std::function<Status(Chunk&&)>& visit) {
+  return Run("ScanChunks", [&] { return DoScanChunks(meta, shard, parts, visit); });
+}
+Status RocksStore::CommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
+                                const std::vector<ShardAppend>& appends) {
+  return Run("CommitAppend", [&] { return DoCommitAppend(meta, next_auto_id, appends); });
+}
+Status RocksStore::CommitShardStates(const CollectionMeta& meta,
+                                     const std::vector<std::pair<uint32_t, ShardState>>& states) {
+  return Run("CommitShardStates", [&] { return DoCommitShardStates(meta, states); });
+}
+Status RocksStore::PutSetting(const std::string& name, const std::string& value) {
+  return Run("PutSetting", [&] {
+    if (name.empty()) return Status::InvalidArgument("setting: the name is empty");
+    SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("writing setting '" + name + "'"));
+    SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull("writing setting '" + name + "'"));
+    rocksdb::WriteBatch batch;
+    batch.Put(meta_, kSettingKeyPrefix + name, value);
+    LedgerRecord record;
+    record.kind = LedgerKind::kSetting;
+    record.name = name;
+    return Commit(&batch, std::move(record), "setting '" + name + "'");
+  });
+}
+Status RocksStore::GetSetting(const std::string& name, std::string* value) {
+  return Run("GetSetting", [&] {
+    rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, kSettingKeyPrefix + name, value);
+    if (rs.IsNotFound()) return Status::NotFound("no setting '" + name + "'");
+    return FromRocks(rs, "reading setting '" + name + "' of " + path_);
+  });
+}
+Status RocksStore::CheckFormat(std::vector<std::string>* problems) {
+  return Run("CheckFormat", [&] { return DoCheckFormat(problems); });
+}
+
+Status RocksStore::RefuseIfReadOnly(std::string_view what) const {
+  if (mode_ == OpenMode::kReadWrite) return Status::OK();
+  return Status::NotSupported(std::string(what) + ": the database at " + path_ +
+                              " is open read-only");
+}
+
+Status RocksStore::RefuseWhileDiskFull(std::string_view context) {
+  if (!write_failed_.load()) return Status::OK();
+  std::string why;
+  if (DiskHasRoom(&why)) return Status::OK();
+  return Status::ResourceExhausted(std::string(context) + ": the disk of " + path_ +
+                                   " is full (" + why + ")");
+}
+
+Status RocksStore::WriteSynced(rocksdb::WriteBatch* batch, std::string_view context) {
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(context));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  rocksdb::Status rs = db_->Write(wo, batch);
+  if (!rs.ok() && !rs.IsInvalidArgument() && !rs.IsNotSupported()) write_failed_.store(true);
+  return FromRocks(rs, std::string(context) + ": write to " + path_);
+}
+
+Status RocksStore::Commit(rocksdb::WriteBatch* batch, LedgerRecord record,
+                          std::string_view context) {
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(context));
+  std::lock_guard<std::mutex> lock(commit_mu_);
+  if (ledger_ == nullptr) {
+    // The last append to the ledger failed (or it was never opened): start a fresh one that
+    // vouches for every commit so far before writing another.
+    SIEVE_RETURN_IF_ERROR(Ledger::Create(env_, path_, commit_seq_, &ledger_)
+                              .WithContext(std::string(context) + ": the commit ledger"));
+  }
+  record.seq = commit_seq_ + 1;
+  std::string seq;
+  fmt::PutFixed64(&seq, record.seq);
+  SIEVE_RETURN_IF_ERROR(FromRocks(batch->Put(meta_, kCommitSeqKey, seq), context));
+  SIEVE_RETURN_IF_ERROR(WriteSynced(batch, context));
+  commit_seq_ = record.seq;
+  // The commit is durable from here on, whatever happens to the ledger.
+  Status s = ledger_->Append(record);
+  if (!s.ok()) {
+    rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log,
+                 "Sieve: %s", s.ToString().c_str());
+    ledger_.reset();
+    return Status::OK();
+  }
+  if (ledger_->size() > kLedgerRotateBytes) {
+    // Records of flushed commits are no longer needed to detect a lost WAL.
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    if (db_->Flush(fo, handles_).ok()) {
+      std::unique_ptr<Ledger> fresh;
+      if (Ledger::Create(env_, path_, commit_seq_, &fresh).ok()) ledger_ = std::move(fresh);
+    }
+  }
+  return Status::OK();
+}
+
+// A summary of the commits the ledger lists after `seq`: what the store lost.
+std::string LostCommits(const LedgerContents& ledger, uint64_t seq) {
+  std::string out;
+  size_t listed = 0, lost = 0;
+  uint64_t rows = 0;
+  for (const LedgerRecord& r : ledger.records) {
+    if (r.seq <= seq) continue;
+    ++lost;
+    for (const LedgerShard& s : r.shards) {
+      if (r.kind == LedgerKind::kAppend) rows += s.next_ordinal - s.first_ordinal;
+    }
+    if (listed++ >= 4) continue;
+    out += (out.empty() ? "" : "; ") + std::string("commit ") + Num(r.seq) + ": " +
+           LedgerKindName(r.kind) + (r.name.empty() ? "" : " '" + r.name + "'");
+    for (const LedgerShard& s : r.shards) {
+      if (r.kind == LedgerKind::kAppend) {
+        out += " shard " + Num(s.shard) + " rows " + Num(s.first_ordinal) + ".." +
+               Num(s.next_ordinal - 1);
+      }
+    }
+  }
+  if (listed > 4) out += "; and " + Num(listed - 4) + " more";
+  std::string head = Num(ledger.last_seq() - seq) + " acknowledged commits";
+  if (lost < ledger.last_seq() - seq) {
+    head += " (" + Num(lost) + " listed in the ledger)";
+  }
+  if (rows > 0) head += " holding " + Num(rows) + " appended rows";
+  return head + (out.empty() ? "" : ": " + out);
+}
+
+Status RocksStore::Init(const Status& ledger_status, const LedgerContents& ledger) {
   std::string value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, fmt::kFormatVersionKey, &value);
   if (rs.IsNotFound()) {
@@ -319,6 +431,13 @@ Status RocksStore::Init() {
                                 fmt::kFormatVersionKey + " key");
     }
     SIEVE_RETURN_IF_ERROR(FromRocks(it->status(), "reading metadata of " + path_));
+    if (mode_ != OpenMode::kReadWrite) {
+      return Status::NotFound("the database at " + path_ + " was never initialized");
+    }
+    if (!ledger_status.IsNotFound()) {
+      return Status::Corruption("database at " + path_ + " is empty but has a commit ledger");
+    }
+    SIEVE_RETURN_IF_ERROR(Ledger::Create(env_, path_, 0, &ledger_));
     rocksdb::WriteBatch batch;
     std::string v;
     fmt::PutFixed32(&v, fmt::kFormatVersion);
@@ -326,7 +445,10 @@ Status RocksStore::Init() {
     v.clear();
     fmt::PutFixed32(&v, 1);
     batch.Put(meta_, fmt::kNextCollectionIdKey, v);
-    return Write(&batch, "initializing");
+    LedgerRecord record;
+    record.kind = LedgerKind::kSetting;
+    record.name = "format_version";
+    return Commit(&batch, std::move(record), "initializing " + path_);
   }
   SIEVE_RETURN_IF_ERROR(FromRocks(rs, "reading the format version of " + path_));
   if (value.size() != 4) {
@@ -338,13 +460,52 @@ Status RocksStore::Init() {
     return Status::NotSupported("database at " + path_ + " has format version " + Num(version) +
                                 ", this build reads version " + Num(fmt::kFormatVersion));
   }
+
+  // The commit counter against the ledger (FORMAT.md, "The commit ledger").
+  rs = db_->Get(rocksdb::ReadOptions(), meta_, kCommitSeqKey, &value);
+  const bool has_seq = rs.ok();
+  if (!has_seq && !rs.IsNotFound()) {
+    return FromRocks(rs, "reading the commit counter of " + path_);
+  }
+  if (has_seq && value.size() != 8) {
+    return Status::Corruption("database at " + path_ + ": commit_seq value is " +
+                              Num(value.size()) + " bytes, expected 8");
+  }
+  commit_seq_ = has_seq ? fmt::GetFixed64(value.data()) : 0;
+  const std::string ledger_path = path_ + "/" + kLedgerFileName;
+  if (mode_ != OpenMode::kSalvage) {
+    if (ledger_status.IsNotFound()) {
+      if (commit_seq_ > 0) {
+        return Status::Corruption(
+            "database at " + path_ + ": its commit ledger " + ledger_path + " is missing (" +
+            Num(commit_seq_) + " commits were made); run `sieve repair " + path_ + "`");
+      }
+    } else if (!ledger_status.ok()) {
+      return Status::Corruption(ledger_status.message() + "; run `sieve repair " + path_ + "`");
+    } else if (commit_seq_ < ledger.last_seq()) {
+      return Status::Corruption(
+          "database at " + path_ + " has lost " + LostCommits(ledger, commit_seq_) +
+          " (its write-ahead log was damaged, truncated or deleted after they were "
+          "acknowledged); run `sieve repair " + path_ + "` to salvage what remains");
+    }
+  }
+  if (mode_ == OpenMode::kReadWrite) {
+    // A crash between a commit and its ledger record leaves the store ahead of the ledger; a
+    // missing ledger belongs to a store written before ledgers existed.
+    if (ledger_status.ok() && commit_seq_ == ledger.last_seq()) {
+      SIEVE_RETURN_IF_ERROR(Ledger::OpenForAppend(env_, path_, ledger, &ledger_));
+    } else {
+      SIEVE_RETURN_IF_ERROR(Ledger::Create(env_, path_, commit_seq_, &ledger_));
+    }
+  }
   // Fail at open, not at first use, when any collection's metadata is damaged.
   std::vector<CollectionMeta> metas;
   return DoListCollections(&metas);
 }
-
 Status RocksStore::DoCreateCollection(const CollectionSpec& spec, CollectionMeta* meta) {
   SIEVE_RETURN_IF_ERROR(fmt::ValidateSpec(spec));
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("creating collection '" + spec.name + "'"));
+  SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull("creating collection '" + spec.name + "'"));
   std::lock_guard<std::mutex> lock(create_mu_);
   const std::string key = fmt::CollectionKey(spec.name);
   std::string value;
@@ -377,7 +538,11 @@ Status RocksStore::DoCreateCollection(const CollectionSpec& spec, CollectionMeta
   for (uint32_t s = 0; s < spec.shards; ++s) {
     batch.Put(meta_, fmt::ShardStateKey(id, s), state);
   }
-  SIEVE_RETURN_IF_ERROR(Write(&batch, "creating collection '" + spec.name + "'"));
+  LedgerRecord record;
+  record.kind = LedgerKind::kCreate;
+  record.collection_id = id;
+  record.name = spec.name;
+  SIEVE_RETURN_IF_ERROR(Commit(&batch, std::move(record), "creating collection '" + spec.name + "'"));
   if (meta != nullptr) *meta = std::move(m);
   return Status::OK();
 }
@@ -567,30 +732,39 @@ Status RocksStore::RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shar
   SIEVE_RETURN_IF_ERROR(
       FromRocks(batch.DeleteRange(vectors_, begin, end), Where(meta, shard, next_ordinal)));
   SIEVE_RETURN_IF_ERROR(
-      Write(&batch, "removing uncommitted vectors of " + Where(meta, shard, next_ordinal)));
+      WriteSynced(&batch, "removing uncommitted vectors of " + Where(meta, shard, next_ordinal)));
   rocksdb::FlushOptions fo;
   fo.wait = true;
-  return FromRocks(db_->Flush(fo, vectors_),
-                   "removing uncommitted vectors of " + Where(meta, shard, next_ordinal));
+  rocksdb::Status rs = db_->Flush(fo, vectors_);
+  if (!rs.ok()) write_failed_.store(true);
+  return FromRocks(rs, "removing uncommitted vectors of " + Where(meta, shard, next_ordinal));
 }
 
 Status RocksStore::IngestVectorFiles(const CollectionMeta& meta,
                                      const std::vector<std::vector<VectorPiece>>& shard_pieces) {
   rocksdb::Env* env = vector_file_options_.env;
   std::vector<std::string> files;
-  // On success RocksDB has moved (hard-linked, then unlinked) the files; otherwise they are ours
-  // to remove. A file left by a crash here is removed by the next Open.
+  // Until the ingestion is attempted the files are ours to remove. After a successful one
+  // RocksDB has moved them (hard-linked, then unlinked). After a failed one they stay: RocksDB
+  // 7.8 can record a file in the MANIFEST and then delete its link when the MANIFEST's sync
+  // fails, and the next open puts the link back from here (RestoreIngestedFile); the open
+  // after that removes them. A file left by a crash is removed by the next open too.
+  bool attempted = false;
   struct Cleanup {
     rocksdb::Env* env;
     std::vector<std::string>* files;
+    const bool* attempted;
     ~Cleanup() {
+      if (*attempted) return;
       for (const std::string& f : *files) {
         if (env->FileExists(f).ok()) (void)env->DeleteFile(f);
       }
     }
-  } cleanup{env, &files};
+  } cleanup{env, &files, &attempted};
   const std::string where = "writing vectors of " + Where(meta);
   std::string value;
+  rocksdb::IngestExternalFileArg arg;
+  arg.column_family = vectors_;
   for (const std::vector<VectorPiece>& pieces : shard_pieces) {
     if (pieces.empty()) continue;
     const uint64_t stamp =
@@ -605,22 +779,31 @@ Status RocksStore::IngestVectorFiles(const CollectionMeta& meta,
       EncodeVectorPiece(meta.spec, piece, &value);
       SIEVE_RETURN_IF_ERROR(FromRocks(writer.Put(piece.key, value), where + " to " + files.back()));
     }
-    // Finish syncs the file before closing it.
-    SIEVE_RETURN_IF_ERROR(FromRocks(writer.Finish(), where + " to " + files.back()));
+    // Finish syncs the file before closing it, and computes its whole-file checksum.
+    rocksdb::ExternalSstFileInfo info;
+    SIEVE_RETURN_IF_ERROR(FromRocks(writer.Finish(&info), where + " to " + files.back()));
+    arg.external_files.push_back(files.back());
+    arg.files_checksums.push_back(info.file_checksum);
+    arg.files_checksum_func_names.push_back(info.file_checksum_func_name);
   }
   if (files.empty()) return Status::OK();
-  rocksdb::IngestExternalFileOptions io;
-  io.move_files = true;
+  arg.options.move_files = true;
   // The global sequence number, when one is needed, lives in the MANIFEST; rewriting it into the
   // file would only add a write.
-  io.write_global_seqno = false;
-  io.verify_checksums_before_ingest = false;
-  return FromRocks(db_->IngestExternalFile(vectors_, files, io),
-                   "ingesting vectors of " + Where(meta) + " into " + path_);
+  arg.options.write_global_seqno = false;
+  arg.options.verify_checksums_before_ingest = false;
+  // The checksum SstFileWriter computed is recorded as it is, without reading the file again.
+  arg.options.verify_file_checksum = false;
+  attempted = true;
+  rocksdb::Status rs = db_->IngestExternalFiles({arg});
+  if (!rs.ok()) write_failed_.store(true);
+  return FromRocks(rs, "ingesting vectors of " + Where(meta) + " into " + path_);
 }
 
 Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
                                   const std::vector<ShardAppend>& appends) {
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("appending to " + Where(meta)));
+  SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull("appending to " + Where(meta)));
   CollectionMeta current;
   SIEVE_RETURN_IF_ERROR(ReadCurrentMeta(meta, &current));
   const CollectionSpec& spec = current.spec;
@@ -755,11 +938,24 @@ Status RocksStore::DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_
       }
     }
   }
-  return Write(&batch, "appending to " + Where(current));
+  LedgerRecord record;
+  record.kind = LedgerKind::kAppend;
+  record.collection_id = current.id;
+  record.name = spec.name;
+  for (const auto& [shard, start] : shard_starts) {
+    for (const ShardAppend& a : appends) {
+      if (a.shard != shard) continue;
+      record.shards.push_back(
+          LedgerShard{shard, start, a.new_state.next_ordinal, a.new_state.live_rows});
+    }
+  }
+  return Commit(&batch, std::move(record), "appending to " + Where(current));
 }
 
 Status RocksStore::DoCommitShardStates(const CollectionMeta& meta,
                                        const std::vector<std::pair<uint32_t, ShardState>>& states) {
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("updating shard states of " + Where(meta)));
+  SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull("updating shard states of " + Where(meta)));
   CollectionMeta current;
   SIEVE_RETURN_IF_ERROR(ReadCurrentMeta(meta, &current));
   rocksdb::WriteBatch batch;
@@ -786,248 +982,230 @@ Status RocksStore::DoCommitShardStates(const CollectionMeta& meta,
     SIEVE_RETURN_IF_ERROR(FromRocks(batch.Put(meta_, fmt::ShardStateKey(current.id, shard), value),
                                     Where(current, shard)));
   }
-  return Write(&batch, "updating shard states of " + Where(current));
+  LedgerRecord record;
+  record.kind = LedgerKind::kStates;
+  record.collection_id = current.id;
+  record.name = current.spec.name;
+  for (const auto& [shard, state] : states) {
+    record.shards.push_back(
+        LedgerShard{shard, state.next_ordinal, state.next_ordinal, state.live_rows});
+  }
+  return Commit(&batch, std::move(record), "updating shard states of " + Where(current));
 }
 
-// --- CheckFormat ----------------------------------------------------------------------------
 
-class ProblemList {
- public:
-  explicit ProblemList(std::vector<std::string>* out) : out_(out) {}
-  void Add(std::string line) {
-    if (count_ == 0) first_ = line;
-    ++count_;
-    if (out_ != nullptr && count_ <= kMaxProblemLines) out_->push_back(std::move(line));
+RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode mode,
+                            const StoreOptions& options) {
+  RocksLayout layout;
+  rocksdb::DBOptions& db_options = layout.db;
+  db_options.create_if_missing = options.create_if_missing && mode == OpenMode::kReadWrite;
+  db_options.error_if_exists = options.error_if_exists && mode == OpenMode::kReadWrite;
+  db_options.create_missing_column_families = true;
+  db_options.env = env;
+  db_options.max_background_jobs = 4;
+  db_options.bytes_per_sync = 1 << 20;
+  // Shared WAL: a small cap would force the vectors memtable to flush early.
+  db_options.max_total_wal_size = uint64_t{2} << 30;
+  // Never RocksDB's own file logger (see info_log.h); read-only opens write no log at all.
+  db_options.info_log = NewInfoLog(mode == OpenMode::kReadWrite ? path + "/LOG" : "");
+  // A damaged WAL record fails the open (a record cut short at the very end, as a crash
+  // leaves it, does not); the salvage of `sieve repair` skips damaged records instead.
+  db_options.wal_recovery_mode = mode == OpenMode::kSalvage
+                                     ? rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords
+                                     : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // A WAL that RocksDB has finished writing is recorded in the MANIFEST with its size and
+  // verified at open; the commit ledger covers the one being written.
+  db_options.track_and_verify_wals_in_manifest = true;
+  // No background retries after a write error: the next write resumes the store itself
+  // (WriteSynced), at once and deterministically, instead of answering Busy while a retry
+  // thread waits out its interval.
+  db_options.max_bgerror_resume_count = 0;
+  // All families flush together, so a store that loses its WAL loses whole commits.
+  db_options.atomic_flush = true;
+  db_options.file_checksum_gen_factory = FileChecksumFactory();
+  if (mode == OpenMode::kSalvage) {
+    // Open despite missing or damaged table files; what cannot be read is reported.
+    db_options.paranoid_checks = false;
+    db_options.skip_checking_sst_file_sizes_on_db_open = true;
   }
-  Status Result() const {
-    if (count_ == 0) return Status::OK();
-    if (out_ != nullptr && count_ > kMaxProblemLines) {
-      out_->push_back("... and " + Num(count_ - kMaxProblemLines) + " more problems");
-    }
-    return Status::Corruption(Num(count_) + " problems found: " + first_);
-  }
 
- private:
-  std::vector<std::string>* out_;
-  size_t count_ = 0;
-  std::string first_;
-};
+  const rocksdb::CompressionType rows_compression = RowsCompression();
 
-struct ChunkSpan {
-  uint32_t first;
-  uint32_t rows;
-  bool operator==(const ChunkSpan&) const = default;
-};
+  rocksdb::ColumnFamilyOptions meta_options;
+  meta_options.write_buffer_size = kMetaWriteBuffer;
+  meta_options.compression = rows_compression;
 
-struct CheckedShard {
-  bool state_present = false;
-  std::optional<ShardState> state;
-  std::map<char, std::vector<ChunkSpan>> spans;  // by part tag
-};
-
-struct CheckedCollection {
-  CollectionMeta meta;
-  std::vector<CheckedShard> shards;
-  std::unordered_set<int64_t> live_ids;
-};
-
-Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
-  ProblemList report(problems);
-  SnapshotGuard snapshot(db_.get());
-  rocksdb::ReadOptions ro;
-  ro.snapshot = snapshot.get();
-  ro.readahead_size = kScanReadahead;
-  ro.fill_cache = false;
-
-  std::map<uint32_t, CheckedCollection> collections;
-  std::optional<uint32_t> next_id;
-  std::vector<std::pair<std::string, std::string>> shard_values;
+  rocksdb::ColumnFamilyOptions& vector_options = layout.vectors;
+  vector_options.compression = rocksdb::kNoCompression;
+  vector_options.bottommost_compression = rocksdb::kNoCompression;
+  vector_options.write_buffer_size = kVectorsWriteBuffer;
+  vector_options.max_write_buffer_number = 2;
+  vector_options.target_file_size_base = 64 << 20;
+  vector_options.max_bytes_for_level_base = 256 << 20;
+  // Bulk appends ingest their vectors as SST files that land, non-overlapping, in the last
+  // level, so compaction never rewrites them. Small appends go through the memtable; chunks
+  // are never overwritten, so keep flushed values in blob files, written once at flush, and let
+  // compaction move only the small key/blob-reference entries.
+  vector_options.enable_blob_files = true;
+  vector_options.min_blob_size = 4096;
+  vector_options.blob_file_size = 256 << 20;
+  vector_options.blob_compression_type = rocksdb::kNoCompression;
+  vector_options.enable_blob_garbage_collection = false;
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
-    const std::string_view collection_prefix = fmt::kCollectionKeyPrefix;
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const std::string key = it->key().ToString();
-      const std::string_view value = View(it->value());
-      if (key == fmt::kFormatVersionKey) {
-        if (value.size() != 4 || fmt::GetFixed32(value.data()) != fmt::kFormatVersion) {
-          report.Add("metadata: format_version is not " + Num(fmt::kFormatVersion));
-        }
-      } else if (key == fmt::kNextCollectionIdKey) {
-        if (value.size() != 4) {
-          report.Add("metadata: next_collection_id is " + Num(value.size()) + " bytes, expected 4");
-        } else {
-          next_id = fmt::GetFixed32(value.data());
-        }
-      } else if (key.compare(0, kSettingKeyPrefix.size(), kSettingKeyPrefix) == 0) {
-        // A setting's value is opaque to the store.
-      } else if (key.compare(0, collection_prefix.size(), collection_prefix) == 0) {
-        CollectionMeta m;
-        Status s = fmt::DecodeMeta(value, &m);
-        if (!s.ok()) {
-          report.Add("metadata key '" + key + "': " + s.message());
-        } else if (fmt::CollectionKey(m.spec.name) != key) {
-          report.Add("metadata key '" + key + "' holds collection '" + m.spec.name + "'");
-        } else if (collections.count(m.id)) {
-          report.Add(Where(m) + ": id already used by collection '" +
-                     collections[m.id].meta.spec.name + "'");
-        } else {
-          CheckedCollection& c = collections[m.id];
-          c.shards.resize(m.spec.shards);
-          c.meta = std::move(m);
-        }
-      } else {
-        uint32_t cid = 0, shard = 0;
-        if (fmt::ParseShardStateKey(key, &cid, &shard)) {
-          shard_values.emplace_back(key, std::string(value));
-        } else {
-          report.Add("metadata: stray key of " + Num(key.size()) + " bytes starting '" +
-                     key.substr(0, 32) + "'");
-        }
-      }
-    }
-    if (!it->status().ok()) return FromRocks(it->status(), "checking metadata of " + path_);
-  }
-  if (!next_id) {
-    report.Add("metadata: next_collection_id is missing");
-  } else if (!collections.empty() && collections.rbegin()->first >= *next_id) {
-    report.Add(Where(collections.rbegin()->second.meta) + ": id is not below next_collection_id " +
-               Num(*next_id));
-  }
-  for (const auto& [key, value] : shard_values) {
-    uint32_t cid = 0, shard = 0;
-    fmt::ParseShardStateKey(key, &cid, &shard);
-    auto c = collections.find(cid);
-    if (c == collections.end()) {
-      report.Add("shard state for unknown collection id " + Num(cid) + " shard " + Num(shard));
-      continue;
-    }
-    const CollectionMeta& m = c->second.meta;
-    if (shard >= m.spec.shards) {
-      report.Add(Where(m, shard) + ": shard state beyond the collection's " + Num(m.spec.shards) +
-                 " shards");
-      continue;
-    }
-    c->second.shards[shard].state_present = true;
-    ShardState state;
-    Status s = fmt::DecodeShardState(value, &state);
-    if (s.ok()) s = fmt::CheckShardState(state);
-    if (!s.ok()) {
-      report.Add(Where(m, shard) + ": shard state: " + s.message());
-      continue;
-    }
-    c->second.shards[shard].state = std::move(state);
-  }
-  for (auto& [cid, c] : collections) {
-    for (uint32_t s = 0; s < c.shards.size(); ++s) {
-      if (!c.shards[s].state_present) {
-        report.Add(Where(c.meta, s) + ": shard state is missing");
-      }
-    }
+    rocksdb::BlockBasedTableOptions table;
+    // Each value is one block anyway; a large block keeps the index small for the rest.
+    table.block_size = 256 << 10;
+    // XXH3 is hardware-fast where the packaged RocksDB's CRC32C is software.
+    table.checksum = rocksdb::kXXH3;
+    vector_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   }
 
-  std::vector<float> vectors;
-  std::vector<int64_t> ids;
-  for (auto* family : {vectors_, rows_}) {
-    const char* family_name = family == vectors_ ? fmt::kVectorsFamily : fmt::kRowsFamily;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      char tag = 0;
-      uint32_t cid = 0, shard = 0, first = 0;
-      const bool tag_ok = family == vectors_
-                              ? it->key().size() > 0 && it->key()[0] == fmt::kVectorsTag
-                              : it->key().size() > 0 && (it->key()[0] == fmt::kIdsTag ||
-                                                         it->key()[0] == fmt::kColumnsTag);
-      if (!tag_ok || !fmt::ParseChunkKey(View(it->key()), &tag, &cid, &shard, &first)) {
-        report.Add(std::string(family_name) + ": stray key of " + Num(it->key().size()) + " bytes");
-        continue;
-      }
-      auto c = collections.find(cid);
-      if (c == collections.end()) {
-        report.Add(std::string(family_name) + ": " + PartName(tag) +
-                   " chunk of unknown collection id " + Num(cid) + " shard " + Num(shard) +
-                   " ordinal " + Num(first));
-        continue;
-      }
-      CheckedCollection& col = c->second;
-      const CollectionMeta& m = col.meta;
-      if (shard >= m.spec.shards) {
-        report.Add(Where(m, shard, first) + ": " + PartName(tag) +
-                   " chunk beyond the collection's " + Num(m.spec.shards) + " shards");
-        continue;
-      }
-      const auto& shard_state = col.shards[shard].state;
-      if (tag == fmt::kVectorsTag && shard_state && first >= shard_state->next_ordinal) {
-        // Ingested by an append that has not committed: invisible, removed by the next append.
-        continue;
-      }
-      const std::string where = Where(m, shard, first) + ": " + PartName(tag) + " chunk: ";
-      const std::string_view value = View(it->value());
-      uint32_t rows = 0;
-      Status s;
-      if (tag == fmt::kVectorsTag) {
-        s = fmt::DecodeVectors(value, m.spec.dim, m.spec.dtype, &rows, &vectors);
-        if (s.ok()) s = fmt::CheckFinite(vectors, m.spec.dim);
-      } else if (tag == fmt::kIdsTag) {
-        s = fmt::DecodeIds(value, &rows, &ids);
-        const auto& state = col.shards[shard].state;
-        for (uint32_t r = 0; s.ok() && r < rows; ++r) {
-          const uint64_t ordinal = uint64_t{first} + r;
-          const bool live = state && ordinal < state->next_ordinal &&
-                            !state->deleted->contains(static_cast<uint32_t>(ordinal));
-          if (live && !col.live_ids.insert(ids[r]).second) {
-            report.Add(Where(m, shard, static_cast<uint32_t>(ordinal)) + ": live id " +
-                       std::to_string(ids[r]) + " is not unique in the collection");
-          }
-        }
-      } else {
-        s = fmt::DecodeColumns(value, m.spec.attributes, &rows, nullptr);
-      }
-      if (s.ok() && rows == 0) s = Status::Corruption("empty chunk");
-      if (!s.ok()) {
-        report.Add(where + s.message());
-        continue;
-      }
-      col.shards[shard].spans[tag].push_back(ChunkSpan{first, rows});
+  rocksdb::ColumnFamilyOptions row_options;
+  row_options.compression = rows_compression;
+  row_options.write_buffer_size = kRowsWriteBuffer;
+  row_options.target_file_size_base = 64 << 20;
+  row_options.max_bytes_for_level_base = 512 << 20;
+
+  layout.families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+      {fmt::kMetaFamily, meta_options},
+      {fmt::kVectorsFamily, vector_options},
+      {fmt::kRowsFamily, row_options},
+  };
+  return layout;
+}
+
+void RemoveVectorFileLeftovers(rocksdb::Env* env, const std::string& dir) {
+  std::vector<std::string> children;
+  if (!env->GetChildren(dir, &children).ok()) return;
+  for (const std::string& name : children) {
+    if (name.rfind(kVectorFilePrefix, 0) == 0) (void)env->DeleteFile(dir + "/" + name);
+  }
+}
+
+// The table file a failed open names as missing ("…/000015.sst" or ".ldb"), or "".
+std::string MissingTableFile(const std::string& dir, const rocksdb::Status& rs) {
+  const std::string text = rs.ToString();
+  if (text.find("No such file") == std::string::npos) return "";
+  for (const char* ext : {".ldb", ".sst"}) {
+    for (size_t at = text.find(ext); at != std::string::npos; at = text.find(ext, at + 1)) {
+      size_t begin = at;
+      while (begin > 0 && text[begin - 1] >= '0' && text[begin - 1] <= '9') --begin;
+      if (begin == at || begin == 0 || text[begin - 1] != '/') continue;
+      return dir + "/" + text.substr(begin, at - begin) + ".sst";
     }
-    if (!it->status().ok()) {
-      return FromRocks(it->status(), std::string("checking ") + family_name + " of " + path_);
-    }
+  }
+  return "";
+}
+
+// Puts back the link of an ingested vector file that RocksDB recorded in the MANIFEST and then
+// deleted when the MANIFEST's sync failed (see IngestVectorFiles): one of the kept
+// sieve-vectors-*.sst files is that file. True when a candidate was linked in.
+bool RestoreIngestedFile(rocksdb::Env* env, const std::string& dir, const std::string& missing,
+                         std::set<std::string>* tried) {
+  std::vector<std::string> children;
+  if (!env->GetChildren(dir, &children).ok()) return false;
+  std::sort(children.begin(), children.end());
+  for (const std::string& name : children) {
+    if (name.rfind(kVectorFilePrefix, 0) != 0 || !tried->insert(name).second) continue;
+    (void)env->DeleteFile(missing);
+    if (env->LinkFile(dir + "/" + name, missing).ok()) return true;
+  }
+  (void)env->DeleteFile(missing);
+  return false;
+}
+
+rocksdb::Status OpenWithRestore(const RocksLayout& layout, const std::string& path, OpenMode mode,
+                                std::vector<rocksdb::ColumnFamilyHandle*>* handles,
+                                rocksdb::DB** raw) {
+  std::set<std::string> tried;
+  while (true) {
+    handles->clear();
+    rocksdb::Status rs =
+        mode == OpenMode::kReadWrite
+            ? rocksdb::DB::Open(layout.db, path, layout.families, handles, raw)
+            : rocksdb::DB::OpenForReadOnly(layout.db, path, layout.families, handles, raw);
+    if (rs.ok() || mode != OpenMode::kReadWrite) return rs;
+    const std::string missing = MissingTableFile(path, rs);
+    if (missing.empty() || !RestoreIngestedFile(layout.db.env, path, missing, &tried)) return rs;
+  }
+}
+
+namespace {
+
+// The store's Env: the caller's, except that it reports no free-space figure. RocksDB then
+// leaves a failed write's recovery to the next write (WriteSynced resumes the store, at once)
+// instead of a background thread that retries every five seconds while writes answer Busy.
+class ManualResumeEnv final : public rocksdb::EnvWrapper {
+ public:
+  explicit ManualResumeEnv(rocksdb::Env* base) : rocksdb::EnvWrapper(base) {}
+  static const char* kClassName() { return "SieveManualResumeEnv"; }
+  const char* Name() const override { return kClassName(); }
+  rocksdb::Status GetFreeSpace(const std::string& path, uint64_t* diskfree) override {
+    (void)path, (void)diskfree;
+    return rocksdb::Status::NotSupported("free space is not reported to RocksDB");
+  }
+};
+
+// Where a WAL is damaged, when RocksDB's own message (which names neither) is about one.
+std::string DescribeOpenFailure(rocksdb::Env* env, const std::string& path,
+                                const rocksdb::Status& rs) {
+  std::string text = rs.ToString();
+  WalDamage damage;
+  if (rs.IsCorruption() && FindWalDamage(env, path, &damage)) {
+    text = "the write-ahead log " + damage.file + " is damaged at byte " +
+           std::to_string(damage.offset) + " (" + damage.what +
+           "): commits after it cannot be replayed (" + text + "); run `sieve repair " + path +
+           "` to salvage the readable ones";
+  }
+  return text;
+}
+
+Status OpenRocks(const StoreOptions& options, const std::string& path, OpenMode mode,
+                 std::unique_ptr<Store>* store) {
+  rocksdb::Env* base_env =
+      options.env != nullptr ? static_cast<rocksdb::Env*>(options.env) : rocksdb::Env::Default();
+  auto owned_env = std::make_unique<ManualResumeEnv>(base_env);
+  rocksdb::Env* env = owned_env.get();
+  // RocksDB would create the directory (and a LOCK and LOG) before failing: a mistyped path
+  // must leave nothing behind.
+  if ((!options.create_if_missing || mode != OpenMode::kReadWrite) &&
+      !env->FileExists(path + "/CURRENT").ok()) {
+    return Status::NotFound("no Sieve database at '" + path + "'");
+  }
+  // The ledger is read before the store: a writer elsewhere appends to it only after its
+  // commit is in the WAL, so the store read next is never behind what was read here.
+  LedgerContents ledger;
+  const Status ledger_status = Ledger::Read(env, path, &ledger);
+  if (!ledger_status.ok() && !ledger_status.IsNotFound() && !ledger_status.IsCorruption()) {
+    return ledger_status;
   }
 
-  for (const auto& [cid, c] : collections) {
-    for (uint32_t s = 0; s < c.shards.size(); ++s) {
-      const CheckedShard& shard = c.shards[s];
-      if (!shard.state) continue;
-      const uint32_t end = shard.state->next_ordinal;
-      for (char tag : {fmt::kVectorsTag, fmt::kIdsTag, fmt::kColumnsTag}) {
-        auto found = shard.spans.find(tag);
-        const std::vector<ChunkSpan> none;
-        const std::vector<ChunkSpan>& spans = found == shard.spans.end() ? none : found->second;
-        uint64_t next = 0;
-        for (const ChunkSpan& span : spans) {
-          if (span.first != next) {
-            report.Add(Where(c.meta, s, span.first) + ": " + PartName(tag) + " chunk " +
-                       (span.first < next ? "overlaps the previous chunk, which ends at "
-                                          : "leaves a gap after ordinal ") +
-                       Num(next));
-          }
-          next = std::max<uint64_t>(next, uint64_t{span.first} + span.rows);
-        }
-        if (next != end) {
-          report.Add(Where(c.meta, s) + ": " + PartName(tag) + " chunks end at ordinal " +
-                     Num(next) + ", the shard state says next_ordinal " + Num(end));
-        }
-        if (tag != fmt::kVectorsTag) {
-          auto vec = shard.spans.find(fmt::kVectorsTag);
-          if (vec != shard.spans.end() && vec->second != spans) {
-            report.Add(Where(c.meta, s) + ": " + PartName(tag) +
-                       " chunk boundaries differ from the vector chunk boundaries");
-          }
-        }
-      }
+  RocksLayout layout = MakeRocksLayout(env, path, mode, options);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = OpenWithRestore(layout, path, mode, &handles, &raw);
+  if (!rs.ok()) {
+    const std::string text = rs.ToString();
+    if (rs.IsIOError() &&
+        (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
+      return Status::IOError("database at " + path + " is in use by another process (" + text +
+                             ")");
     }
+    const std::string described = DescribeOpenFailure(env, path, rs);
+    if (described != text) {
+      return Status::Corruption("opening database at " + path + ": " + described);
+    }
+    return FromRocks(rs, "opening database at " + path);
   }
-  return report.Result();
+  auto result = std::make_unique<RocksStore>(path, std::move(owned_env), base_env, mode,
+                                             std::move(layout), std::unique_ptr<rocksdb::DB>(raw),
+                                             std::move(handles), options.vector_file_min_bytes);
+  SIEVE_RETURN_IF_ERROR(result->Init(ledger_status, ledger));
+  // Vector files of an append that crashed or failed before its commit.
+  if (mode == OpenMode::kReadWrite) RemoveVectorFileLeftovers(env, path);
+  *store = std::move(result);
+  return Status::OK();
 }
 
 }  // namespace
@@ -1035,92 +1213,8 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
 Status Store::Open(const StoreOptions& options, const std::string& path,
                    std::unique_ptr<Store>* store) {
   return Guarded("opening " + path, [&]() -> Status {
-    rocksdb::Env* env =
-        options.env != nullptr ? static_cast<rocksdb::Env*>(options.env) : rocksdb::Env::Default();
-    // RocksDB would create the directory (and a LOCK and LOG) before failing: a mistyped path
-    // must leave nothing behind.
-    if (!options.create_if_missing && !env->FileExists(path + "/CURRENT").ok()) {
-      return Status::NotFound("no Sieve database at '" + path + "'");
-    }
-    rocksdb::DBOptions db_options;
-    db_options.create_if_missing = options.create_if_missing;
-    db_options.error_if_exists = options.error_if_exists;
-    db_options.create_missing_column_families = true;
-    db_options.env = env;
-    db_options.max_background_jobs = 4;
-    db_options.bytes_per_sync = 1 << 20;
-    // Shared WAL: a small cap would force the vectors memtable to flush early.
-    db_options.max_total_wal_size = uint64_t{2} << 30;
-    db_options.keep_log_file_num = 4;
-
-    const rocksdb::CompressionType rows_compression = RowsCompression();
-
-    rocksdb::ColumnFamilyOptions meta_options;
-    meta_options.write_buffer_size = kMetaWriteBuffer;
-    meta_options.compression = rows_compression;
-
-    rocksdb::ColumnFamilyOptions vector_options;
-    vector_options.compression = rocksdb::kNoCompression;
-    vector_options.bottommost_compression = rocksdb::kNoCompression;
-    vector_options.write_buffer_size = kVectorsWriteBuffer;
-    vector_options.max_write_buffer_number = 2;
-    vector_options.target_file_size_base = 64 << 20;
-    vector_options.max_bytes_for_level_base = 256 << 20;
-    // Bulk appends ingest their vectors as SST files that land, non-overlapping, in the last
-    // level, so compaction never rewrites them. Small appends go through the memtable; chunks
-    // are never overwritten, so keep flushed values in blob files, written once at flush, and let
-    // compaction move only the small key/blob-reference entries.
-    vector_options.enable_blob_files = true;
-    vector_options.min_blob_size = 4096;
-    vector_options.blob_file_size = 256 << 20;
-    vector_options.blob_compression_type = rocksdb::kNoCompression;
-    vector_options.enable_blob_garbage_collection = false;
-    {
-      rocksdb::BlockBasedTableOptions table;
-      // Each value is one block anyway; a large block keeps the index small for the rest.
-      table.block_size = 256 << 10;
-      // XXH3 is hardware-fast where the packaged RocksDB's CRC32C is software (~0.5 GB/s).
-      table.checksum = rocksdb::kXXH3;
-      vector_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-    }
-
-    rocksdb::ColumnFamilyOptions row_options;
-    row_options.compression = rows_compression;
-    row_options.write_buffer_size = kRowsWriteBuffer;
-    row_options.target_file_size_base = 64 << 20;
-    row_options.max_bytes_for_level_base = 512 << 20;
-
-    std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-        {fmt::kMetaFamily, meta_options},
-        {fmt::kVectorsFamily, vector_options},
-        {fmt::kRowsFamily, row_options},
-    };
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status rs = rocksdb::DB::Open(db_options, path, families, &handles, &raw);
-    if (!rs.ok()) {
-      const std::string text = rs.ToString();
-      if (rs.IsIOError() &&
-          (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
-        return Status::IOError("database at " + path + " is in use by another process (" + text +
-                               ")");
-      }
-      return FromRocks(rs, "opening database at " + path);
-    }
-    auto result = std::make_unique<RocksStore>(
-        path, std::unique_ptr<rocksdb::DB>(raw), std::move(handles),
-        rocksdb::Options(db_options, vector_options), options.vector_file_min_bytes);
-    SIEVE_RETURN_IF_ERROR(result->Init());
-    // Vector files of an append that crashed before ingesting them.
-    std::vector<std::string> children;
-    if (env->GetChildren(path, &children).ok()) {
-      for (const std::string& name : children) {
-        if (name.rfind(kVectorFilePrefix, 0) == 0) (void)env->DeleteFile(path + "/" + name);
-      }
-    }
-    *store = std::move(result);
-    return Status::OK();
+    return OpenRocks(options, path, options.read_only ? OpenMode::kReadOnly : OpenMode::kReadWrite,
+                     store);
   });
 }
 

@@ -67,6 +67,11 @@ enum ChunkParts : uint32_t {
 struct StoreOptions {
   bool create_if_missing = true;
   bool error_if_exists = false;
+  // Opens without writing anything: no file is created, changed or removed (RocksDB's
+  // read-only mode replays the write-ahead log in memory), so it works on a read-only copy,
+  // on a full disk, and beside a process that has the store open for writing. Mutations
+  // return NotSupported. Ignores create_if_missing (NotFound without a database).
+  bool read_only = false;
   // Test hook: when non-null, a rocksdb::Env* to use instead of the default (fault injection).
   // It also carries the vector files CommitAppend writes and ingests.
   void* env = nullptr;

@@ -28,6 +28,10 @@ class ScratchDir {
   std::string path_;
 };
 
+// The source tree the tests read golden data from (tests/data/): $SIEVE_SOURCE_DIR when set (a
+// test binary run elsewhere, as on the H200), else the tree it was built from.
+std::string SourceDir();
+
 // n × dim floats uniform in [-1, 1), deterministic in `seed`.
 std::vector<float> RandomVectors(size_t n, size_t dim, uint64_t seed);
 

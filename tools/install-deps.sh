@@ -6,7 +6,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 pkgs=(
   build-essential cmake ninja-build ccache pkg-config
-  librocksdb-dev libroaring-dev libgflags-dev
+  librocksdb-dev libroaring-dev libgflags-dev libxxhash-dev
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev
   libopenblas-dev

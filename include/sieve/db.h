@@ -36,6 +36,12 @@ struct Options {
   bool create_if_missing = true;
   // Refuse to open an existing database. Default: false.
   bool error_if_exists = false;
+  // Open without writing anything, for read-only work (search, stats, check): no file is
+  // created, changed or removed, so it works on a read-only copy, on a full disk, and while
+  // another process (`sieve serve`) has the database open for writing; it sees what that
+  // process had committed when Open ran. Writes return NotSupported. With read_only, a path
+  // without a database is NotFound whatever create_if_missing says. Default: false.
+  bool read_only = false;
   // How the GPU executor runs searches (sieve/gpu_options.h). Default: its defaults.
   GpuExecutorOptions gpu;
 };

@@ -117,7 +117,7 @@ TEST(RecordsTest, RecordedH200SummaryFits) {
   std::string device;
   uint32_t queries = 100, k = 64;
   const std::string file =
-      std::string(SIEVE_SOURCE_DIR) + "/tests/data/calibrate/h200-sweep2-calib-quick1.json";
+      test::SourceDir() + "/tests/data/calibrate/h200-sweep2-calib-quick1.json";
   Status s = ReadCells(file, &cells, &device, &queries, &k);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(device.rfind("gpu:", 0), 0u) << device;

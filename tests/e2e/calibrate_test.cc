@@ -66,7 +66,7 @@ class CalibrateTest : public ::testing::Test {
   // fitted.
   void RefitRecorded(const std::string& results_path, json* out, PlannerThresholds* fitted) {
     const std::string file =
-        std::string(SIEVE_SOURCE_DIR) + "/tests/data/calibrate/" + results_path;
+        test::SourceDir() + "/tests/data/calibrate/" + results_path;
     CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
     ASSERT_EQ(r.code, 0) << r.err;
     *out = json::parse(r.out);

@@ -17,7 +17,7 @@ mode=${1:-tests}
 shift || true
 case "$mode" in
   tests)
-    SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 220 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
+    SIEVE_SOURCE_DIR=$PWD SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 220 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
     e2e=$!
     timeout 300 "$B/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
     echo "gpu_tests exit: $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/gpu_tests.log" | head -20

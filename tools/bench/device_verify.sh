@@ -16,11 +16,11 @@ set -uo pipefail
 reps=${1:-10}
 {
   echo "device_verify.sh: $(date -u +%FT%TZ)"
-  [ -f .variants/base.rev ] && echo "base revision: $(cat .variants/base.rev)"
-  git rev-parse HEAD 2>/dev/null | sed 's/^/this revision: /'
+  [ -f .devpack/base.rev ] && echo "base revision: $(cat .devpack/base.rev)"
+  [ -f .devpack/this.rev ] && echo "this revision: $(cat .devpack/this.rev)"
 } > "$OUT/summary.txt"
 
-SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 220 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
+SIEVE_SOURCE_DIR=$PWD SIEVE_CLI=$B/sieve SIEVE_TEST_DEVICE=gpu timeout 220 "$B/e2e_tests" > "$OUT/e2e_gpu.log" 2>&1 &
 e2e=$!
 timeout 250 "$B/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
 echo "gpu_tests exit: $?" | tee -a "$OUT/summary.txt"

@@ -33,6 +33,8 @@ for b in gpu_tests e2e_tests; do [ -x "build/tests/$b" ] || { echo "no build/tes
 new_bench=$(find_bin build gpu_paths_bench)
 [ -n "$base_bench" ] && [ -n "$new_bench" ] || { echo "gpu_paths_bench not built" >&2; exit 1; }
 echo "base $(git -C "$tree" rev-parse --short HEAD): $base_bench; this checkout $(git rev-parse --short HEAD): $new_bench"
-git -C "$tree" rev-parse HEAD > .variants/base.rev
+mkdir -p .devpack
+git -C "$tree" rev-parse HEAD > .devpack/base.rev
+git rev-parse HEAD > .devpack/this.rev
 bash tools/bench/gpu_bundle.sh build/tests/gpu_tests build/tests/e2e_tests build/tools/sieve \
   "gpu_paths_bench=$new_bench" "base-gpu_paths_bench=$base_bench"

@@ -254,7 +254,7 @@ int Calibrate(const Args& args) {
     s = ParseCommon(flags, &c);
     if (!s.ok()) return Fail("calibrate", s);
 
-    s = OpenDb(flags.positional()[0], /*create=*/false, &db);
+    s = OpenDb(flags.positional()[0], OpenFor::kWrite, &db);
     if (!s.ok()) return Fail("calibrate", s);
 
     name = executor->name();
@@ -435,7 +435,7 @@ int Bench(const Args& args) {
   bool have_calibrated = false;
   if (flags.Has("db")) {
     std::unique_ptr<DB> db;
-    s = OpenDb(flags.Get("db"), /*create=*/false, &db);
+    s = OpenDb(flags.Get("db"), OpenFor::kRead, &db);
     std::string stored_name;
     // The stored thresholds of exactly this device (not the DB's own choice of device).
     if (s.ok()) {

@@ -15,9 +15,10 @@ int Fail(const char* cmd, const Status& s) {
   return 1;
 }
 
-Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db) {
+Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db) {
   Options o;
-  o.create_if_missing = create;
+  o.create_if_missing = mode == OpenFor::kCreate;
+  o.read_only = mode == OpenFor::kRead;
   return DB::Open(o, path, db);
 }
 

@@ -18,9 +18,16 @@ namespace sieve::cli {
 // and returns 1, the exit code of bad input or a failed operation.
 int Fail(const char* cmd, const Status& s);
 
-// Opens the database at `path`, creating it when `create` (without it, NotFound names a path
-// that holds no database, and nothing is created there).
-Status OpenDb(const std::string& path, bool create, std::unique_ptr<DB>* db);
+// How a command opens its database.
+enum class OpenFor {
+  kRead,    // read-only: nothing is written (read-only copies, full disks, a running server)
+  kWrite,   // an existing database, for writing
+  kCreate,  // for writing, created when missing
+};
+
+// Opens the database at `path` (without kCreate, NotFound names a path that holds no
+// database, and nothing is created there).
+Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db);
 
 }  // namespace sieve::cli
 

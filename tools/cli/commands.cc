@@ -112,7 +112,7 @@ int Create(const Args& args) {
     spec.attributes.push_back(attr);
   }
   std::unique_ptr<DB> db;
-  s = OpenDb(path, /*create=*/true, &db);
+  s = OpenDb(path, OpenFor::kCreate, &db);
   if (s.ok()) s = db->CreateCollection(spec);
   if (!s.ok()) return Fail("create", s);
   std::printf("{\"created\": \"%s\", \"dim\": %u, \"metric\": \"%s\", \"dtype\": \"%s\"}\n",
@@ -132,7 +132,7 @@ int Ingest(const Args& args) {
   if (!s.ok()) return Fail("ingest", s);
 
   std::unique_ptr<DB> db;
-  s = OpenDb(path, /*create=*/false, &db);
+  s = OpenDb(path, OpenFor::kWrite, &db);
   CollectionStats stats;
   if (s.ok()) s = db->GetStats(name, &stats);
   if (!s.ok()) return Fail("ingest", s);
@@ -206,7 +206,7 @@ int Query(const Args& args) {
   if (!s.ok()) return Fail("query", s);
 
   std::unique_ptr<DB> db;
-  s = OpenDb(path, /*create=*/false, &db);
+  s = OpenDb(path, OpenFor::kRead, &db);
   CollectionStats stats;
   if (s.ok()) s = db->GetStats(name, &stats);
   if (!s.ok()) return Fail("query", s);
@@ -271,7 +271,7 @@ int Delete(const Args& args) {
   }
   if (!s.ok()) return Fail("delete", s);
   std::unique_ptr<DB> db;
-  s = OpenDb(path, /*create=*/false, &db);
+  s = OpenDb(path, OpenFor::kWrite, &db);
   CollectionStats stats;
   if (s.ok()) s = db->GetStats(name, &stats);
   if (!s.ok()) return Fail("delete", s);
@@ -293,7 +293,7 @@ int Stats(const Args& args) {
   std::string path;
   if (int rc = ParseFlags("stats", kStatsUsage, args, &flags, &path); rc >= 0) return rc;
   std::unique_ptr<DB> db;
-  Status s = OpenDb(path, /*create=*/false, &db);
+  Status s = OpenDb(path, OpenFor::kRead, &db);
   if (!s.ok()) return Fail("stats", s);
   std::vector<std::string> names;
   if (flags.Has("collection")) {
@@ -320,7 +320,7 @@ int Collections(const Args& args) {
     return rc;
   }
   std::unique_ptr<DB> db;
-  Status s = OpenDb(path, /*create=*/false, &db);
+  Status s = OpenDb(path, OpenFor::kRead, &db);
   std::vector<std::string> names;
   if (s.ok()) s = db->ListCollections(&names);
   if (!s.ok()) return Fail("collections", s);
@@ -332,15 +332,24 @@ int Check(const Args& args) {
   Flags flags({}, {});
   std::string path;
   if (int rc = ParseFlags("check", kCheckUsage, args, &flags, &path); rc >= 0) return rc;
+  // Every problem is one JSON line on stdout, a store that cannot be opened included.
+  auto problem = [](const std::string& text) {
+    std::printf("%s\n", nlohmann::json{{"problem", text}}
+                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                             .c_str());
+  };
   std::unique_ptr<DB> db;
-  Status s = OpenDb(path, /*create=*/false, &db);
-  if (!s.ok()) return Fail("check", s);
+  Status s = OpenDb(path, OpenFor::kRead, &db);
+  if (!s.ok()) {
+    if (!s.IsNotFound()) problem(s.ToString());
+    return Fail("check", s);
+  }
   std::vector<std::string> report;
   s = db->Check(&report);
   if (!s.ok()) {
-    for (size_t i = 1; i < report.size(); ++i) {
-      std::printf("%s\n", nlohmann::json{{"problem", report[i]}}.dump().c_str());
-    }
+    for (const std::string& line : report) problem(line);
+    if (report.empty()) problem(s.ToString());
+    std::fflush(stdout);
     return Fail("check", s);
   }
   std::vector<std::string> names;

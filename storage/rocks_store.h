@@ -1,0 +1,179 @@
+// Copyright 2026 The Sieve Authors.
+//
+// Private to storage/: RocksStore, the Store over RocksDB. store.cc holds opening, reads and
+// commits; store_check.cc the checker that reads every byte; store_repair.cc the salvage of a
+// damaged store. The byte layouts live in format.{h,cc} and FORMAT.md.
+
+#ifndef SIEVE_STORAGE_ROCKS_STORE_H_
+#define SIEVE_STORAGE_ROCKS_STORE_H_
+
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/ledger.h"
+#include "storage/store.h"
+
+namespace sieve {
+
+// How Open configures RocksDB.
+enum class OpenMode : uint8_t {
+  kReadWrite,
+  kReadOnly,  // RocksDB read-only: nothing is written, the WAL is replayed in memory
+  kSalvage,   // read-only, and WAL records that fail their checksum are skipped (repair)
+};
+
+// The RocksDB options of a Sieve store: its four column families and their tuning.
+struct RocksLayout {
+  rocksdb::DBOptions db;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;  // default, meta, vectors, rows
+  rocksdb::ColumnFamilyOptions vectors;                   // for SstFileWriter
+};
+RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode mode,
+                            const StoreOptions& options);
+
+// Opens RocksDB for `mode`. A read-write open that finds a table file missing puts back an
+// ingested vector file RocksDB itself lost (store.cc, IngestVectorFiles) and tries again.
+rocksdb::Status OpenWithRestore(const RocksLayout& layout, const std::string& path, OpenMode mode,
+                                std::vector<rocksdb::ColumnFamilyHandle*>* handles,
+                                rocksdb::DB** raw);
+// Deletes the sieve-vectors-*.sst files of appends that never committed.
+void RemoveVectorFileLeftovers(rocksdb::Env* env, const std::string& dir);
+
+// RocksDB status → Status, with `context` naming what was being done.
+Status FromRocks(const rocksdb::Status& s, std::string_view context);
+
+// "collection 'name' (id 3)", "… shard 0", "… shard 0 ordinal 42".
+std::string Where(const CollectionMeta& meta);
+std::string Where(const CollectionMeta& meta, uint32_t shard);
+std::string Where(const CollectionMeta& meta, uint32_t shard, uint32_t ordinal);
+
+class RocksStore final : public Store {
+ public:
+  // `env` wraps `base_env`, which it does not own.
+  RocksStore(std::string path, std::unique_ptr<rocksdb::Env> env, rocksdb::Env* base_env,
+             OpenMode mode, RocksLayout layout, std::unique_ptr<rocksdb::DB> db,
+             std::vector<rocksdb::ColumnFamilyHandle*> handles, size_t vector_file_min_bytes);
+  ~RocksStore() override;
+
+  // Checks the format version and the commit ledger; in read-write mode also initializes an
+  // empty database and opens the ledger for appending.
+  Status Init(const Status& ledger_status, const LedgerContents& ledger);
+
+  Status CreateCollection(const CollectionSpec& spec, CollectionMeta* meta) override;
+  Status ListCollections(std::vector<CollectionMeta>* metas) override;
+  Status GetCollection(const std::string& name, CollectionMeta* meta) override;
+  Status ReadShardState(const CollectionMeta& meta, uint32_t shard, ShardState* state) override;
+  Status ScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
+                    const std::function<Status(Chunk&&)>& visit) override;
+  Status CommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
+                      const std::vector<ShardAppend>& appends) override;
+  Status CommitShardStates(const CollectionMeta& meta,
+                           const std::vector<std::pair<uint32_t, ShardState>>& states) override;
+  Status PutSetting(const std::string& name, const std::string& value) override;
+  Status GetSetting(const std::string& name, std::string* value) override;
+  Status CheckFormat(std::vector<std::string>* problems) override;
+
+  rocksdb::DB* db() const { return db_.get(); }
+  rocksdb::ColumnFamilyHandle* meta_family() const { return meta_; }
+  rocksdb::ColumnFamilyHandle* vectors_family() const { return vectors_; }
+  rocksdb::ColumnFamilyHandle* rows_family() const { return rows_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Status DoCreateCollection(const CollectionSpec& spec, CollectionMeta* meta);
+  Status DoListCollections(std::vector<CollectionMeta>* metas);
+  Status DoGetCollection(const std::string& name, const rocksdb::Snapshot* snapshot,
+                         CollectionMeta* meta);
+  Status DoReadShardState(const CollectionMeta& meta, uint32_t shard,
+                          const rocksdb::Snapshot* snapshot, ShardState* state);
+  Status DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
+                      const std::function<Status(Chunk&&)>& visit);
+  Status DoCommitAppend(const CollectionMeta& meta, int64_t next_auto_id,
+                        const std::vector<ShardAppend>& appends);
+  Status DoCommitShardStates(const CollectionMeta& meta,
+                             const std::vector<std::pair<uint32_t, ShardState>>& states);
+  Status DoCheckFormat(std::vector<std::string>* problems);  // store_check.cc
+
+  // Every public call goes through Run: it runs `fn` under the shared lock, turning
+  // exceptions into Status. After a failed write it first reopens RocksDB (once the disk has
+  // room): the way back from RocksDB's error state, which refuses every write until then and
+  // which a DB::Resume attempted on a full disk makes permanent.
+  template <typename Fn>
+  Status Run(std::string_view what, Fn&& fn);
+  // Closes and reopens RocksDB, replaying its WAL. REQUIRES: db_mu_ held exclusively.
+  Status ReopenLocked();
+  // Whether the disk has room to reopen after a failed write; else *why says how little.
+  bool DiskHasRoom(std::string* why);
+  // ResourceExhausted, before anything is written, while a failed write waits for room.
+  Status RefuseWhileDiskFull(std::string_view context);
+  Status RefuseIfReadOnly(std::string_view what) const;
+  // Re-reads the collection named in `meta` and fails unless it is the same collection (id).
+  Status ReadCurrentMeta(const CollectionMeta& meta, CollectionMeta* current);
+  // Writes `batch` synced. After a failed write RocksDB refuses every later one until
+  // DB::Resume (for example once disk space is freed): one Resume and one retry are tried.
+  Status WriteSynced(rocksdb::WriteBatch* batch, std::string_view context);
+  // The one way a mutation becomes durable: bumps commit_seq inside `batch`, writes it synced,
+  // then records the commit in the ledger (FORMAT.md, "The commit ledger").
+  Status Commit(rocksdb::WriteBatch* batch, LedgerRecord record, std::string_view context);
+
+  // A vector chunk as CommitAppend stores it: `rows` rows from `data`, under `key`.
+  struct VectorPiece {
+    std::string key;
+    uint32_t rows = 0;
+    const float* data = nullptr;
+  };
+  void EncodeVectorPiece(const CollectionSpec& spec, const VectorPiece& piece,
+                         std::string* value) const;
+  // Deletes the shard's vector chunks at or beyond `next_ordinal` (orphans of an ingest whose
+  // commit never happened), synced and flushed, so a file ingested next lies above the
+  // tombstone. Does nothing (one seek) when there are none.
+  Status RemoveOrphanVectors(const CollectionMeta& meta, uint32_t shard, uint32_t next_ordinal);
+  // Writes one synced file per shard with that shard's pieces (in key order) and ingests them
+  // all into the vectors family in one atomic step. The chunks are invisible to readers until
+  // the shard states move past them.
+  Status IngestVectorFiles(const CollectionMeta& meta,
+                           const std::vector<std::vector<VectorPiece>>& shard_pieces);
+
+  const std::string path_;
+  // Outlives db_ (declared first, destroyed last).
+  const std::unique_ptr<rocksdb::Env> owned_env_;
+  rocksdb::Env* const env_;
+  rocksdb::Env* const base_env_;  // the caller's (free space is asked of it)
+  const OpenMode mode_;
+  const RocksLayout layout_;
+  // Held shared by every public call, exclusively while RocksDB is reopened.
+  std::shared_mutex db_mu_;
+  // A write, flush or ingestion failed: RocksDB refuses writes until the store is reopened.
+  std::atomic<bool> write_failed_{false};
+  std::unique_ptr<rocksdb::DB> db_;  // null only after a reopen failed
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, meta, vectors, rows
+  rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  rocksdb::ColumnFamilyHandle* vectors_ = nullptr;
+  rocksdb::ColumnFamilyHandle* rows_ = nullptr;
+  // Serializes collection creation: name check, id counter and write must be one step.
+  std::mutex create_mu_;
+  // The vectors family's options with the database's env, for SstFileWriter.
+  const rocksdb::Options vector_file_options_;
+  const size_t vector_file_min_bytes_;
+  std::atomic<uint64_t> next_file_number_{0};
+
+  // Guards the commit sequence and the ledger: commits are serialized across the store.
+  std::mutex commit_mu_;
+  uint64_t commit_seq_ = 0;
+  std::unique_ptr<Ledger> ledger_;  // null in read-only modes, or after a failed append
+};
+
+}  // namespace sieve
+
+#endif  // SIEVE_STORAGE_ROCKS_STORE_H_
