@@ -224,6 +224,33 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   return Status::OK();
 }
 
+Status DB::Repair(const std::string& path, RepairReport* report) {
+  return Store::Repair(StoreOptions(), path, report);
+}
+
+std::string RepairLoss::ToJson() const {
+  nlohmann::ordered_json j;
+  j["collection"] = collection;
+  j["shard"] = shard;
+  j["first_ordinal"] = first_ordinal;
+  j["rows"] = rows;
+  j["lost_rows"] = lost_rows;
+  if (commit > 0) j["batch_commit"] = commit;
+  j["cause"] = cause;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string RepairReport::ToJson() const {
+  nlohmann::ordered_json j;
+  j["repaired"] = repaired;
+  j["rows_kept"] = rows_kept;
+  j["rows_lost"] = rows_lost;
+  j["losses"] = losses.size();
+  if (!damaged_copy.empty()) j["damaged_copy"] = damaged_copy;
+  j["notes"] = notes;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 DBImpl::DBImpl(std::unique_ptr<Store> store, const GpuExecutorOptions& gpu_options)
     : store_(std::move(store)), executors_(gpu_options) {}
 

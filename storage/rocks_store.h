@@ -31,6 +31,7 @@ enum class OpenMode : uint8_t {
   kReadWrite,
   kReadOnly,  // RocksDB read-only: nothing is written, the WAL is replayed in memory
   kSalvage,   // read-only, and WAL records that fail their checksum are skipped (repair)
+  kSalvagePrefix,  // as kSalvage, but the WAL is replayed only up to its first damage
 };
 
 // The RocksDB options of a Sieve store: its four column families and their tuning.
@@ -47,6 +48,12 @@ RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode
 rocksdb::Status OpenWithRestore(const RocksLayout& layout, const std::string& path, OpenMode mode,
                                 std::vector<rocksdb::ColumnFamilyHandle*>* handles,
                                 rocksdb::DB** raw);
+// Opens the store at `path` in `mode` (Store::Open is this with kReadWrite or kReadOnly). In
+// kSalvage the commit ledger is read but not enforced.
+class RocksStore;
+Status OpenRocksStore(const StoreOptions& options, const std::string& path, OpenMode mode,
+                      std::unique_ptr<RocksStore>* store);
+
 // Deletes the sieve-vectors-*.sst files of appends that never committed.
 void RemoveVectorFileLeftovers(rocksdb::Env* env, const std::string& dir);
 
@@ -82,9 +89,11 @@ class RocksStore final : public Store {
                            const std::vector<std::pair<uint32_t, ShardState>>& states) override;
   Status PutSetting(const std::string& name, const std::string& value) override;
   Status GetSetting(const std::string& name, std::string* value) override;
+  Status Flush() override;
   Status CheckFormat(std::vector<std::string>* problems) override;
 
   rocksdb::DB* db() const { return db_.get(); }
+  uint64_t commit_seq() const { return commit_seq_; }
   rocksdb::ColumnFamilyHandle* meta_family() const { return meta_; }
   rocksdb::ColumnFamilyHandle* vectors_family() const { return vectors_; }
   rocksdb::ColumnFamilyHandle* rows_family() const { return rows_; }

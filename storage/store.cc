@@ -327,6 +327,18 @@ Status RocksStore::GetSetting(const std::string& name, std::string* value) {
     return FromRocks(rs, "reading setting '" + name + "' of " + path_);
   });
 }
+Status RocksStore::Flush() {
+  return Run("Flush", [&] {
+    SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("flushing"));
+    SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull("flushing " + path_));
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    rocksdb::Status rs = db_->Flush(fo, handles_);
+    if (!rs.ok()) write_failed_.store(true);
+    return FromRocks(rs, "flushing " + path_);
+  });
+}
+
 Status RocksStore::CheckFormat(std::vector<std::string>* problems) {
   return Run("CheckFormat", [&] { return DoCheckFormat(problems); });
 }
@@ -473,7 +485,8 @@ Status RocksStore::Init(const Status& ledger_status, const LedgerContents& ledge
   }
   commit_seq_ = has_seq ? fmt::GetFixed64(value.data()) : 0;
   const std::string ledger_path = path_ + "/" + kLedgerFileName;
-  if (mode_ != OpenMode::kSalvage) {
+  const bool salvage = mode_ == OpenMode::kSalvage || mode_ == OpenMode::kSalvagePrefix;
+  if (!salvage) {
     if (ledger_status.IsNotFound()) {
       if (commit_seq_ > 0) {
         return Status::Corruption(
@@ -498,6 +511,7 @@ Status RocksStore::Init(const Status& ledger_status, const LedgerContents& ledge
       SIEVE_RETURN_IF_ERROR(Ledger::Create(env_, path_, commit_seq_, &ledger_));
     }
   }
+  if (salvage) return Status::OK();  // repair reads what it can
   // Fail at open, not at first use, when any collection's metadata is damaged.
   std::vector<CollectionMeta> metas;
   return DoListCollections(&metas);
@@ -1010,9 +1024,11 @@ RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode
   db_options.info_log = NewInfoLog(mode == OpenMode::kReadWrite ? path + "/LOG" : "");
   // A damaged WAL record fails the open (a record cut short at the very end, as a crash
   // leaves it, does not); the salvage of `sieve repair` skips damaged records instead.
-  db_options.wal_recovery_mode = mode == OpenMode::kSalvage
-                                     ? rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords
-                                     : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  const bool salvage = mode == OpenMode::kSalvage || mode == OpenMode::kSalvagePrefix;
+  db_options.wal_recovery_mode =
+      mode == OpenMode::kSalvage         ? rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords
+      : mode == OpenMode::kSalvagePrefix ? rocksdb::WALRecoveryMode::kPointInTimeRecovery
+                                         : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   // A WAL that RocksDB has finished writing is recorded in the MANIFEST with its size and
   // verified at open; the commit ledger covers the one being written.
   db_options.track_and_verify_wals_in_manifest = true;
@@ -1023,7 +1039,7 @@ RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode
   // All families flush together, so a store that loses its WAL loses whole commits.
   db_options.atomic_flush = true;
   db_options.file_checksum_gen_factory = FileChecksumFactory();
-  if (mode == OpenMode::kSalvage) {
+  if (salvage) {
     // Open despite missing or damaged table files; what cannot be read is reported.
     db_options.paranoid_checks = false;
     db_options.skip_checking_sst_file_sizes_on_db_open = true;
@@ -1161,8 +1177,10 @@ std::string DescribeOpenFailure(rocksdb::Env* env, const std::string& path,
   return text;
 }
 
-Status OpenRocks(const StoreOptions& options, const std::string& path, OpenMode mode,
-                 std::unique_ptr<Store>* store) {
+}  // namespace
+
+Status OpenRocksStore(const StoreOptions& options, const std::string& path, OpenMode mode,
+                      std::unique_ptr<RocksStore>* store) {
   rocksdb::Env* base_env =
       options.env != nullptr ? static_cast<rocksdb::Env*>(options.env) : rocksdb::Env::Default();
   auto owned_env = std::make_unique<ManualResumeEnv>(base_env);
@@ -1208,13 +1226,14 @@ Status OpenRocks(const StoreOptions& options, const std::string& path, OpenMode 
   return Status::OK();
 }
 
-}  // namespace
-
 Status Store::Open(const StoreOptions& options, const std::string& path,
                    std::unique_ptr<Store>* store) {
   return Guarded("opening " + path, [&]() -> Status {
-    return OpenRocks(options, path, options.read_only ? OpenMode::kReadOnly : OpenMode::kReadWrite,
-                     store);
+    std::unique_ptr<RocksStore> opened;
+    SIEVE_RETURN_IF_ERROR(OpenRocksStore(
+        options, path, options.read_only ? OpenMode::kReadOnly : OpenMode::kReadWrite, &opened));
+    *store = std::move(opened);
+    return Status::OK();
   });
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sieve/db.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
 #include "storage/column.h"
@@ -85,6 +86,10 @@ struct StoreOptions {
 
 class Store {
  public:
+  // See DB::Repair, which this implements.
+  static Status Repair(const StoreOptions& options, const std::string& path,
+                       RepairReport* report);
+
   // Opens or creates the database at `path`. IOError when it is locked by another process or
   // cannot be opened; Corruption when its metadata cannot be decoded.
   static Status Open(const StoreOptions& options, const std::string& path,
@@ -136,6 +141,11 @@ class Store {
     (void)name, (void)value;
     return Status::NotSupported("settings");
   }
+
+  // Writes every memtable to table files (all families at once) and waits, so every
+  // acknowledged commit lives in checksummed files and none depends on the write-ahead log.
+  // NotSupported when read-only.
+  virtual Status Flush() = 0;
 
   // Checks the storage-level invariants of every collection: metadata decodes, chunks are
   // contiguous from ordinal 0 to next_ordinal with matching part sizes, vectors finite,

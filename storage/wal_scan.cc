@@ -55,6 +55,7 @@ bool ScanLog(rocksdb::Env* env, const std::string& path, bool newest, WalDamage*
   if (!env->NewSequentialFile(path, &file, rocksdb::EnvOptions()).ok()) return false;
   std::vector<char> scratch(kBlockSize);
   uint64_t block_start = 0;
+  uint64_t batch_start = 0;
   while (true) {
     rocksdb::Slice block;
     if (!file->Read(kBlockSize, &block, scratch.data()).ok() || block.empty()) return false;
@@ -72,13 +73,18 @@ bool ScanLog(rocksdb::Env* env, const std::string& path, bool newest, WalDamage*
       const size_t header =
           type >= kFirstRecyclableType && type <= kLastRecyclableType ? kRecyclableHeaderSize
                                                                       : kHeaderSize;
+      // Full and first fragments (plain or recyclable) start a write batch.
+      const uint8_t base = type >= kFirstRecyclableType && type <= kLastRecyclableType
+                               ? static_cast<uint8_t>(type - 4)
+                               : type;
+      if (base == 1 || base == 2) batch_start = offset;
       if (type > kLastKnownType) {
-        *damage = {path, offset, "unknown record type " + std::to_string(type)};
+        *damage = {path, offset, batch_start, "unknown record type " + std::to_string(type)};
         return true;
       }
       if (pos + header + length > block.size()) {
         if (newest && last_block) return false;  // cut short by a crash: not damage
-        *damage = {path, offset, "record length runs past its block"};
+        *damage = {path, offset, batch_start, "record length runs past its block"};
         return true;
       }
       const uint32_t expected = Unmask(Fixed32(h));
@@ -86,7 +92,7 @@ bool ScanLog(rocksdb::Env* env, const std::string& path, bool newest, WalDamage*
       std::string covered(1, static_cast<char>(type));
       covered.append(h + kHeaderSize, header - kHeaderSize);
       if (Crc32c(covered.data(), covered.size(), h + header, length) != expected) {
-        *damage = {path, offset, "checksum mismatch"};
+        *damage = {path, offset, batch_start, "checksum mismatch"};
         return true;
       }
       pos += header + length;

@@ -19,6 +19,9 @@ namespace sieve {
 struct WalDamage {
   std::string file;     // path of the log file
   uint64_t offset = 0;  // byte offset of the damaged record's header
+  // Byte offset where the write batch holding the damaged record begins (its first fragment):
+  // the log cut there replays whole batches only.
+  uint64_t batch_start = 0;
   std::string what;     // "checksum mismatch", "bad record length", ...
 };
 

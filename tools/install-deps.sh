@@ -14,6 +14,7 @@ pkgs=(
   libfaiss-dev
   dataset-fashion-mnist
   python3 python3-numpy
+  python3-venv python3-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# The README's test command: installs dependencies, builds everything and runs every test
-# (GPU tests skip themselves without a device).
+# The README's test command: installs dependencies, builds everything (the Python module too)
+# and runs every test: the C++ suites (ctest; GPU tests skip themselves without a device), the
+# Python package's suite (pytest, against the module of this build) and the wheel check (a
+# `pip wheel .` installed into a fresh virtual environment, tools/check-wheel.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/tools/build.sh"
+bash "$root/tools/install-deps.sh"
+py=$(bash "$root/tools/python-env.sh")
+# ccache keys on paths relative to the checkout, so the wheel's build reuses these objects.
+export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+bash "$root/tools/build.sh" -DSIEVE_PYTHON=ON -DPython_EXECUTABLE="$py"
 cd "$root/build"
 ctest --output-on-failure -j "${SIEVE_JOBS:-$(nproc)}" --timeout 900
+# pytest exits non-zero on a failure and with 5 when it collected no test: both fail this script.
+cd "$root"
+PYTHONPATH="$root/build/python" SIEVE_CLI="$root/build/tools/sieve" \
+  "$py" -m pytest -p no:cacheprovider -q -rs "$root/python/tests"
+bash "$root/tools/check-wheel.sh"

@@ -185,6 +185,30 @@ struct CollectionStats {
   std::string ToJson() const;
 };
 
+// Rows `sieve repair` (DB::Repair) could not salvage: one entry per damaged range of one
+// shard, split by the ingest batch (commit) that appended the rows when the commit ledger
+// knows it.
+struct RepairLoss {
+  std::string collection;
+  uint32_t shard = 0;
+  uint64_t first_ordinal = 0;  // the range's row ordinals in the damaged store
+  uint64_t rows = 0;           // rows in the range
+  uint64_t lost_rows = 0;      // of them, rows that were live (not deleted)
+  uint64_t commit = 0;         // the commit (batch) that appended them; 0 when unknown
+  std::string cause;           // what was unreadable or missing
+  std::string ToJson() const;  // one line
+};
+
+struct RepairReport {
+  bool repaired = false;    // false: every check passed and nothing was changed
+  uint64_t rows_kept = 0;   // live rows in the repaired store
+  uint64_t rows_lost = 0;   // live rows that could not be salvaged (sum of lost_rows)
+  std::vector<RepairLoss> losses;
+  std::vector<std::string> notes;  // other findings, e.g. deletes whose commit was lost
+  std::string damaged_copy;        // where the damaged files were moved
+  std::string ToJson() const;      // one line (without the losses)
+};
+
 class DB {
  public:
   // Opens (or creates, per `options`) the database at `path`. On success stores it in *db.
@@ -192,6 +216,16 @@ class DB {
   // (nothing is created then), IOError when the path cannot be used or is locked by another
   // process, Corruption when its contents are damaged.
   static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
+
+  // Salvages a damaged database at `path` (no other process may have it open): every row
+  // whose id, vector and attributes can still be read is copied, with the settings, into a new
+  // store that takes the damaged one's place; the damaged files move aside to
+  // report->damaged_copy. report->losses says exactly which rows of which batches were lost
+  // and why. Ids stay as they were; deleted rows are not copied. When the database opens and
+  // checks clean nothing is changed (report->repaired is false). NotFound without a database;
+  // Corruption when not even its collections can be read; IOError when the new store cannot
+  // be written.
+  static Status Repair(const std::string& path, RepairReport* report);
 
   DB() = default;
   DB(const DB&) = delete;

@@ -134,6 +134,7 @@ class FakeStore : public Store {
                            const std::vector<std::pair<uint32_t, ShardState>>&) override {
     return Status::NotSupported("fake");
   }
+  Status Flush() override { return Status::NotSupported("fake"); }
   Status CheckFormat(std::vector<std::string>*) override { return Status::NotSupported("fake"); }
 };
 

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -22,6 +21,7 @@
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "tools/calibrate/fit.h"
+#include "tools/calibrate/grid.h"
 #include "tools/calibrate/records.h"
 #include "tools/calibrate/score.h"
 #include "tools/calibrate/sweep.h"
@@ -143,15 +143,6 @@ Status ParseCommon(const Flags& flags, calibrate::SweepConfig* c) {
   return s;
 }
 
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%MZ", &tm);
-  return buf;
-}
-
 json ThresholdsJson(const PlannerThresholds& t) {
   json j = json::parse(t.ToJson());
   return j;
@@ -219,38 +210,7 @@ int Calibrate(const Args& args) {
     s = MakeExecutor(device, &executors, &executor, &on_gpu);
     if (!s.ok()) return Fail("calibrate", s);
 
-    // The grid. Counts are the SDDMM side (absolute), fractions the gather → dense side; two
-    // dims or more, far apart, for the SDDMM bound's fall with dim.
-    c.dtype = DType::kFloat16;
-    c.overlaps = {calibrate::Overlap::kShared, calibrate::Overlap::kIndependent};
-    if (on_gpu) {
-      c.rows_list = quick ? std::vector<uint64_t>{8192, 200000, 2000000}
-                          : std::vector<uint64_t>{8192, 200000, 1000000, 10000000};
-      c.dims = quick ? std::vector<uint32_t>{64, 512} : std::vector<uint32_t>{8, 128, 512, 2048};
-      c.max_shape_bytes = uint64_t{12} << 30;
-      c.warmup = quick ? 1 : 2;
-      c.min_reps = quick ? 2 : 3;
-      c.max_reps = quick ? 5 : 10;
-      c.budget_ms = quick ? 10 : 40;
-    } else {
-      c.rows_list =
-          quick ? std::vector<uint64_t>{8192, 65536} : std::vector<uint64_t>{8192, 65536, 262144};
-      c.dims = quick ? std::vector<uint32_t>{16, 64} : std::vector<uint32_t>{8, 64, 256};
-      c.warmup = 1;
-      c.min_reps = 3;
-      c.max_reps = quick ? 5 : 7;
-      c.budget_ms = quick ? 20 : 60;
-    }
-    // Doubling below 12,800 rows (where SDDMM's crossovers lie, at every dim), sparser above;
-    // the fractions cover the rest. --quick measures 65 % too: on the H200 the gather → dense
-    // crossovers of large shards lie between 50 % and 80 %, and without a point there the
-    // calibrated cap was left to the tie-breaking (2026-11-30: 0.50-0.63 where gather still won
-    // at 60 %).
-    for (double n = 100; n < 1e9; n *= n >= 12800 ? 4.0 : 2.0) {
-      c.counts.push_back(static_cast<uint64_t>(n));
-    }
-    c.fractions = quick ? std::vector<double>{0.05, 0.2, 0.5, 0.65, 0.8}
-                        : std::vector<double>{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8};
+    c = calibrate::Grid(on_gpu, quick);
     s = ParseCommon(flags, &c);
     if (!s.ok()) return Fail("calibrate", s);
 
@@ -274,11 +234,12 @@ int Calibrate(const Args& args) {
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   char src[256];
   if (refit) {
-    std::snprintf(src, sizeof(src), "refitted %s to the %zu points of %s", UtcNow().c_str(),
-                  cells.size(), flags.Get("refit").c_str());
+    std::snprintf(src, sizeof(src), "refitted %s to the %zu points of %s",
+                  calibrate::UtcNow().c_str(), cells.size(), flags.Get("refit").c_str());
   } else {
     std::snprintf(src, sizeof(src), "calibrated %s on %s (sieve calibrate%s, %zu points, %.0f s)",
-                  UtcNow().c_str(), name.c_str(), quick ? " --quick" : "", cells.size(), seconds);
+                  calibrate::UtcNow().c_str(), name.c_str(), quick ? " --quick" : "",
+                  cells.size(), seconds);
   }
   fitted.source = src;
   if (store) {

@@ -20,6 +20,7 @@ int Query(const Args& args);
 int Delete(const Args& args);
 int Stats(const Args& args);
 int Check(const Args& args);
+int Repair(const Args& args);
 int Collections(const Args& args);
 
 }  // namespace sieve::cli

@@ -23,7 +23,8 @@ const char kUsage[] =
     "  delete       delete rows by id or by filter\n"
     "  stats        rows, dim, metric and schema of the collections\n"
     "  collections  list the collections\n"
-    "  check        verify every invariant of the store\n"
+    "  check        verify every invariant of the store and every byte of its files\n"
+    "  repair       salvage a damaged store, reporting exactly what was lost\n"
     "  serve        the HTTP server (JSON API, batched queries) over the database\n"
     "  calibrate    time the paths on this device, fit and store the planner thresholds\n"
     "  bench        the path sweep: every path at every point, penalty of planner rules\n";
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   if (cmd == "stats") return Stats(args);
   if (cmd == "collections") return Collections(args);
   if (cmd == "check") return Check(args);
+  if (cmd == "repair") return Repair(args);
   if (cmd == "serve") return Serve(args);
   if (cmd == "calibrate") return Calibrate(args);
   if (cmd == "bench") return Bench(args);

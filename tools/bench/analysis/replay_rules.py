@@ -250,7 +250,7 @@ def quantile(v, q):
 
 
 def score(points, rule):
-    """As path_sweep.cc Score: ratios clamped at 1, failed choices skipped."""
+    """As tools/calibrate/score.cc Score: ratios clamped at 1, failed choices skipped."""
     ratios, lower, rows = [], 0, []
     for p in points:
         chosen = rule(p)

@@ -1,0 +1,292 @@
+"""The embedded API: a database opened in this process, through the extension module."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping, NamedTuple, Sequence, Union
+
+from . import _arrays, _columns
+from ._results import SearchResult
+from ._sieve import _DB
+from .errors import Corruption, InvalidArgument
+
+AttributeTypes = Union[Mapping[str, str], Sequence[tuple[str, str]]]
+
+
+class IngestResult(NamedTuple):
+    """What an ingest wrote: ``ingested`` rows by this call, ``rows`` live in the collection
+    afterwards."""
+
+    ingested: int
+    rows: int
+
+
+def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.open
+         error_if_exists: bool = False, read_only: bool = False) -> "Database":
+    """Opens the database at ``path``, creating it when ``create`` and there is none.
+
+    Only one process may open a database for writing at a time. Use the result as a context
+    manager, or call :meth:`Database.close`, to release it.
+
+    ``read_only=True`` writes nothing (no file is created, changed or removed): it works on a
+    read-only copy, on a full disk and while another process (``sieve serve``) has the database
+    open for writing, and sees what that process had committed when it opened. Writes then
+    raise NotSupported; a path without a database is NotFound.
+
+    Raises:
+        NotFound: there is no database at ``path`` and ``create`` is False.
+        AlreadyExists / IOError: ``error_if_exists`` and one exists; the path cannot be used,
+            or another process holds the database's lock.
+        Corruption: its contents are damaged.
+    """
+    p = os.fspath(path)
+    return Database(_DB(p, bool(create), bool(error_if_exists), bool(read_only)), p)
+
+
+class Database:
+    """An open Sieve database: named collections of rows (a 64-bit id, a vector and typed,
+    nullable attributes).
+
+    Thread-safe: any number of threads may call it at once; the GIL is released while the
+    engine works, so searches from several threads run in parallel. Get one with
+    :func:`sieve.open`.
+    """
+
+    def __init__(self, db: _DB, path: str) -> None:
+        self._db = db
+        self.path = path
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the database (after the calls still running return). Everything acknowledged
+        is already durable. Later calls raise InvalidArgument."""
+        self._db.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._db.closed
+
+    def create_collection(self, name: str, dim: int, metric: str = "l2", dtype: str = "f32",
+                          attributes: AttributeTypes | None = None,
+                          shards: int = 1) -> "Collection":
+        """Creates a collection and returns it.
+
+        Args:
+            name: ``[A-Za-z0-9_.-]{1,128}``.
+            dim: vector length, 1 to 65536.
+            metric: ``"l2"`` (squared Euclidean), ``"ip"`` (inner product, larger is better) or
+                ``"cosine"`` (1 - cos).
+            dtype: how vectors are stored: ``"f32"``, or ``"f16"`` (rounded to IEEE half on
+                ingest; distances use the rounded values).
+            attributes: ``{name: type}`` (or a list of pairs), type one of ``"int"`` (int64),
+                ``"float"`` (float64), ``"string"``, ``"bool"``, ``"tags"`` (list of strings);
+                every attribute is nullable. Their order is the schema's.
+            shards: rows are spread over this many shards by a hash of their id.
+
+        Raises:
+            InvalidArgument: a bad name, dim, metric, dtype or attribute list.
+            AlreadyExists: a collection of that name exists.
+        """
+        pairs = list(attributes.items()) if isinstance(attributes, Mapping) else list(
+            attributes or [])
+        self._db.create_collection(name, int(dim), metric, dtype,
+                                   [(str(a), str(t)) for a, t in pairs], int(shards))
+        return Collection(self, name)
+
+    def collection(self, name: str) -> "Collection":
+        """The collection called ``name``. Raises NotFound when there is none."""
+        return Collection(self, name)
+
+    def __getitem__(self, name: str) -> "Collection":
+        return Collection(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._db.list_collections()
+
+    def collections(self) -> list[str]:
+        """The names of the collections, sorted."""
+        return self._db.list_collections()
+
+    def check(self) -> list[str]:
+        """Verifies every invariant of the store (chunks, ids, counts, delete bitmaps, attribute
+        indexes) and returns the report lines.
+
+        Raises:
+            Corruption: something does not hold; ``problems`` lists what was found.
+        """
+        message, report = self._db.check()
+        if message is not None:
+            raise Corruption(message, problems=report)
+        return report
+
+    def planner_thresholds(self, device: str = "auto") -> dict[str, Any]:
+        """The path-choice thresholds the planner uses on ``device`` (``"auto"``, ``"cpu"``,
+        ``"gpu"``): ``{"device": executor name, "thresholds": {...}}``, the calibration stored
+        for that device or its defaults (``thresholds["source"]`` says which). README
+        "Calibration and the planner" explains each field.
+
+        Raises:
+            Unavailable: ``device="gpu"`` and no GPU can be used.
+        """
+        text, name = self._db.planner_thresholds_json(device)
+        return {"device": name, "thresholds": json.loads(text)}
+
+    def set_planner_thresholds(self, device: str, thresholds: Mapping[str, Any]) -> None:
+        """Stores ``thresholds`` (every field of :meth:`planner_thresholds`' ``"thresholds"``)
+        as the calibration of the executor named ``device`` (``"cpu"`` or ``"gpu:<name>"``),
+        durably; searches started afterwards use them.
+
+        Raises:
+            InvalidArgument: an empty name, a missing field, or values out of range.
+        """
+        self._db.set_planner_thresholds(device, json.dumps(dict(thresholds)))
+
+    def calibrate(self, device: str = "auto", quick: bool = False, store: bool = True,
+                  time_limit_s: float = 0) -> dict[str, Any]:
+        """Measures this machine's paths and fits the planner's thresholds to them, as
+        ``sieve calibrate DB [--quick]`` does: times the SDDMM, gather and dense paths of the
+        device's executor on synthetic data (float16, l2, k = 64, 100 queries) over a grid of
+        passing-row counts, rows and dims (README "Calibration and the planner"), then stores
+        the fit as the device's calibration; later searches on that device use it.
+
+        Args:
+            device: ``"auto"``, ``"cpu"`` or ``"gpu"``.
+            quick: the smaller grid (about 11 s on a 2-core CPU, 15 s on an H200).
+            store: False fits without storing.
+            time_limit_s: stop the sweep before its next shape once this many seconds have
+                passed (0: no limit), fitting what was measured.
+
+        Returns:
+            ``{"device", "stored", "seconds", "complete", "points", "thresholds"}``.
+
+        Raises:
+            Unavailable: ``device="gpu"`` and no GPU can be used.
+        """
+        name, stored, seconds, complete, points, text = self._db.calibrate(
+            device, bool(quick), bool(store), float(time_limit_s))
+        return {"device": name, "stored": stored, "seconds": seconds, "complete": complete,
+                "points": points, "thresholds": json.loads(text)}
+
+    def __repr__(self) -> str:
+        return "sieve.Database(%r%s)" % (self.path, ", closed" if self.closed else "")
+
+
+class Collection:
+    """One collection of a :class:`Database`. Cheap to create; thread-safe like its database.
+
+    Attributes (its schema, fixed at creation): ``name``, ``dim``, ``metric``, ``dtype``,
+    ``attributes`` (``{name: type}`` in schema order) and ``shards``.
+    """
+
+    def __init__(self, db: Database, name: str) -> None:
+        self._db = db
+        self._core = db._db
+        self.name = name
+        spec = json.loads(self._core.stats_json(name))  # NotFound for an unknown name
+        self.dim: int = spec["dim"]
+        self.metric: str = spec["metric"]
+        self.dtype: str = spec["dtype"]
+        self.shards: int = spec["shards"]
+        self.attributes: dict[str, str] = dict(spec["attributes"])
+        self._schema = list(self.attributes)
+
+    def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
+               batch_rows: int = 65536) -> IngestResult:
+        """Adds rows: one per row of ``vectors``.
+
+        Args:
+            vectors: [rows, dim] array. A C-contiguous float32 (or float16) numpy array is read
+                where it lies, without a copy; anything else is converted to float32 first.
+                NaN or infinite components are rejected.
+            attributes: a dict ``{name: column}`` (lists with None for null, numpy arrays,
+                numpy masked arrays), a ``pandas.DataFrame`` (NaN/None/NA are null) or a
+                ``pyarrow.Table`` (Arrow nulls). Names the schema lacks are an error; schema
+                attributes not given are null.
+            ids: one int64 id per row, unique among themselves and the collection's live rows;
+                without them ids continue past the largest id the collection has seen.
+            batch_rows: rows per atomic, durable commit (0: the whole call in one commit).
+
+        The whole input is validated before anything is written: on error nothing changes.
+        Then batches of ``batch_rows`` rows commit, each durable before the next begins. The
+        arrays must not change while the call runs.
+
+        Raises:
+            InvalidArgument: wrong dim, bad values, duplicate or live ids, attributes of the
+                wrong type (the message names the row and attribute).
+        """
+        v = _arrays.matrix(vectors, "vectors")
+        n = v.shape[0]
+        id_array = None if ids is None else _arrays.ids(ids)
+        columns = _columns.normalize(attributes, self._schema, n)
+        ingested, rows = self._core.ingest(self.name, v, id_array, columns, int(batch_rows))
+        return IngestResult(ingested, rows)
+
+    def search(self, queries: Any, k: int = 10, filter: str | None = None,
+               filters: Sequence[str | None] | None = None, device: str = "auto",
+               path: str = "auto", explain: bool = False) -> SearchResult:
+        """Exact k-nearest-neighbour search, optionally filtered by attributes.
+
+        Args:
+            queries: [queries, dim] array (one query may be 1-D). C-contiguous float32 or
+                float16 is read without a copy.
+            k: neighbours per query, 1 to 1,000,000.
+            filter: one filter for every query, in Sieve's filter language, e.g.
+                ``"price < 20 AND color IN ('red', 'blue')"`` (README "The filter language").
+            filters: one filter per query instead (None or "" = none for that query).
+            device: ``"auto"`` (the GPU when the build has one and a device is present),
+                ``"cpu"`` or ``"gpu"``.
+            path: ``"auto"`` (the planner chooses from the exact passing-row count), or
+                ``"sddmm"``, ``"gather"``, ``"dense"`` to force one.
+            explain: also return the plan (``result.plan``).
+
+        Returns:
+            A :class:`SearchResult`: ``ids`` and ``distances`` of shape [queries, k], best first;
+            where fewer than k rows pass, ids -1 and distances +inf (-inf for ``ip``) fill the
+            row, and ``counts`` says how many are real.
+
+        Raises:
+            InvalidArgument: wrong dim, bad k, a filter that does not parse or type-check (the
+                message names the position), a filters list of the wrong length.
+            Unavailable: ``device="gpu"`` and no GPU can be used.
+        """
+        if filter is not None and filters is not None:
+            raise InvalidArgument("give filter or filters, not both")
+        q = _arrays.matrix(queries, "queries")
+        per_query = None if filters is None else ["" if f is None else str(f) for f in filters]
+        ids, distances, counts, plan = self._core.search(
+            self.name, q, int(k), filter or "", per_query, device, path, bool(explain))
+        return SearchResult(ids, distances, counts, json.loads(plan) if plan else None)
+
+    def delete(self, ids: Any = None, filter: str | None = None) -> int:
+        """Deletes the live rows with these ids (unknown ids are ignored), or every row passing
+        ``filter``; give exactly one. Atomic and durable on return. Returns the rows deleted.
+
+        Raises:
+            InvalidArgument: both or neither given, an empty filter, a filter that does not
+                parse.
+        """
+        if (ids is None) == (filter is None):
+            raise InvalidArgument("give exactly one of ids or filter")
+        if ids is not None:
+            return self._core.delete_ids(self.name, _arrays.ids(ids))
+        return self._core.delete_filter(self.name, filter)
+
+    def stats(self) -> dict[str, Any]:
+        """``{"collection", "rows" (live), "deleted_rows", "total_rows", "dim", "metric",
+        "dtype", "shards", "attributes"}``, as ``sieve stats`` prints it."""
+        return json.loads(self._core.stats_json(self.name))
+
+    def __len__(self) -> int:
+        """The live rows."""
+        return int(self.stats()["rows"])
+
+    def __repr__(self) -> str:
+        return "sieve.Collection(%r, dim=%d, metric=%r, dtype=%r, attributes=%r)" % (
+            self.name, self.dim, self.metric, self.dtype, self.attributes)

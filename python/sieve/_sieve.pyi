@@ -1,0 +1,75 @@
+"""
+Sieve's C++ engine (include/sieve/). Use the sieve package, not this module.
+"""
+
+from collections.abc import Sequence
+from typing import Annotated
+
+import numpy
+from numpy.typing import NDArray
+
+
+class _DB:
+    """An open database (sieve::DB). Thread-safe."""
+
+    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool) -> None:
+        """Opens or creates the database at path (DB::Open)."""
+
+    def close(self) -> None:
+        """Closes the database once every running call has returned."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() was called."""
+
+    def create_collection(self, name: str, dim: int, metric: str, dtype: str, attributes: Sequence[tuple[str, str]], shards: int) -> None:
+        """DB::CreateCollection."""
+
+    def list_collections(self) -> list[str]:
+        """DB::ListCollections."""
+
+    def stats_json(self, name: str) -> str:
+        """DB::GetStats as CollectionStats::ToJson."""
+
+    def ingest(self, name: str, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int) -> tuple[int, int]:
+        """DB::Ingest; returns (ingested, live_rows)."""
+
+    def delete_ids(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> int:
+        """DB::DeleteByIds."""
+
+    def delete_filter(self, name: str, filter: str) -> int:
+        """DB::DeleteByFilter."""
+
+    def search(self, name: str, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool) -> tuple:
+        """DB::Search; returns (ids, distances, counts, plan JSON or None)."""
+
+    def check(self) -> tuple[str | None, list[str]]:
+        """DB::Check; returns (None or the Corruption message, report)."""
+
+    def planner_thresholds_json(self, device: str) -> tuple[str, str]:
+        """
+        DB::GetPlannerThresholds; returns (PlannerThresholds::ToJson(), device name).
+        """
+
+    def set_planner_thresholds(self, device_name: str, json: str) -> None:
+        """DB::PutPlannerThresholds from PlannerThresholds::FromJson."""
+
+    def calibrate(self, device: str, quick: bool, store: bool, time_limit_s: float) -> tuple[str, bool, float, bool, int, str]:
+        """
+        The sweep and fit of `sieve calibrate`; returns (device, stored, seconds, complete, points, thresholds JSON).
+        """
+
+def _raise_status(code: int, message: str) -> None:
+    """
+    Raises the exception of sieve::Status::Code `code` as an engine call would (for tests of the status → exception mapping, which user input cannot reach for every code).
+    """
+
+def _last_engine_seconds() -> float:
+    """
+    How long the last DB::Ingest or DB::Search call took inside the engine (for the benchmarks that set the C++ API's time beside the Python call's).
+    """
+
+def _last_input_pointers() -> dict:
+    """
+    The addresses last handed to the engine as RowBatch::vectors and SearchRequest::queries (for tests that check arrays cross without a copy).
+    """

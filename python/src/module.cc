@@ -1,0 +1,515 @@
+// Copyright 2026 The Sieve Authors.
+//
+// sieve._sieve: the nanobind module over include/sieve/. One class, _DB, with a method per DB
+// call; sieve/_embedded.py wraps it in the package's Database and Collection. Arrays cross
+// without copies (float32 C-contiguous vectors and int64 ids are read where numpy keeps them),
+// and the GIL is released while the engine works.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "python/src/columns.h"
+#include "python/src/errors.h"
+#include "sieve/db.h"
+#include "sieve/status.h"
+#include "sieve/types.h"
+#include "query/executors.h"
+#include "tools/calibrate/fit.h"
+#include "tools/calibrate/grid.h"
+#include "tools/calibrate/sweep.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace sieve::python {
+
+namespace {
+
+// nb::ro: read-only arrays (np.load(mmap_mode="r"), np.frombuffer) are read in place too.
+using Matrix = nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using Ids = nb::ndarray<nb::ro, int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// The addresses the engine was last handed as RowBatch::vectors and SearchRequest::queries, for
+// the tests that prove a float32 array crosses without a copy (_last_input_pointers).
+std::atomic<uintptr_t> g_last_ingest_vectors{0};
+std::atomic<uintptr_t> g_last_search_queries{0};
+// How long the last DB::Ingest or DB::Search call took, in nanoseconds: the benchmarks set the
+// C++ API's time of a call beside the Python call's wall time (_last_engine_seconds).
+std::atomic<int64_t> g_last_engine_ns{0};
+
+class EngineTimer {
+ public:
+  EngineTimer() : t0_(std::chrono::steady_clock::now()) {}
+  ~EngineTimer() {
+    g_last_engine_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - t0_)
+                           .count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+constexpr nb::dlpack::dtype kFloat16{static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+
+// The rows of `m` as floats: m's own memory for float32 (no copy); float16 widened into
+// *storage (RowBatch and SearchRequest take floats). REQUIRES: the GIL held.
+Status FloatRows(const Matrix& m, uint32_t dim, const char* what, std::vector<float>* storage,
+                 const float** out) {
+  const bool f32 = m.dtype() == nb::dtype<float>();
+  if (!f32 && m.dtype() != kFloat16) {
+    return Status::InvalidArgument(std::string(what) + " must be float32 or float16");
+  }
+  if (m.shape(0) > 0 && m.shape(1) != dim) {
+    return Status::InvalidArgument(std::string(what) + " have " + std::to_string(m.shape(1)) +
+                                   " components, the collection has dim " + std::to_string(dim));
+  }
+  if (f32) {
+    *out = static_cast<const float*>(m.data());
+    return Status::OK();
+  }
+  const size_t n = m.shape(0) * m.shape(1);
+  const _Float16* src = static_cast<const _Float16*>(m.data());
+  nb::gil_scoped_release release;
+  storage->resize(n);
+  for (size_t i = 0; i < n; ++i) (*storage)[i] = static_cast<float>(src[i]);
+  *out = storage->data();
+  return Status::OK();
+}
+
+template <typename T>
+nb::ndarray<nb::numpy, T, nb::ndim<2>> Owned(std::unique_ptr<T[]> p, size_t rows, size_t cols) {
+  T* raw = p.release();
+  nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<T*>(q); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<2>>(raw, {rows, cols}, owner);
+}
+
+class PyDB {
+ public:
+  // Opens (or creates) the database at path (DB::Open).
+  PyDB(const std::string& path, bool create, bool error_if_exists, bool read_only) {
+    Options options;
+    options.create_if_missing = create;
+    options.error_if_exists = error_if_exists;
+    options.read_only = read_only;
+    std::unique_ptr<DB> db;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = DB::Open(options, path, &db);
+    }
+    ThrowIfError(s);
+    db_ = std::move(db);
+  }
+  PyDB(const PyDB&) = delete;
+  PyDB& operator=(const PyDB&) = delete;
+
+  void Close() {
+    std::shared_ptr<DB> db;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      db = std::move(db_);
+    }
+    // The last reference closes the store; a call still running elsewhere holds its own.
+    nb::gil_scoped_release release;
+    db.reset();
+  }
+
+  bool closed() {
+    std::lock_guard<std::mutex> l(mu_);
+    return db_ == nullptr;
+  }
+
+  void CreateCollection(const std::string& name, uint32_t dim, const std::string& metric,
+                        const std::string& dtype,
+                        const std::vector<std::pair<std::string, std::string>>& attributes,
+                        uint32_t shards) {
+    CollectionSpec spec;
+    spec.name = name;
+    spec.dim = dim;
+    spec.shards = shards;
+    ThrowIfError(ParseMetric(metric, &spec.metric));
+    ThrowIfError(ParseDType(dtype, &spec.dtype));
+    for (const auto& [attr, type] : attributes) {
+      AttributeSpec a;
+      a.name = attr;
+      Status s = ParseAttrType(type, &a.type);
+      if (!s.ok()) Raise(s.WithContext("attribute '" + attr + "'"));
+      spec.attributes.push_back(std::move(a));
+    }
+    std::shared_ptr<DB> db = Get();
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->CreateCollection(spec);
+    }
+    ThrowIfError(s);
+  }
+
+  std::vector<std::string> ListCollections() {
+    std::shared_ptr<DB> db = Get();
+    std::vector<std::string> names;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->ListCollections(&names);
+    }
+    ThrowIfError(s);
+    return names;
+  }
+
+  std::string StatsJson(const std::string& name) {
+    std::shared_ptr<DB> db = Get();
+    CollectionStats stats;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->GetStats(name, &stats);
+    }
+    ThrowIfError(s);
+    return stats.ToJson();
+  }
+
+  std::pair<size_t, uint64_t> Ingest(const std::string& name, const Matrix& vectors,
+                                     std::optional<Ids> ids, nb::handle columns,
+                                     size_t batch_rows) {
+    std::shared_ptr<DB> db = Get();
+    const CollectionSpec spec = Spec(db.get(), name);
+    const size_t n = vectors.shape(0);
+    std::vector<float> widened;
+    RowBatch batch;
+    batch.num_rows = n;
+    ThrowIfError(FloatRows(vectors, spec.dim, "vectors", &widened, &batch.vectors));
+    if (ids) {
+      if (ids->shape(0) != n) {
+        Raise(Status::InvalidArgument(std::to_string(ids->shape(0)) + " ids for " +
+                                      std::to_string(n) + " vectors"));
+      }
+      batch.ids = ids->data();
+    }
+    std::vector<std::vector<Value>> rows;
+    if (!columns.is_none()) {
+      ThrowIfError(ColumnsToRows(columns, n, spec.attributes.size(), &rows));
+      batch.attributes = rows.data();
+    }
+    IngestOptions options;
+    options.batch_rows = batch_rows;
+    IngestResult result;
+    g_last_ingest_vectors = reinterpret_cast<uintptr_t>(batch.vectors);
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      {
+        EngineTimer timer;
+        s = db->Ingest(name, batch, options, &result);
+      }
+      // Freed here, not after the GIL is back: a million rows of values take a while.
+      FreeRows(&rows);
+    }
+    ThrowIfError(s);
+    return {result.ingested, result.live_rows};
+  }
+
+  uint64_t DeleteIds(const std::string& name, const Ids& ids) {
+    std::shared_ptr<DB> db = Get();
+    uint64_t deleted = 0;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->DeleteByIds(name, ids.data(), ids.shape(0), &deleted);
+    }
+    ThrowIfError(s);
+    return deleted;
+  }
+
+  uint64_t DeleteFilter(const std::string& name, const std::string& filter) {
+    std::shared_ptr<DB> db = Get();
+    uint64_t deleted = 0;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->DeleteByFilter(name, filter, &deleted);
+    }
+    ThrowIfError(s);
+    return deleted;
+  }
+
+  nb::tuple Search(const std::string& name, const Matrix& queries, int k, const std::string& filter,
+                   std::optional<std::vector<std::string>> filters, const std::string& device,
+                   const std::string& path, bool explain) {
+    std::shared_ptr<DB> db = Get();
+    const CollectionSpec spec = Spec(db.get(), name);
+    SearchRequest request;
+    std::vector<float> widened;
+    ThrowIfError(FloatRows(queries, spec.dim, "queries", &widened, &request.queries));
+    request.num_queries = queries.shape(0);
+    request.k = k;
+    request.filter = filter;
+    if (filters) request.filters = std::move(*filters);
+    SearchOptions options;
+    ThrowIfError(ParseDevice(device, &options.device));
+    ThrowIfError(ParseSearchPath(path, &options.path));
+    g_last_search_queries = reinterpret_cast<uintptr_t>(request.queries);
+    const size_t nq = request.num_queries;
+    const size_t kk = k > 0 ? static_cast<size_t>(k) : 0;
+    SearchResult result;
+    std::unique_ptr<int64_t[]> ids;
+    std::unique_ptr<float[]> distances;
+    std::unique_ptr<int64_t[]> counts;
+    std::string plan;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      {
+        EngineTimer timer;
+        s = db->Search(name, request, options, &result);
+      }
+      if (s.ok()) {
+        // Missing results (fewer than k rows pass): id -1 and the worst distance of the metric.
+        const float fill = spec.metric == Metric::kInnerProduct
+                               ? -std::numeric_limits<float>::infinity()
+                               : std::numeric_limits<float>::infinity();
+        ids.reset(new int64_t[nq * kk]);
+        distances.reset(new float[nq * kk]);
+        counts.reset(new int64_t[std::max<size_t>(nq, 1)]);
+        for (size_t q = 0; q < nq; ++q) {
+          const Neighbors& nbr = result.results[q];
+          const size_t m = std::min(nbr.ids.size(), kk);
+          int64_t* qi = ids.get() + q * kk;
+          float* qd = distances.get() + q * kk;
+          std::copy(nbr.ids.begin(), nbr.ids.begin() + m, qi);
+          std::copy(nbr.distances.begin(), nbr.distances.begin() + m, qd);
+          std::fill(qi + m, qi + kk, int64_t{-1});
+          std::fill(qd + m, qd + kk, fill);
+          counts[q] = static_cast<int64_t>(m);
+        }
+        if (explain) plan = result.explain.ToJson();
+      }
+    }
+    ThrowIfError(s);
+    auto counts_array = [&] {
+      int64_t* raw = counts.release();
+      nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<int64_t*>(q); });
+      return nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(raw, {nq}, owner);
+    }();
+    return nb::make_tuple(Owned(std::move(ids), nq, kk), Owned(std::move(distances), nq, kk),
+                          counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none());
+  }
+
+  // (None, report) when every invariant holds; (message, problems) on Corruption; other
+  // failures raise.
+  std::pair<std::optional<std::string>, std::vector<std::string>> Check() {
+    std::shared_ptr<DB> db = Get();
+    std::vector<std::string> report;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->Check(&report);
+    }
+    if (s.IsCorruption()) return {s.message(), report};
+    ThrowIfError(s);
+    return {std::nullopt, report};
+  }
+
+  std::pair<std::string, std::string> PlannerThresholdsJson(const std::string& device) {
+    std::shared_ptr<DB> db = Get();
+    Device d;
+    ThrowIfError(ParseDevice(device, &d));
+    PlannerThresholds t;
+    std::string device_name;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->GetPlannerThresholds(d, &t, &device_name);
+    }
+    ThrowIfError(s);
+    return {t.ToJson(), device_name};
+  }
+
+  void SetPlannerThresholds(const std::string& device_name, const std::string& json) {
+    std::shared_ptr<DB> db = Get();
+    PlannerThresholds t;
+    ThrowIfError(PlannerThresholds::FromJson(json, &t));
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->PutPlannerThresholds(device_name, t);
+    }
+    ThrowIfError(s);
+  }
+
+  // What `sieve calibrate` does, on this process's open database: times the paths of the
+  // device's executor over tools/calibrate/grid.h's grid (a time limit stops it before the
+  // next shape), fits the thresholds and stores them under the executor's name unless !store.
+  // Returns (device name, stored, seconds, complete, points, thresholds JSON).
+  std::tuple<std::string, bool, double, bool, size_t, std::string> Calibrate(
+      const std::string& device, bool quick, bool store, double time_limit_s) {
+    std::shared_ptr<DB> db = Get();
+    Device d;
+    ThrowIfError(ParseDevice(device, &d));
+    if (!(time_limit_s >= 0)) Raise(Status::InvalidArgument("time_limit_s must be >= 0"));
+    Status s;
+    std::string name;
+    bool partial = false;
+    size_t points = 0;
+    double seconds = 0;
+    PlannerThresholds fitted;
+    {
+      nb::gil_scoped_release release;
+      Executors executors;
+      Executor* executor = nullptr;
+      Device resolved = Device::kCpu;
+      s = executors.Resolve(d, &executor, &resolved);
+      const bool on_gpu = resolved == Device::kGpu;
+      if (s.ok()) {
+        name = executor->name();
+        calibrate::SweepConfig c = calibrate::Grid(on_gpu, quick);
+        c.time_limit_s = time_limit_s;
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<calibrate::Cell> cells;
+        s = calibrate::RunSweep(executor, c, {}, &cells, &partial);
+        if (s.ok() && cells.empty()) s = Status::InvalidArgument("calibrate: no point measured");
+        if (s.ok()) {
+          const PlannerThresholds defaults =
+              on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+          calibrate::FitReport report;
+          fitted = calibrate::FitThresholds(cells, c.queries, c.k, defaults, &report);
+          seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          points = cells.size();
+          char src[256];
+          std::snprintf(src, sizeof(src),
+                        "calibrated %s on %s (sieve.Database.calibrate%s, %zu points, %.0f s)",
+                        calibrate::UtcNow().c_str(), name.c_str(), quick ? " quick" : "",
+                        points, seconds);
+          fitted.source = src;
+          if (store) s = db->PutPlannerThresholds(name, fitted);
+        }
+      }
+    }
+    ThrowIfError(s);
+    return {name, store, seconds, !partial, points, fitted.ToJson()};
+  }
+
+ private:
+  std::shared_ptr<DB> Get() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (db_ == nullptr) Raise(Status::InvalidArgument("the database is closed"));
+    return db_;
+  }
+
+  // The collection's spec (dim, metric, attributes), read once: a collection's spec never
+  // changes while it exists.
+  CollectionSpec Spec(DB* db, const std::string& name) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = specs_.find(name);
+      if (it != specs_.end()) return it->second;
+    }
+    CollectionStats stats;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->GetStats(name, &stats);
+    }
+    ThrowIfError(s);
+    std::lock_guard<std::mutex> l(mu_);
+    specs_[name] = stats.spec;
+    return stats.spec;
+  }
+
+  std::mutex mu_;
+  std::shared_ptr<DB> db_;
+  std::unordered_map<std::string, CollectionSpec> specs_;
+};
+
+}  // namespace
+}  // namespace sieve::python
+
+NB_MODULE(_sieve, m) {
+  using namespace sieve::python;
+  using sieve::Status;
+  m.doc() = "Sieve's C++ engine (include/sieve/). Use the sieve package, not this module.";
+  nb::set_leak_warnings(false);
+  InitErrors();
+
+  nb::class_<PyDB>(m, "_DB", "An open database (sieve::DB). Thread-safe.")
+      .def(nb::init<const std::string&, bool, bool, bool>(), "path"_a, "create"_a,
+           "error_if_exists"_a, "read_only"_a, "Opens or creates the database at path (DB::Open).")
+      .def("close", &PyDB::Close, "Closes the database once every running call has returned.")
+      .def_prop_ro("closed", &PyDB::closed, "Whether close() was called.")
+      .def("create_collection", &PyDB::CreateCollection, "name"_a, "dim"_a, "metric"_a,
+           "dtype"_a, "attributes"_a, "shards"_a, "DB::CreateCollection.")
+      .def("list_collections", &PyDB::ListCollections, "DB::ListCollections.")
+      .def("stats_json", &PyDB::StatsJson, "name"_a, "DB::GetStats as CollectionStats::ToJson.")
+      .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(),
+           "ids"_a.noconvert().none(), "columns"_a.none(), "batch_rows"_a,
+           "DB::Ingest; returns (ingested, live_rows).")
+      .def("delete_ids", &PyDB::DeleteIds, "name"_a, "ids"_a.noconvert(), "DB::DeleteByIds.")
+      .def("delete_filter", &PyDB::DeleteFilter, "name"_a, "filter"_a, "DB::DeleteByFilter.")
+      .def("search", &PyDB::Search, "name"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,
+           "filters"_a.none(), "device"_a, "path"_a, "explain"_a,
+           "DB::Search; returns (ids, distances, counts, plan JSON or None).")
+      .def("check", &PyDB::Check, "DB::Check; returns (None or the Corruption message, report).")
+      .def("planner_thresholds_json", &PyDB::PlannerThresholdsJson, "device"_a,
+           "DB::GetPlannerThresholds; returns (PlannerThresholds::ToJson(), device name).")
+      .def("set_planner_thresholds", &PyDB::SetPlannerThresholds, "device_name"_a, "json"_a,
+           "DB::PutPlannerThresholds from PlannerThresholds::FromJson.")
+      .def("calibrate", &PyDB::Calibrate, "device"_a, "quick"_a, "store"_a, "time_limit_s"_a,
+           "The sweep and fit of `sieve calibrate`; returns (device, stored, seconds, complete, "
+           "points, thresholds JSON).");
+
+  m.def(
+      "_raise_status",
+      [](int code, const std::string& message) {
+        using C = Status::Code;
+        switch (static_cast<C>(code)) {
+          case C::kNotFound: Raise(Status::NotFound(message));
+          case C::kCorruption: Raise(Status::Corruption(message));
+          case C::kNotSupported: Raise(Status::NotSupported(message));
+          case C::kInvalidArgument: Raise(Status::InvalidArgument(message));
+          case C::kIOError: Raise(Status::IOError(message));
+          case C::kAlreadyExists: Raise(Status::AlreadyExists(message));
+          case C::kResourceExhausted: Raise(Status::ResourceExhausted(message));
+          case C::kUnavailable: Raise(Status::Unavailable(message));
+          case C::kInternal: Raise(Status::Internal(message));
+          default: Raise(Status::InvalidArgument("no error status has code " +
+                                                 std::to_string(code)));
+        }
+      },
+      "code"_a, "message"_a,
+      "Raises the exception of sieve::Status::Code `code` as an engine call would (for tests "
+      "of the status → exception mapping, which user input cannot reach for every code).");
+  m.def(
+      "_last_engine_seconds", [] { return static_cast<double>(g_last_engine_ns.load()) * 1e-9; },
+      "How long the last DB::Ingest or DB::Search call took inside the engine (for the "
+      "benchmarks that set the C++ API's time beside the Python call's).");
+  m.def(
+      "_last_input_pointers",
+      [] {
+        nb::dict d;
+        d["ingest_vectors"] = g_last_ingest_vectors.load();
+        d["search_queries"] = g_last_search_queries.load();
+        return d;
+      },
+      "The addresses last handed to the engine as RowBatch::vectors and SearchRequest::queries "
+      "(for tests that check arrays cross without a copy).");
+}
