@@ -6,11 +6,13 @@
 
 #include <memory>
 #include <utility>
+#include <string>
 #include <vector>
 
 #include "gpu/gpu_backend.h"
 #include "gpu/gpu_executor.h"
-#include "gpu/threshold_select.h"
+#include "gpu/page_pool.h"
+#include "gpu/threshold_select/threshold_select.h"
 
 #ifndef SIEVE_GPU_UNAVAILABLE_REASON
 #define SIEVE_GPU_UNAVAILABLE_REASON "this build of Sieve has no CUDA backend"
@@ -18,14 +20,14 @@
 
 namespace sieve::gpu {
 
-Status CreateGpuExecutor(std::unique_ptr<Executor>* executor) {
+Status CreateGpuExecutor(const GpuExecutorOptions&, std::unique_ptr<Executor>* executor) {
   executor->reset();
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }
 
 struct GpuExecutor::State {};
 
-Status GpuExecutor::Create(int /*device*/, std::unique_ptr<GpuExecutor>* out) {
+Status GpuExecutor::Create(const GpuExecutorOptions&, std::unique_ptr<GpuExecutor>* out) {
   out->reset();
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }
@@ -41,12 +43,8 @@ GpuPathCounts GpuExecutor::path_counts() const { return {}; }
 uint64_t GpuExecutor::resident_bytes() const { return 0; }
 uint64_t GpuExecutor::uploaded_rows() const { return 0; }
 void GpuExecutor::ClearCache() {}
-Status GpuExecutor::TimeDevicePart(const ShardView&, const BatchFilters&, const ExecRequest&, int,
-                                   int, std::vector<double>*, ExecResult*) {
-  return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
-}
-Status GpuExecutor::Run(const ShardView&, const BatchFilters&, const ExecRequest&, int, int,
-                        std::vector<double>*, ExecResult*) {
+Status GpuExecutor::Profile(const ShardView&, const BatchFilters&, const ExecRequest&,
+                            const ProfileOptions&, ExecProfile*) {
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }
 
@@ -78,7 +76,7 @@ Status ThresholdSelect(const ThresholdSelectArgs&, void*) {
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }
 const char* ThresholdSelectKernelName(const PagedKeys&) { return "none"; }
-bool PageMapsApply(KeyType, uint32_t) { return false; }
+bool ThresholdSelectHasTma() { return false; }
 Status EncodePageMap(KeyType, uint32_t, const void*, uint64_t, void*) {
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);
 }

@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 //
-// PagePool: pages of kPageRows rows in slabs that never move (see threshold_select.h).
+// PagePool: pages of kPageRows rows in slabs that never move (see page_pool.h).
 //
 // What moves, and when. Slabs are separate cudaMalloc allocations and are never copied or
 // freed before the pool is. Two small arrays are reallocated as the pool grows, so a PagedKeys
@@ -26,8 +26,9 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/cuda_util.cuh"
-#include "gpu/threshold_select.h"
+#include "gpu/cuda_status.cuh"
+#include "gpu/page_pool.h"
+#include "gpu/threshold_select/threshold_select.h"
 
 namespace sieve::gpu {
 namespace detail {
@@ -123,8 +124,9 @@ struct PagePool::Rep {
   std::vector<void*> slabs;     // device addresses, in slab order
   void** d_slabs = nullptr;     // device copy of `slabs`
   size_t d_slabs_capacity = 0;  // entries (of d_slabs and d_maps)
-  // Page maps (PagedKeys::page_maps): kept while `maps` holds, which starts as PageMapsApply and
-  // ends for good if the driver cannot encode one (the kernel then copies with cp.async).
+  // Page maps (PagedKeys::page_maps): kept while `maps` holds, which starts true for the
+  // tensor-core kernel's keys and ends for good if the driver cannot encode one (the kernel
+  // then copies with cp.async).
   bool maps = false;
   std::vector<PageMap> host_maps;   // one a slab
   unsigned char* d_maps = nullptr;  // device copy of host_maps
@@ -164,7 +166,7 @@ Status PagePool::Create(KeyType type, uint32_t dim, size_t slab_bytes,
   while (log2 < 30 && (uint64_t{2} << log2) <= pages) ++log2;
   rep->slab_pages_log2 = log2;
   rep->slab_bytes = (size_t{1} << log2) * page_bytes;
-  rep->maps = PageMapsApply(type, dim);
+  rep->maps = ThresholdSelectUsesTensorCores(type, dim);
   out->reset(new PagePool(std::move(rep)));
   return Status::OK();
 }

@@ -28,9 +28,9 @@ __device__ __forceinline__ float FromOrderedKey(uint32_t u) {
 // Radix-select step, by one whole warp: the largest digit d of a 256-bin histogram with at least
 // `want` items in bins >= d, and `above`, the items in bins > d. Lane l sums bins
 // 255 - 8l .. 248 - 8l, a scan over the lanes finds the lane holding the crossing, and that lane
-// walks its 8 bins: about 40 dependent steps instead of 256 for one thread (whose walk was most
-// of a 24 µs top-k kernel on the H200, 2026-11-30). Without a crossing (the bins hold fewer than
-// `want`), d = 0 and `above` is the total, as the walk of one thread would give.
+// walks its 8 bins: about 40 dependent steps instead of 256 for one thread. Without a crossing
+// (the bins hold fewer than `want`), d = 0 and `above` is the total, as the walk of one thread
+// would give.
 __device__ __forceinline__ void HighDigit(const uint32_t* hist, int want, int* digit, int* above) {
   constexpr unsigned kAll = 0xffffffffu;
   const int lane = threadIdx.x & 31;
@@ -68,8 +68,7 @@ __device__ __forceinline__ void HighDigit(const uint32_t* hist, int want, int* d
 // found so far. `hist` is 256 words of shared memory; every thread gets the result. With
 // `cache` (n words of shared memory), the first pass keeps the keys there and the other three
 // read them from it instead of calling key(i) again (global loads, each pass a chain of
-// latencies: 18 µs for 100 queries' samples of the candidate scan on the H200, 2026-11-30);
-// the caller may then read cache[i] for key(i).
+// latencies); the caller may then read cache[i] for key(i).
 template <typename KeyOf>
 __device__ uint32_t BlockKthLargest(int64_t n, int k, KeyOf key, uint32_t* hist,
                                     uint32_t* cache = nullptr) {

@@ -455,7 +455,9 @@ void RunGather(const CpuExecutorOptions& opt, const Context& c, const BatchFilte
     ords = Enumerate(*filters.sets[0], c.rows);
     result->stage_ms.emplace_back("enumerate", MsSince(t0));
   } else {
-    ords = Enumerate(RowSet::Union(filters.sets.data(), filters.sets.size()), c.rows);
+    ords = filters.union_set != nullptr
+               ? Enumerate(*filters.union_set, c.rows)
+               : Enumerate(RowSet::Union(filters.sets.data(), filters.sets.size()), c.rows);
     result->stage_ms.emplace_back("enumerate", MsSince(t0));
     t0 = Clock::now();
     PerQueryBitsets(filters, c.rows, &bit_storage, &query_bits);
@@ -778,6 +780,27 @@ Status CpuExecutor::Search(const ShardView& shard, const BatchFilters& filters,
     return Status::Internal(std::string("CPU search failed: ") + e.what());
   }
   runs_[static_cast<size_t>(request.path)].fetch_add(1, std::memory_order_relaxed);
+  return Status::OK();
+}
+
+Status CpuExecutor::Profile(const ShardView& shard, const BatchFilters& filters,
+                            const ExecRequest& request, const ProfileOptions& options,
+                            ExecProfile* profile) {
+  if (profile == nullptr) return Status::InvalidArgument("profile is null");
+  if (options.warmup < 0 || options.reps < 1) {
+    return Status::InvalidArgument("Profile needs warmup >= 0 and reps >= 1");
+  }
+  *profile = ExecProfile();
+  for (int i = 0; i < options.warmup; ++i) {
+    ExecResult r;
+    SIEVE_RETURN_IF_ERROR(Search(shard, filters, request, &r));
+  }
+  for (int i = 0; i < options.reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SIEVE_RETURN_IF_ERROR(Search(shard, filters, request, &profile->result));
+    profile->ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
   return Status::OK();
 }
 

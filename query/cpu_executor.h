@@ -70,6 +70,11 @@ class CpuExecutor : public Executor {
   // Search for invalid arguments.
   Status EstimateMemory(const ShardView& shard, const BatchFilters& filters,
                         const ExecRequest& request, MemoryEstimate* estimate) const override;
+  // Wall time of each run (the CPU has no stages). See Executor::Profile.
+  Status Profile(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request,
+                 const ProfileOptions& options, ExecProfile* profile) override;
+  // Nothing is kept between searches.
+  void ClearCache() override {}
 
   // How many Search calls ran `path` successfully (0 for kAuto). For tests that must prove
   // which path ran.

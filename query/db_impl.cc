@@ -13,11 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "filter/filter.h"
-#include "gpu/gpu_backend.h"
 #include "index/roaring_bridge.h"
 #include "query/cpu_executor.h"
 #include "query/no_throw_db.h"
 #include "storage/format.h"
+#include "storage/shard_of.h"
+#include "query/topk.h"
 
 namespace sieve {
 
@@ -30,16 +31,6 @@ const std::string kPlannerSettingPrefix = "planner/";
 
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// Stable across platforms and releases: a row's shard is part of the on-disk layout.
-uint32_t ShardOf(int64_t id, uint32_t shards) {
-  if (shards == 1) return 0;
-  uint64_t z = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return static_cast<uint32_t>(z % shards);
 }
 
 // Rows per stored chunk: large enough that loading reads long sequential values, small
@@ -274,7 +265,7 @@ DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options)
     : store_(std::move(store)),
       budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
                                                : DefaultMemoryBudget()),
-      cpu_(new CpuExecutor()) {}
+      executors_(options.gpu) {}
 
 DBImpl::~DBImpl() = default;
 
@@ -622,16 +613,10 @@ Status DBImpl::DeleteByFilter(const std::string& collection, const std::string& 
 }
 
 Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds) {
+  Device resolved = Device::kCpu;
+  SIEVE_RETURN_IF_ERROR(executors_.Resolve(device, executor, &resolved));
+  const bool gpu = resolved == Device::kGpu;
   std::lock_guard<std::mutex> l(mu_);
-  if (device != Device::kCpu && !gpu_tried_) {
-    gpu_tried_ = true;
-    gpu_status_ = gpu::CreateGpuExecutor(&gpu_);
-  }
-  if (device == Device::kGpu && gpu_ == nullptr) {
-    return Status::Unavailable("--device gpu: " + gpu_status_.message());
-  }
-  const bool gpu = device != Device::kCpu && gpu_ != nullptr;
-  *executor = gpu ? gpu_.get() : cpu_.get();
   const std::string name = (*executor)->name();
   auto it = thresholds_.find(name);
   if (it == thresholds_.end()) {
@@ -830,6 +815,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   struct ShardWork {
     const ShardIndex* shard = nullptr;
     std::vector<RowSet> sets;  // one per distinct filter
+    RowSet union_set;          // bitmap: built once, for the planner and the executor
     BatchFilters bf;
     ShardView view;
     ExecRequest er;
@@ -885,7 +871,10 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       for (auto n : bf.passing_rows) in.max_passing_rows = std::max(in.max_passing_rows, n);
       std::vector<const RowSet*> distinct;
       for (auto& s : w.sets) distinct.push_back(&s);
-      in.union_rows = RowSet::Union(distinct.data(), distinct.size()).Cardinality();
+      w.union_set = RowSet::Union(distinct.data(), distinct.size());
+      w.bf.union_set = &w.union_set;
+      sets_bytes += w.union_set.MemoryBytes();
+      in.union_rows = w.union_set.Cardinality();
       ex.passing_rows += sum;
     } else {
       in.passing_rows = bf.passing_rows[0];
@@ -968,6 +957,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
                               std::to_string(nq) + " queries");
     }
     ex.shards[si].select = res.select;
+    ex.shards[si].select_plan = res.select_plan;
     for (auto& st : res.stage_ms) ex.stage_ms.emplace_back("execute." + st.first, st.second);
 
     // Refine in float64 and map ordinals to ids.
@@ -992,14 +982,14 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     refine_ms += MsSince(t0);
     // Sets no later shard needs are freed early.
     w.sets.clear();
+    w.union_set.Clear();
   }
 
   auto t0 = Clock::now();
   for (size_t q = 0; q < nq; ++q) {
     auto& cand = merged[q];
     auto better = [&](const Candidate& a, const Candidate& b) {
-      if (a.first != b.first) return larger_better ? a.first > b.first : a.first < b.first;
-      return a.second < b.second;
+      return BetterThan(larger_better, a.first, a.second, b.first, b.second);
     };
     const size_t keep = std::min<size_t>(k, cand.size());
     std::partial_sort(cand.begin(), cand.begin() + keep, cand.end(), better);

@@ -17,6 +17,7 @@
 #include "index/shard_index.h"
 #include "query/executor.h"
 #include "query/memory_budget.h"
+#include "query/executors.h"
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "storage/store.h"
@@ -25,7 +26,7 @@ namespace sieve {
 
 class DBImpl : public DB {
  public:
-  // Options::memory_budget_bytes (0: DefaultMemoryBudget()) is the one option read here.
+  // Options::memory_budget_bytes (0: DefaultMemoryBudget()) and Options::gpu are read here.
   DBImpl(std::unique_ptr<Store> store, const Options& options);
   ~DBImpl() override;
 
@@ -69,10 +70,7 @@ class DBImpl : public DB {
   MemoryBudget budget_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<Collection>> collections_;
-  std::unique_ptr<Executor> cpu_;
-  std::unique_ptr<Executor> gpu_;
-  Status gpu_status_;  // why gpu_ is null, once tried
-  bool gpu_tried_ = false;
+  Executors executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
   std::map<std::string, PlannerThresholds> thresholds_;
 };

@@ -4,10 +4,10 @@
 // share of a query batch. Host-only; no CUDA, RAFT or Roaring type appears here.
 //
 // Scores: every executor returns, per query, up to k (ordinal, distance) pairs sorted best
-// first, where distance is as the metric defines it (l2: squared Euclidean, smaller better;
-// ip: inner product, larger better; cosine: 1 - cos, smaller better). Ties are broken by the
-// smaller ordinal. Only rows in the query's filter set are ever returned; fewer than k pass →
-// fewer results.
+// first (query/topk.h BetterThan), where distance is as the metric defines it (l2: squared
+// Euclidean, smaller better; ip: inner product, larger better; cosine: 1 - cos, smaller better).
+// Ties are broken by the smaller ordinal. Only rows in the query's filter set are ever returned
+// (DBImpl checks every result once); fewer than k pass → fewer results.
 
 #ifndef SIEVE_QUERY_EXECUTOR_H_
 #define SIEVE_QUERY_EXECUTOR_H_
@@ -37,10 +37,16 @@ struct ShardView {
 };
 
 // The filters of one batch: one set shared by every query (bitset mode), or one per query
-// (bitmap mode). Each set already excludes deleted rows and rows ≥ ShardView::rows.
+// (bitmap mode). Each set already excludes deleted rows and rows ≥ ShardView::rows. The caller
+// has built every fact below (the planner needs them); executors use them as given and do not
+// compute them again.
 struct BatchFilters {
   std::vector<const RowSet*> sets;     // size 1 or num_queries; never null
-  std::vector<uint64_t> passing_rows;  // Cardinality() of each set
+  // REQUIRES: passing_rows[i] == sets[i]->Cardinality().
+  std::vector<uint64_t> passing_rows;
+  // Bitmap mode: the union of the sets, or null to have the executor build it where a path
+  // needs it (the gather over a bitmap compacts the union).
+  const RowSet* union_set = nullptr;
   bool per_query() const { return sets.size() > 1; }
 };
 
@@ -64,10 +70,30 @@ struct MemoryEstimate {
 struct ExecResult {
   // Per query, up to k results, best first.
   std::vector<std::vector<std::pair<uint32_t, float>>> neighbors;
-  std::string select;  // how top-k was selected ("heap", "select_k", "threshold", …)
+  std::string select;       // how top-k was selected ("heap", "select_k", "threshold", …)
+  std::string select_plan;  // what the executor decided, and why, for explain ("" if nothing)
   std::vector<std::pair<std::string, double>> stage_ms;  // executor-internal stages
 };
 
+// How Executor::Profile times a request.
+struct ProfileOptions {
+  int warmup = 2;  // untimed runs first
+  int reps = 5;    // timed runs, at least 1
+  // Also the device time of each stage of the last timed run (GPU; the CPU has none).
+  bool stages = false;
+};
+
+struct ExecProfile {
+  // Milliseconds of each timed run. GPU: device time (CUDA events) from the filter and query
+  // upload through the download of the results; CPU: wall time of the search.
+  std::vector<double> ms;
+  // With ProfileOptions::stages: (stage, device milliseconds since the previous one) of the
+  // last timed run, in order.
+  std::vector<std::pair<std::string, double>> stages;
+  ExecResult result;  // the last run's, as Search returns it
+};
+
+// Thread-safety: implementations may be called from several threads at once.
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -87,6 +113,15 @@ class Executor {
   // with scratch space or device buffers of its own must override it.
   virtual Status EstimateMemory(const ShardView& shard, const BatchFilters& filters,
                                 const ExecRequest& request, MemoryEstimate* estimate) const;
+  // Runs the request as Search does, options.warmup times untimed and options.reps times
+  // timed (benchmarks and calibration). The same Status as Search, and InvalidArgument for
+  // negative warmup or reps < 1.
+  virtual Status Profile(const ShardView& shard, const BatchFilters& filters,
+                         const ExecRequest& request, const ProfileOptions& options,
+                         ExecProfile* profile) = 0;
+  // Drops whatever the executor keeps between searches (a device copy of the shards), so that
+  // memory is free for other work; later searches rebuild it.
+  virtual void ClearCache() = 0;
 };
 
 }  // namespace sieve

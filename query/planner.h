@@ -3,7 +3,7 @@
 // The planner: picks the SDDMM, gather or dense path for one shard's share of a batch from the
 // absolute number of passing rows, the shard's rows and dim (and, for per-query filters, the
 // largest per-query count and the union), against thresholds calibrated for the device that
-// will run it. The rule is documented with PlannerThresholds in include/sieve/db.h.
+// will run it.
 
 #ifndef SIEVE_QUERY_PLANNER_H_
 #define SIEVE_QUERY_PLANNER_H_
@@ -15,7 +15,31 @@
 
 namespace sieve {
 
-// PlannerThresholds (the rule, the defaults) is declared in include/sieve/db.h.
+// The rule (PlannerThresholds is declared in include/sieve/db.h). With n_pass the passing rows
+// of a bitset filter, sel = n_pass / rows:
+//   SDDMM   when n_pass < sddmm_max_rows * (128 / dim)^sddmm_dim_exponent and
+//           sel < sddmm_max_fraction (exponent 0: one count at every dim; 1: a budget on
+//           n_pass * dim; the SDDMM -> gather crossover falls as dim grows);
+//   gather  when amortized = 1 - gather_min_rows / rows > 0, n_pass > k and
+//           sel < amortized * min(gather_scale / sqrt(dim), gather_max_fraction);
+//   dense   otherwise.
+// A bitmap (one filter per query; most = the largest per-query n_pass, union = the size of the
+// union of the queries' sets): the alternative to per-query SDDMM is the gather over the union
+// when bitmap_union_gather and union / rows < BitmapGatherMaxFraction (query/planner.h:
+// bitmap_gather_max_fraction, and with bitmap_gather_scale > 0 at most bitmap_gather_scale ·
+// (dim / 128)^bitmap_gather_dim_exponent · (10^6 / rows)^bitmap_gather_rows_exponent), else
+// dense; then
+//   SDDMM   when most < bitmap_sddmm_max_rows and, against that alternative,
+//             union gather: most < bitmap_sddmm_max_share * union (per-query SDDMM reads each
+//               query's rows, padded to the largest; the gather reads the union: independent
+//               filters, whose union is ~queries times larger, favour SDDMM, shared ones the
+//               gather);
+//             dense: most < bitmap_sddmm_base_rows + bitmap_sddmm_max_fraction * rows;
+//   else the alternative.
+// A fraction or share bound of 1 means no bound. With GpuDefaults() this is cuVS 26.10's rule
+// except for the SDDMM count's dependence on dim (query/planner.h Cuvs2610Thresholds() has
+// cuVS's exactly). Fields added after the first stored format (sddmm_dim_exponent,
+// bitmap_sddmm_base_rows, bitmap_sddmm_max_share) read as their defaults below when missing.
 
 // The dim at which PlannerThresholds::sddmm_max_rows and bitmap_gather_scale apply as they are,
 // and the rows at which bitmap_gather_scale does.

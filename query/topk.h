@@ -24,6 +24,15 @@
 
 namespace sieve {
 
+// The order of every result list: the better score first (larger for inner product, smaller
+// otherwise), ties to the smaller id. For any score and id types (float32 executor scores and
+// ordinals, float64 refined distances and user ids).
+template <typename Score, typename Id>
+bool BetterThan(bool larger_better, Score a, Id a_id, Score b, Id b_id) {
+  if (a != b) return larger_better ? a > b : a < b;
+  return a_id < b_id;
+}
+
 class TopK {
  public:
   // Keeps up to k candidates (k ≥ 1). `larger_better` is true for inner product.

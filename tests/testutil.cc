@@ -10,6 +10,11 @@
 
 namespace sieve::test {
 
+std::string SourceDir() {
+  const char* env = std::getenv("SIEVE_SOURCE_DIR");
+  return env != nullptr && env[0] != '\0' ? std::string(env) : std::string(SIEVE_SOURCE_DIR);
+}
+
 ScratchDir::ScratchDir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string base = (tmp && *tmp) ? tmp : "/tmp";

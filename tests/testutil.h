@@ -28,35 +28,9 @@ class ScratchDir {
   std::string path_;
 };
 
-// Sets an environment switch (or clears it, for a null value) for a scope, and puts back what
-// was there before when the scope ends.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  bool had_ = false;
-  std::string old_;
-};
+// The source tree the tests read golden data from (tests/data/): $SIEVE_SOURCE_DIR when set (a
+// test binary run elsewhere, as on the H200), else the tree it was built from.
+std::string SourceDir();
 
 // n × dim floats uniform in [-1, 1), deterministic in `seed`.
 std::vector<float> RandomVectors(size_t n, size_t dim, uint64_t seed);

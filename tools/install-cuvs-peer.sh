@@ -16,7 +16,7 @@
 #                          this machine's toolkit, in Debian main, or on PyPI)
 # They sit apart from tools/install-gpu-deps.sh's RAFT/RMM 26.08 (<repo>/.deps/site-packages).
 #
-# Pruning (tools/bench/cuvs_peer/prune_fatbin.py): keeps only the sm_90a cubin of each of the 425
+# Pruning (tools/bench/peers/cuvs_peer/prune_fatbin.py): keeps only the sm_90a cubin of each of the 425
 # fatbins in libcuvs.so's .nv_fatbin, then stores each kept cubin uncompressed where it fits in
 # the freed space (a solid xz of plain cubins is ~40 % smaller than nvcc's zstd-compressed ones).
 # The library keeps its size and layout; the freed bytes are zeros that vanish under xz.
@@ -24,7 +24,7 @@
 # pruned library is byte-identical to the original's sm_90a cubin.
 #
 # Result: <prefix>/lib holds the libraries cuvs_peer_bench needs beyond the CUDA toolkit's.
-# Then: tools/bench/cuvs_peer/build.sh (compile + pack). Pass --measure to print xz/zstd sizes.
+# Then: tools/bench/peers/cuvs_peer/build.sh (compile + pack). Pass --measure to print xz/zstd sizes.
 # Idempotent: a stamp file records what is installed.
 set -euo pipefail
 
@@ -74,11 +74,11 @@ else
   lib=$prefix/lib/libcuvs.so
   cp "$site/libcuvs/lib64/libcuvs.so" "$lib"
   echo "install-cuvs-peer: pruning libcuvs.so to sm_90a" >&2
-  "$python" "$here/bench/cuvs_peer/prune_fatbin.py" "$lib" --keep-arch 90
+  "$python" "$here/bench/peers/cuvs_peer/prune_fatbin.py" "$lib" --keep-arch 90
   tmp=$(mktemp -d)
   (cd "$tmp" && "$prefix/bin/cuobjdump" -xelf all "$lib" >/dev/null)
   if [ "$inflate" = 1 ]; then
-    "$python" "$here/bench/cuvs_peer/prune_fatbin.py" "$lib" --keep-arch 90 --inflate-from "$tmp"
+    "$python" "$here/bench/peers/cuvs_peer/prune_fatbin.py" "$lib" --keep-arch 90 --inflate-from "$tmp"
   fi
   # Check: only sm_90a left, and every cubin still unpacks to the same bytes.
   archs=$("$prefix/bin/cuobjdump" --list-elf "$lib" | grep -o 'sm_[0-9a-z]*' | sort -u | tr '\n' ' ')

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "sieve/gpu_options.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
 
@@ -49,6 +50,8 @@ struct Options {
   // released enough. Memory that outlives a search (loaded vectors and indexes, RocksDB's
   // caches) is not counted. 0 means DefaultMemoryBudget(). Default: 0.
   uint64_t memory_budget_bytes = 0;
+  // How the GPU executor runs searches (sieve/gpu_options.h). Default: its defaults.
+  GpuExecutorOptions gpu;
 };
 
 // Half of the smallest of: this machine's physical memory, the process's address-space and
@@ -124,35 +127,21 @@ struct ShardPlan {
   uint32_t shard = 0;
   std::string path;              // "sddmm" | "gather" | "dense"
   std::string select;            // how top-k was selected, e.g. "heap"
+  // What the executor decided for the top-k and why (GPU: the strategy, its sizes, a fallback
+  // after an overflow); "select_plan" in explain, absent when empty.
+  std::string select_plan;
   std::vector<uint64_t> passing_rows;  // one per distinct filter of the batch
   uint64_t rows = 0;                   // live rows in the shard
 };
 
 // The planner's path-choice thresholds for one device (an Executor name: "cpu" or
-// "gpu:<device name>"). With n_pass the passing rows of a bitset filter, sel = n_pass / rows:
-//   SDDMM   when n_pass < sddmm_max_rows * (128 / dim)^sddmm_dim_exponent and
-//           sel < sddmm_max_fraction (exponent 0: one count at every dim; 1: a budget on
-//           n_pass * dim; the SDDMM -> gather crossover falls as dim grows);
-//   gather  when amortized = 1 - gather_min_rows / rows > 0, n_pass > k and
-//           sel < amortized * min(gather_scale / sqrt(dim), gather_max_fraction);
-//   dense   otherwise.
-// A bitmap (one filter per query; most = the largest per-query n_pass, union = the size of the
-// union of the queries' sets): the alternative to per-query SDDMM is the gather over the union
-// when bitmap_union_gather and union / rows < BitmapGatherMaxFraction (query/planner.h:
-// bitmap_gather_max_fraction, and with bitmap_gather_scale > 0 at most bitmap_gather_scale ·
-// (dim / 128)^bitmap_gather_dim_exponent · (10^6 / rows)^bitmap_gather_rows_exponent), else
-// dense; then
-//   SDDMM   when most < bitmap_sddmm_max_rows and, against that alternative,
-//             union gather: most < bitmap_sddmm_max_share * union (per-query SDDMM reads each
-//               query's rows, padded to the largest; the gather reads the union: independent
-//               filters, whose union is ~queries times larger, favour SDDMM, shared ones the
-//               gather);
-//             dense: most < bitmap_sddmm_base_rows + bitmap_sddmm_max_fraction * rows;
-//   else the alternative.
-// A fraction or share bound of 1 means no bound. With GpuDefaults() this is cuVS 26.10's rule
-// except for the SDDMM count's dependence on dim (query/planner.h Cuvs2610Thresholds() has
-// cuVS's exactly). Fields added after the first stored format (sddmm_dim_exponent,
-// bitmap_sddmm_base_rows, bitmap_sddmm_max_share) read as their defaults below when missing.
+// "gpu:<device name>"): the bounds on passing-row counts and fractions at which a shard's search
+// moves from SDDMM to gather to dense, for one filter (bitset) and for one filter per query
+// (bitmap). The rule that reads them is query/planner.h's (and the README's "Calibration and the
+// planner"); `sieve calibrate` fits them to a device. Every count and fraction is >= 0, every
+// fraction and share <= 1, and a fraction or share of 1 means no bound. Fields added after the
+// first stored format (sddmm_dim_exponent, bitmap_sddmm_base_rows, bitmap_sddmm_max_share and
+// the bitmap_gather_* power law) read as their defaults below when missing.
 struct PlannerThresholds {
   uint64_t sddmm_max_rows = 0;  // at dim 128 (kReferenceDim)
   double sddmm_dim_exponent = 0;
@@ -309,19 +298,13 @@ class DB {
   // use), and that device's executor name in *device_name: the calibration stored for it when
   // there is one, else its defaults (see PlannerThresholds::source). Unavailable as Search.
   virtual Status GetPlannerThresholds(Device device, PlannerThresholds* thresholds,
-                                      std::string* device_name) {
-    (void)device, (void)thresholds, (void)device_name;
-    return Status::NotSupported("GetPlannerThresholds");
-  }
+                                      std::string* device_name) = 0;
   // Stores `thresholds` as the calibration of the device named `device_name` (an executor
   // name, as GetPlannerThresholds returns it), durably (WAL synced); searches started after
   // the call returns use them. InvalidArgument for an empty name or thresholds outside their
   // ranges (negative, fractions above 1, NaN).
   virtual Status PutPlannerThresholds(const std::string& device_name,
-                                      const PlannerThresholds& thresholds) {
-    (void)device_name, (void)thresholds;
-    return Status::NotSupported("PutPlannerThresholds");
-  }
+                                      const PlannerThresholds& thresholds) = 0;
 };
 
 }  // namespace sieve

@@ -32,8 +32,10 @@
 #include "sieve/db.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
-#include "tools/bench/calibration.h"
-#include "tools/bench/path_sweep.h"
+#include "query/executors.h"
+#include "tools/calibrate/fit.h"
+#include "tools/calibrate/grid.h"
+#include "tools/calibrate/sweep.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -356,7 +358,7 @@ class PyDB {
   }
 
   // What `sieve calibrate` does, on this process's open database: times the paths of the
-  // device's executor over tools/bench/calibration.h's grid (a time limit stops it before the
+  // device's executor over tools/calibrate/grid.h's grid (a time limit stops it before the
   // next shape), fits the thresholds and stores them under the executor's name unless !store.
   // Returns (device name, stored, seconds, complete, points, thresholds JSON).
   std::tuple<std::string, bool, double, bool, size_t, std::string> Calibrate(
@@ -373,28 +375,30 @@ class PyDB {
     PlannerThresholds fitted;
     {
       nb::gil_scoped_release release;
-      std::unique_ptr<Executor> executor;
-      bool on_gpu = false;
-      s = calibration::MakeExecutor(d, &executor, &on_gpu);
+      Executors executors;
+      Executor* executor = nullptr;
+      Device resolved = Device::kCpu;
+      s = executors.Resolve(d, &executor, &resolved);
+      const bool on_gpu = resolved == Device::kGpu;
       if (s.ok()) {
         name = executor->name();
-        sweep::SweepConfig c = calibration::Grid(on_gpu, quick);
+        calibrate::SweepConfig c = calibrate::Grid(on_gpu, quick);
         c.time_limit_s = time_limit_s;
         const auto t0 = std::chrono::steady_clock::now();
-        std::vector<sweep::Cell> cells;
-        s = sweep::RunSweep(executor.get(), c, {}, &cells, &partial);
+        std::vector<calibrate::Cell> cells;
+        s = calibrate::RunSweep(executor, c, {}, &cells, &partial);
         if (s.ok() && cells.empty()) s = Status::InvalidArgument("calibrate: no point measured");
         if (s.ok()) {
           const PlannerThresholds defaults =
               on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
-          sweep::FitReport report;
-          fitted = sweep::FitThresholds(cells, c.queries, c.k, defaults, &report);
+          calibrate::FitReport report;
+          fitted = calibrate::FitThresholds(cells, c.queries, c.k, defaults, &report);
           seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           points = cells.size();
           char src[256];
           std::snprintf(src, sizeof(src),
                         "calibrated %s on %s (sieve.Database.calibrate%s, %zu points, %.0f s)",
-                        calibration::UtcNow().c_str(), name.c_str(), quick ? " quick" : "",
+                        calibrate::UtcNow().c_str(), name.c_str(), quick ? " quick" : "",
                         points, seconds);
           fitted.source = src;
           if (store) s = db->PutPlannerThresholds(name, fitted);

@@ -61,11 +61,12 @@ class CalibrateTest : public ::testing::Test {
     return Sieve({"calibrate", "--refit", file});
   }
 
-  // `sieve calibrate --refit --device gpu` of a recorded calibration summary (a path under
-  // tools/bench/results/): its output, and in *fitted the thresholds it fitted.
+  // `sieve calibrate --refit --device gpu` of a recorded calibration summary (a file under
+  // tests/data/calibrate/, from an H200 run): its output, and in *fitted the thresholds it
+  // fitted.
   void RefitRecorded(const std::string& results_path, json* out, PlannerThresholds* fitted) {
     const std::string file =
-        std::string(SIEVE_SOURCE_DIR) + "/tools/bench/results/" + results_path;
+        test::SourceDir() + "/tests/data/calibrate/" + results_path;
     CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
     ASSERT_EQ(r.code, 0) << r.err;
     *out = json::parse(r.out);
@@ -343,7 +344,7 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
 TEST_F(CalibrateTest, RefitOfRecordedH200Calibration) {
   json j;
   PlannerThresholds fitted;
-  RefitRecorded("2026-11-30-h200-sweep2/calib-quick1.json", &j, &fitted);
+  RefitRecorded("h200-sweep2-calib-quick1.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   for (uint32_t dim : {128u, 256u, 512u}) {
@@ -411,7 +412,7 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
 TEST_F(CalibrateTest, RefitOfRecordedH200UnionGather) {
   json j;
   PlannerThresholds fitted;
-  RefitRecorded("2026-11-30-h200-session4/sweep1/calib-quick1.json", &j, &fitted);
+  RefitRecorded("h200-session4-sweep1-calib-quick1.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   EXPECT_GT(t["bitmap_gather_rows_exponent"].get<double>(), 0) << t.dump();

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -31,7 +32,6 @@ namespace {
 
 using gpu::GpuExecutor;
 using gpu::GpuPathCounts;
-using test::ScopedEnv;
 
 constexpr SearchPath kPaths[] = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
 constexpr Metric kMetrics[] = {Metric::kL2, Metric::kInnerProduct, Metric::kCosine};
@@ -206,7 +206,7 @@ class GpuExecutorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     std::unique_ptr<GpuExecutor> e;
-    create_status_ = new Status(GpuExecutor::Create(0, &e));
+    create_status_ = new Status(GpuExecutor::Create(GpuExecutorOptions(), &e));
     exec_ = e.release();
   }
   static void TearDownTestSuite() {
@@ -256,6 +256,23 @@ class GpuExecutorTest : public ::testing::Test {
     if (result_out != nullptr) *result_out = std::move(result);
   }
 
+  // For the rest of a test, RunAndCheck and exec_ use an executor of the test's own, created
+  // with `options` (the suite's executor has the defaults).
+  class WithOptions {
+   public:
+    explicit WithOptions(const GpuExecutorOptions& options) : saved_(exec_) {
+      status_ = GpuExecutor::Create(options, &own_);
+      if (status_.ok()) exec_ = own_.get();
+    }
+    ~WithOptions() { exec_ = saved_; }
+    const Status& status() const { return status_; }
+
+   private:
+    GpuExecutor* saved_;
+    std::unique_ptr<GpuExecutor> own_;
+    Status status_;
+  };
+
   static GpuExecutor* exec_;
   static Status* create_status_;
 };
@@ -266,7 +283,7 @@ Status* GpuExecutorTest::create_status_ = nullptr;
 TEST_F(GpuExecutorTest, NameAndFactory) {
   EXPECT_EQ(exec_->name().rfind("gpu:", 0), 0u) << exec_->name();
   std::unique_ptr<Executor> e;
-  Status st = gpu::CreateGpuExecutor(&e);
+  Status st = gpu::CreateGpuExecutor(GpuExecutorOptions(), &e);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(e->name(), exec_->name());
 }
@@ -579,7 +596,6 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
 // bitmap, every metric, with the zero and duplicate rows; then rows ordered so that the sample
 // is the worst possible, where the candidates overflow and the search falls back.
 TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
-  const ScopedEnv threshold("SIEVE_GPU_THRESHOLD", "1");
   {
     const uint32_t rows = 140000, nq = 150;
     for (uint32_t dim : {40u, 128u}) {
@@ -605,6 +621,7 @@ TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
             EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, 1u);
             EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
             EXPECT_EQ(result.select, "threshold");
+            EXPECT_EQ(result.select_plan.rfind("threshold: ", 0), 0u) << result.select_plan;
           }
         }
       }
@@ -639,15 +656,20 @@ TEST_F(GpuExecutorTest, ThresholdSelectDensePath) {
       EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, 1u);
       EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 1u);
       EXPECT_EQ(result.select, "select_k");
+      EXPECT_NE(result.select_plan.find("threshold select overflowed"), std::string::npos)
+          << result.select_plan;
     }
   }
 }
 
-// With SIEVE_GPU_THRESHOLD_GATHER=1 the gather path over a bitset selects through the threshold
-// select too (the gathered block as pages, positions mapped back to ordinals before the exact
-// rescoring); over a bitmap it keeps candidate selection.
+// With threshold_gather_min_rows 0 the gather path over a bitset selects through the threshold
+// select at any size (the gathered block as pages, positions mapped back to ordinals before the
+// exact rescoring); over a bitmap it keeps candidate selection.
 TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
-  const ScopedEnv gather("SIEVE_GPU_THRESHOLD_GATHER", "1");
+  GpuExecutorOptions options;
+  options.threshold_gather_min_rows = 0;
+  const WithOptions with(options);
+  ASSERT_TRUE(with.status().ok()) << with.status().ToString();
   const uint32_t rows = 300000, dim = 128, nq = 150;
   HostShard s(rows, dim, DType::kFloat16, 960, 98);
   const std::vector<float> queries = test::RandomVectors(nq, dim, 99);
@@ -672,25 +694,30 @@ TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
   }
 }
 
-// Without SIEVE_GPU_THRESHOLD_GATHER the gather path over a bitset takes the threshold select
-// from 262,144 gathered rows up (where it measured faster), candidate selection below; =0 keeps
-// candidate selection at any size.
+// By default the gather path over a bitset takes the threshold select from 262,144 gathered rows
+// up (where it measured faster), candidate selection below; threshold_gather_min_rows UINT64_MAX
+// keeps candidate selection at any size.
 TEST_F(GpuExecutorTest, ThresholdGatherDefaultBySize) {
   const uint32_t rows = 400000, dim = 32, nq = 20, k = 64;
   HostShard s(rows, dim, DType::kFloat16, 970, 101);
   const std::vector<float> queries = test::RandomVectors(nq, dim, 102);
   const std::vector<uint32_t> check = {0, 7, 19};
   struct Case {
-    double density;    // of 400,000 rows
-    const char* env;   // SIEVE_GPU_THRESHOLD_GATHER, or none
-    bool threshold;    // expected: the threshold select ran
+    double density;      // of 400,000 rows
+    uint64_t min_rows;   // GpuExecutorOptions::threshold_gather_min_rows
+    bool threshold;      // expected: the threshold select ran
   };
-  for (const Case& c : {Case{0.8, nullptr, true}, Case{0.5, nullptr, false},
-                        Case{0.8, "0", false}}) {
-    const ScopedEnv gather("SIEVE_GPU_THRESHOLD_GATHER", c.env);
+  const uint64_t kDefault = GpuExecutorOptions().threshold_gather_min_rows;
+  const uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  for (const Case& c : {Case{0.8, kDefault, true}, Case{0.5, kDefault, false},
+                        Case{0.8, kNever, false}}) {
+    GpuExecutorOptions options;
+    options.threshold_gather_min_rows = c.min_rows;
+    const WithOptions with(options);
+    ASSERT_TRUE(with.status().ok()) << with.status().ToString();
     Filters f(rows, nq, false, c.density, 103);
-    SCOPED_TRACE("gathered rows " + std::to_string(f.batch.passing_rows[0]) + " env " +
-                 (c.env != nullptr ? c.env : "unset"));
+    SCOPED_TRACE("gathered rows " + std::to_string(f.batch.passing_rows[0]) + " min rows " +
+                 std::to_string(c.min_rows));
     ASSERT_EQ(f.batch.passing_rows[0] >= (uint64_t{1} << 18), c.density > 0.7);
     const GpuPathCounts before = exec_->path_counts();
     ExecResult result;
@@ -752,20 +779,15 @@ TEST_F(GpuExecutorTest, AppendUploadsOnlyNewRows) {
   EXPECT_EQ(exec_->uploaded_rows() - up0, 4000u);
 }
 
-// Resident rows span many slabs (SIEVE_GPU_SLAB_KB=64: 40- and 80-byte rows make slabs of 1024
-// and 512 rows, rounded down to a power-of-two number of pages), so every kernel that reads
-// resident rows, the GEMM tiles cut at slab ends, candidate selection and an append that starts
-// mid-page and mid-slab all cross slab boundaries.
+// Resident rows span many slabs (64 KiB slabs: 40- and 80-byte rows make slabs of 1024 and 512
+// rows, rounded down to a power-of-two number of pages), so every kernel that reads resident
+// rows, the GEMM tiles cut at slab ends, candidate selection and an append that starts mid-page
+// and mid-slab all cross slab boundaries.
 TEST_F(GpuExecutorTest, SmallSlabsCrossBoundaries) {
-  ASSERT_EQ(setenv("SIEVE_GPU_SLAB_KB", "64", 1), 0);
-  struct Restore {
-    GpuExecutor* exec;
-    ~Restore() {
-      unsetenv("SIEVE_GPU_SLAB_KB");
-      exec->ClearCache();
-    }
-  } restore{exec_};
-  exec_->ClearCache();
+  GpuExecutorOptions options;
+  options.resident_slab_bytes = size_t{64} << 10;
+  const WithOptions with(options);
+  ASSERT_TRUE(with.status().ok()) << with.status().ToString();
   const uint32_t dim = 20, nq = 8, k = 10;
   std::vector<uint32_t> check(nq);
   for (uint32_t q = 0; q < nq; ++q) check[q] = q;
@@ -822,6 +844,48 @@ TEST_F(GpuExecutorTest, SmallSlabsCrossBoundaries) {
     }
     EXPECT_EQ(exec_->uploaded_rows() - up0, 90000u);
   }
+}
+
+// Profile runs the search warmup + reps times, timing each run and, asked, the stages of the
+// last; its results are the search's.
+TEST_F(GpuExecutorTest, ProfileTimesRunsAndStages) {
+  const uint32_t rows = 5000, dim = 16, nq = 4, k = 8;
+  HostShard s(rows, dim, DType::kFloat32, 980, 104);
+  const std::vector<float> queries = test::RandomVectors(nq, dim, 105);
+  Filters f(rows, nq, false, 0.3, 106);
+  for (SearchPath path : kPaths) {
+    SCOPED_TRACE(PathStr(path));
+    ExecRequest req{queries.data(), nq, k, Metric::kL2, path};
+    ExecResult searched;
+    ASSERT_TRUE(exec_->Search(s.view, f.batch, req, &searched).ok());
+    ProfileOptions po;
+    po.warmup = 1;
+    po.reps = 3;
+    po.stages = true;
+    ExecProfile profile;
+    const GpuPathCounts before = exec_->path_counts();
+    Status st = exec_->Profile(s.view, f.batch, req, po, &profile);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(exec_->path_counts().sddmm - before.sddmm, path == SearchPath::kSddmm ? 1u : 0u);
+    ASSERT_EQ(profile.ms.size(), 3u);
+    for (double ms : profile.ms) EXPECT_GT(ms, 0.0);
+    ASSERT_FALSE(profile.stages.empty());
+    EXPECT_EQ(profile.stages.front().first, "upload");
+    EXPECT_EQ(profile.stages.back().first, "download");
+    EXPECT_EQ(profile.result.neighbors, searched.neighbors);
+  }
+  ExecProfile profile;
+  ExecRequest req{queries.data(), nq, k, Metric::kL2, SearchPath::kDense};
+  EXPECT_TRUE(exec_->Profile(s.view, f.batch, req, ProfileOptions{0, 0, false}, &profile)
+                  .IsInvalidArgument());
+}
+
+TEST_F(GpuExecutorTest, RejectsBadOptions) {
+  GpuExecutorOptions options;
+  options.threshold_max_levels = 9;
+  std::unique_ptr<GpuExecutor> e;
+  EXPECT_TRUE(GpuExecutor::Create(options, &e).IsInvalidArgument());
+  EXPECT_EQ(e, nullptr);
 }
 
 TEST_F(GpuExecutorTest, RejectsBadRequests) {

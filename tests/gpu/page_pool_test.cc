@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 //
-// PagePool (gpu/threshold_select.h): slab rounding, allocation across several slabs, released
+// PagePool (gpu/page_pool.h): slab rounding, allocation across several slabs, released
 // pages taken again, and Write through a permuted table (starting mid-page) read back byte for
 // byte through the slab table, with the squared norms of the stored values, and the page maps
 // of the slabs (those of float16 keys of 24 dims; none for the others). float16, bfloat16 and
@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/threshold_select.h"
+#include "gpu/page_pool.h"
+#include "gpu/threshold_select/threshold_select.h"
 
 namespace sieve {
 namespace {
@@ -79,10 +80,10 @@ TEST(PagePoolTest, RejectsBadArguments) {
   EXPECT_TRUE(PagePool::Create(KeyType::kFloat16, 0, 1 << 20, &pool).IsInvalidArgument());
   EXPECT_EQ(pool, nullptr);
   // Page maps are for the tensor-core kernel's keys only, and need a slab and aligned output.
-  EXPECT_TRUE(gpu::PageMapsApply(KeyType::kBFloat16, 256));
-  EXPECT_FALSE(gpu::PageMapsApply(KeyType::kFloat16, 20));
-  EXPECT_FALSE(gpu::PageMapsApply(KeyType::kFloat16, 264));
-  EXPECT_FALSE(gpu::PageMapsApply(KeyType::kFloat32, 64));
+  EXPECT_TRUE(gpu::ThresholdSelectUsesTensorCores(KeyType::kBFloat16, 256));
+  EXPECT_FALSE(gpu::ThresholdSelectUsesTensorCores(KeyType::kFloat16, 20));
+  EXPECT_FALSE(gpu::ThresholdSelectUsesTensorCores(KeyType::kFloat16, 264));
+  EXPECT_FALSE(gpu::ThresholdSelectUsesTensorCores(KeyType::kFloat32, 64));
   alignas(64) unsigned char map[gpu::kPageMapBytes];
   alignas(16) static const float slab[16] = {};
   EXPECT_TRUE(gpu::EncodePageMap(KeyType::kFloat32, 64, slab, 64, map).IsInvalidArgument());
@@ -178,7 +179,7 @@ TEST(PagePoolTest, AllocateReleaseWriteReadBack) {
               cudaSuccess);
     // One page map a slab, in slab order, where the keys take them: each the map of its slab
     // (rows of 64 pages), byte for byte.
-    if (gpu::PageMapsApply(c.type, c.dim)) {
+    if (gpu::ThresholdSelectUsesTensorCores(c.type, c.dim)) {
       ASSERT_NE(keys.page_maps, nullptr);
       std::vector<unsigned char> maps(4 * gpu::kPageMapBytes);
       ASSERT_EQ(cudaMemcpy(maps.data(), keys.page_maps, maps.size(), cudaMemcpyDeviceToHost),

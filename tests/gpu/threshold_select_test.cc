@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 //
-// The threshold select (gpu/threshold_select.h) against a float64 oracle computed from the
+// The threshold select (gpu/threshold_select/threshold_select.h) against a float64 oracle computed from the
 // values as stored: the slot contract (counters, ranges, candidate and tie slots, thresholds
 // left alone or repaired), TopKFromCandidates against the oracle's top-k, and
 // ThresholdsFromTopK. Two kinds of data: small integers, whose l2 and ip scores are exact in
@@ -15,7 +15,8 @@
 
 #if SIEVE_GPU_BACKEND
 
-#include "gpu/threshold_select.h"
+#include "gpu/page_pool.h"
+#include "gpu/threshold_select/threshold_select.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -58,40 +59,16 @@ bool HaveDevice() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-// Whether keys of this type and dim may take the warpgroup-MMA kernel here: a build with it, a
-// compute capability 9.0 device, float16 / bfloat16 keys of 33 to 128 dims, dim % 8 == 0.
-bool WgmmaApplies(KeyType type, uint32_t dim) {
-  int dev = 0, major = 0, minor = 0;
-  if (!gpu::ThresholdSelectHasWgmma() || type == KeyType::kFloat32 || dim % 8 != 0 || dim <= 32 ||
-      dim > 128 || cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    return false;
-  }
-  return major == 9 && minor == 0;
-}
-
-// Whether the tensor-core kernel copies pages with TMA here: a build with sm_90 code (the one
-// that carries wgmma too), a compute capability 9 device, SIEVE_GPU_TMA not 0. The pool's view
-// must then carry page maps (asserted through the kernel's name).
+// Whether the tensor-core kernel copies pages with TMA here: a build with sm_90 code and a compute
+// capability 9 device. The pool's view then carries page maps (asserted through the kernel's
+// name) unless the harness drops them (Harness::page_maps).
 bool TmaApplies() {
   int dev = 0, major = 0;
-  const char* env = std::getenv("SIEVE_GPU_TMA");
-  if (!gpu::ThresholdSelectHasWgmma() || (env != nullptr && std::strcmp(env, "0") == 0) ||
-      cudaGetDevice(&dev) != cudaSuccess ||
+  if (!gpu::ThresholdSelectHasTma() || cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
     return false;
   }
   return major == 9;
-}
-
-// The tensor-core kernel expected for these keys: "wgmma" where it applies and
-// SIEVE_GPU_WGMMA=1 asks for it (the library reads it at every launch), else "mma-tma" where
-// TMA copies apply, else "mma".
-const char* ExpectedMmaKernel(KeyType type, uint32_t dim) {
-  const char* env = std::getenv("SIEVE_GPU_WGMMA");
-  if (env != nullptr && std::strcmp(env, "1") == 0 && WgmmaApplies(type, dim)) return "wgmma";
-  return TmaApplies() ? "mma-tma" : "mma";
 }
 
 const char* TypeStr(KeyType t) {
@@ -247,6 +224,8 @@ class Harness {
   uint32_t capacity = 32;
   uint32_t k = 0;  // for TopKFromCandidates; 0: top_k
   bool repair = true;
+  // The pool's page maps are passed on (TMA copies where they apply); false: cp.async copies.
+  bool page_maps = true;
 
   // --- filled by Build(), adjustable before Oracle() ---
   std::vector<std::vector<int32_t>> tables;  // per request, blocks_per_request pages
@@ -390,8 +369,15 @@ class Harness {
     thresholds.assign(num_rows, -kInf);
 
     const bool mma = type != KeyType::kFloat32 && dim % 8 == 0 && dim <= 256;
-    EXPECT_STREQ(gpu::ThresholdSelectKernelName(pool->view()),
-                 mma ? ExpectedMmaKernel(type, dim) : "simt");
+    EXPECT_STREQ(gpu::ThresholdSelectKernelName(Keys()),
+                 mma ? (TmaApplies() && page_maps ? "mma-tma" : "mma") : "simt");
+  }
+
+  // The pool's view, without its page maps unless page_maps.
+  gpu::PagedKeys Keys() const {
+    gpu::PagedKeys keys = pool->view();
+    if (!page_maps) keys.page_maps = nullptr;
+    return keys;
   }
 
   // The oracle rows: every visible passing key of each row with its float64 score.
@@ -516,7 +502,7 @@ class Harness {
 
   gpu::ThresholdSelectArgs Args() const {
     gpu::ThresholdSelectArgs a;
-    a.keys = pool->view();
+    a.keys = Keys();
     a.metric = metric;
     a.queries = d_queries.get();
     a.num_rows = num_rows;
@@ -804,7 +790,7 @@ class ThresholdSelectSweep : public ::testing::TestWithParam<SweepParam> {
   }
 };
 
-void RunSweepCase(KeyType type, uint32_t dim, Metric metric) {
+void RunSweepCase(KeyType type, uint32_t dim, Metric metric, bool page_maps = true) {
   const uint32_t index =
       static_cast<uint32_t>(dim * 7 + static_cast<int>(type) * 3 + static_cast<int>(metric));
   constexpr uint32_t kTopKs[] = {1, 16, 64};
@@ -827,6 +813,7 @@ void RunSweepCase(KeyType type, uint32_t dim, Metric metric) {
     h.capacity = caps[(index / 3 + integer) % 3];
     h.use_scales = index % 4 == 1;
     h.use_sq_norms = index % 5 == 2;
+    h.page_maps = page_maps;
     if (metric == Metric::kCosine) {  // a zero key and a zero query: score -1
       h.edit_key = [dim](uint32_t i, float* v) {
         if (i == 5) std::fill_n(v, dim, 0.0f);
@@ -849,23 +836,14 @@ TEST_P(ThresholdSelectSweep, MixedThresholdsAndFilters) {
   RunSweepCase(type, dim, metric);
 }
 
-// The same cases on the warpgroup-MMA kernel where it applies (SIEVE_GPU_WGMMA=1).
-TEST_P(ThresholdSelectSweep, MixedThresholdsAndFiltersWgmma) {
-  const auto [type, dim, metric] = GetParam();
-  if (!WgmmaApplies(type, dim)) GTEST_SKIP() << "the wgmma kernel does not apply here";
-  const test::ScopedEnv env("SIEVE_GPU_WGMMA", "1");
-  RunSweepCase(type, dim, metric);
-}
-
-// The same cases on the tensor-core kernel copying pages with cp.async (SIEVE_GPU_TMA=0) where
-// it would copy them with TMA: the same swizzled stages, written by the other path.
+// The same cases on the tensor-core kernel copying pages with cp.async (keys without page maps)
+// where it would copy them with TMA: the same swizzled stages, written by the other path.
 TEST_P(ThresholdSelectSweep, MixedThresholdsAndFiltersCpAsync) {
   const auto [type, dim, metric] = GetParam();
   if (type == KeyType::kFloat32 || dim % 8 != 0 || dim > 256 || !TmaApplies()) {
     GTEST_SKIP() << "no TMA copies here: MixedThresholdsAndFilters covers the cp.async ones";
   }
-  const test::ScopedEnv env("SIEVE_GPU_TMA", "0");
-  RunSweepCase(type, dim, metric);
+  RunSweepCase(type, dim, metric, /*page_maps=*/false);
 }
 
 std::string SweepName(const ::testing::TestParamInfo<SweepParam>& info) {
@@ -882,12 +860,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 // --- edge cases ---
 
-// The case compute-sanitizer's racecheck and synccheck run (tools/bench/device_ts.sh sanitize):
+// The case compute-sanitizer's racecheck and synccheck run (tools/bench/device_run.sh sanitize):
 // the smallest launch that still takes every branch that shares memory or barriers — one tile
 // of 40 rows over 2 pages of 16-dim float16 keys with a per-row bitmap, thresholds mixed (the
 // k-th and 2k-th best, -inf, above every score, +inf, half a unit off the k-th), capacity
-// top_k - 1, so rows overflow and the last CTA repairs them. racecheck did not finish AllScoresEqual (6 launches of 128 dims with repair)
-// in 170 s on the H200 (2026-11-30).
+// top_k - 1, so rows overflow and the last CTA repairs them. The larger cases take racecheck
+// far too long (tools/bench/results/2026-11-30-kernel-notes.md).
 TEST_F(ThresholdSelectTest, SanitizerSmall) {
   Harness h;
   h.type = KeyType::kFloat16;

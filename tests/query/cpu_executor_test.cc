@@ -365,15 +365,44 @@ TEST(CpuExecutorTest, ConcurrentSearchesAgree) {
     });
   }
   for (auto& th : threads) th.join();
-  for (const ExecResult& g : got) {
+  // Every concurrent search is exact (the float64 oracle) and agrees with the lone one.
+  for (size_t t = 0; t < got.size(); ++t) {
+    const ExecResult& g = got[t];
     ASSERT_EQ(g.neighbors.size(), 16u);
     for (size_t q = 0; q < 16; ++q) {
+      ExpectMatchesOracle(g.neighbors[q], Metric::kL2, queries.data() + q * 64, shard, 10, set,
+                          "thread " + std::to_string(t) + " query " + std::to_string(q));
       ASSERT_EQ(g.neighbors[q].size(), want.neighbors[q].size());
       for (size_t i = 0; i < g.neighbors[q].size(); ++i) {
         EXPECT_EQ(g.neighbors[q][i].first, want.neighbors[q][i].first);
       }
     }
   }
+}
+
+// Profile runs warmup + reps searches, times each and returns the last one's results.
+TEST(CpuExecutorTest, ProfileTimesEachRun) {
+  Shard shard(2000, 16, 41);
+  std::vector<float> queries = test::RandomVectors(3, 16, 42);
+  RowSet set = RandomSet(2000, 0.3, 43);
+  BatchFilters filters{{&set}, {set.Cardinality()}};
+  CpuExecutor exec(CpuExecutorOptions{1, 0, true});
+  ExecRequest req{queries.data(), 3, 5, Metric::kL2, SearchPath::kGather};
+  ProfileOptions po;
+  po.warmup = 1;
+  po.reps = 4;
+  ExecProfile profile;
+  ASSERT_TRUE(exec.Profile(shard.view, filters, req, po, &profile).ok());
+  EXPECT_EQ(profile.ms.size(), 4u);
+  EXPECT_TRUE(profile.stages.empty());
+  EXPECT_EQ(exec.runs(SearchPath::kGather), 5u);
+  ASSERT_EQ(profile.result.neighbors.size(), 3u);
+  for (size_t q = 0; q < 3; ++q) {
+    ExpectMatchesOracle(profile.result.neighbors[q], Metric::kL2, queries.data() + q * 16, shard,
+                        5, set, "query " + std::to_string(q));
+  }
+  po.reps = 0;
+  EXPECT_TRUE(exec.Profile(shard.view, filters, req, po, &profile).IsInvalidArgument());
 }
 
 }  // namespace

@@ -296,6 +296,9 @@ TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
       {"POST", "/collections/items/rows", "{\"vectors\": [[1, 2]]}", 400, "dim 16"},
       {"POST", "/collections/items/rows",
        "{\"vectors\": " + q1 + ", \"attributes\": [{\"cat\": \"x\"}]}", 400, "attributes[0].cat"},
+      // One JSON rule with CLI ingest (tools/io/json_value.h): 3.0 is an int, 3.5 is not.
+      {"POST", "/collections/items/rows",
+       "{\"vectors\": " + q1 + ", \"attributes\": [{\"cat\": 3.5}]}", 400, "non-integral"},
       {"POST", "/collections/items/rows", "{\"vectors\": " + q1 + ", \"ids\": [1, 2]}", 400,
        "2 ids for 1"},
       {"POST", "/collections/items/rows",

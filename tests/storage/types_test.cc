@@ -72,8 +72,16 @@ TEST(ExplainTest, ToJsonIsOneLineWithPathAndPassingRows) {
   e.device = "cpu";
   e.filter_mode = "bitset";
   e.passing_rows = 1500;
-  e.shards.push_back({0, "sddmm", "heap", {1000}, 50000});
-  e.shards.push_back({1, "gather", "heap", {500}, 40000});
+  for (uint32_t i = 0; i < 2; ++i) {
+    ShardPlan plan;
+    plan.shard = i;
+    plan.path = i == 0 ? "sddmm" : "gather";
+    plan.select = "heap";
+    plan.passing_rows = {i == 0 ? 1000u : 500u};
+    plan.rows = i == 0 ? 50000 : 40000;
+    e.shards.push_back(plan);
+  }
+  e.shards[1].select_plan = "candidates: sample 6144, cap 4096, tile 32 MiB";
   e.stage_ms = {{"parse", 0.5}, {"compile", 1.25}, {"execute", 3.0}};
   const std::string line = e.ToJson();
   EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -88,6 +96,8 @@ TEST(ExplainTest, ToJsonIsOneLineWithPathAndPassingRows) {
   EXPECT_EQ(j["shards"][1]["select"], "heap");
   EXPECT_EQ(j["shards"][1]["passing_rows"], nlohmann::json::array({500}));
   EXPECT_EQ(j["shards"][1]["rows"], 40000);
+  EXPECT_EQ(j["shards"][1]["select_plan"], "candidates: sample 6144, cap 4096, tile 32 MiB");
+  EXPECT_FALSE(j["shards"][0].contains("select_plan"));
   // Stages keep the order they ran in.
   std::vector<std::string> stages;
   for (const auto& [k, v] : j["stages_ms"].items()) stages.push_back(k);

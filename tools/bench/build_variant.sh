@@ -3,11 +3,11 @@
 # checkout's, for timing both in one device call:
 #   tools/bench/build_variant.sh REV NAME
 # checks REV out into a git worktree at .variants/NAME (git-ignored, sharing this checkout's
-# .deps through a link), builds gpu/threshold_select_bench, gpu/gpu_paths_bench and
-# tests/gpu_tests there (ccache makes the unchanged files cheap), and copies them to
-# .variants/bin/NAME-<binary>. Bundle them with this checkout's binaries, e.g.
-#   ../shared/tools/gpu-bundle .bundle build/gpu/threshold_select_bench \
-#       .variants/bin/NAME-threshold_select_bench ...
+# .deps through a link), builds threshold_select_bench, gpu_paths_bench and gpu_tests there
+# (ccache makes the unchanged files cheap), and copies them to .variants/bin/NAME-<binary>.
+# Bundle them with this checkout's binaries, e.g.
+#   tools/bench/gpu_bundle.sh build/tools/gpu_paths_bench \
+#       .variants/bin/NAME-gpu_paths_bench ...
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 REV NAME" >&2; exit 2; }
 rev=$1 name=$2
@@ -27,8 +27,10 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 cmake -S "$tree" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$tree/build" -j "${SIEVE_JOBS:-$(nproc)}" --target threshold_select_bench gpu_paths_bench gpu_tests
-for b in threshold_select_bench gpu_paths_bench; do
-  cp "$tree/build/gpu/$b" ".variants/bin/$name-$b"
+# The benchmarks sit in build/gpu/ in revisions before the tools/bench move, build/tools/ after.
+for b in threshold_select_bench gpu_paths_bench gpu_tests; do
+  bin=$(find "$tree/build" -name "$b" -type f -perm -u+x | grep -v CMakeFiles | head -1)
+  [ -n "$bin" ] || { echo "no $b built in $tree/build" >&2; exit 1; }
+  cp "$bin" ".variants/bin/$name-$b"
 done
-cp "$tree/build/tests/gpu_tests" ".variants/bin/$name-gpu_tests"
 echo "built .variants/bin/$name-{threshold_select_bench,gpu_paths_bench,gpu_tests} from $(git -C "$tree" rev-parse --short HEAD)"

@@ -28,6 +28,7 @@
 #include <faiss/impl/IDSelector.h>
 
 #include "sieve/db.h"
+#include "tools/bench/bench_flags.h"
 #include "tools/io/npy.h"
 
 namespace {
@@ -75,27 +76,17 @@ double ReadOnceMs(const std::vector<float>& v, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cli, work;
-  size_t rows = 1000000, dim = 128, nq = 16, k = 10;
-  int reps = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string f = argv[i], v = argv[i + 1];
-    if (f == "--cli") cli = v;
-    else if (f == "--work") work = v;
-    else if (f == "--rows") rows = std::stoul(v);
-    else if (f == "--dim") dim = std::stoul(v);
-    else if (f == "--queries") nq = std::stoul(v);
-    else if (f == "--k") k = std::stoul(v);
-    else if (f == "--reps") reps = std::stoi(v);
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", f.c_str());
-      return 2;
-    }
-  }
-  if (cli.empty() || work.empty()) {
-    std::fprintf(stderr, "usage: core_bench --cli PATH --work DIR [--rows N] [--dim D]\n");
-    return 2;
-  }
+  sieve::bench::BenchFlags f(
+      "core_bench",
+      "usage: core_bench --cli PATH_TO_sieve --work DIR [--rows N] [--dim D] [--queries Q]\n"
+      "         [--k K] [--reps R]\n",
+      {"cli", "work", "rows", "dim", "queries", "k", "reps"});
+  f.Parse(argc, argv);
+  const std::string cli = f.Str("cli", ""), work = f.Str("work", "");
+  const size_t rows = f.Uint("rows", 1000000), dim = f.Uint("dim", 128);
+  const size_t nq = f.Uint("queries", 16), k = f.Uint("k", 10);
+  const int reps = f.Int("reps", 5);
+  if (cli.empty() || work.empty()) f.Die("--cli and --work are required");
   std::filesystem::remove_all(work);
   std::filesystem::create_directories(work);
 

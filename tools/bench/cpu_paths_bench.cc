@@ -21,6 +21,7 @@
 
 #include "index/row_set.h"
 #include "query/cpu_executor.h"
+#include "tools/bench/bench_flags.h"
 
 namespace {
 
@@ -39,50 +40,33 @@ struct Flags {
                                    0.02,   0.05,   0.1,   0.2,   0.5,   1.0};
 };
 
+const char kUsage[] =
+    "usage: cpu_paths_bench [--rows N] [--dim D] [--queries Q] [--k K] [--fractions F,...]\n"
+    "         [--reps R] [--metric l2|ip|cosine] [--mode bitset|bitmap] [--threads T]\n"
+    "         [--tile-rows N] [--stages 0|1]\n";
+
 [[noreturn]] void Usage(const char* msg) {
-  std::fprintf(stderr, "cpu_paths_bench: %s\n", msg);
-  std::exit(1);
+  std::fprintf(stderr, "cpu_paths_bench: %s\n%s", msg, kUsage);
+  std::exit(2);
 }
 
 Flags ParseFlags(int argc, char** argv) {
+  sieve::bench::BenchFlags b("cpu_paths_bench", kUsage,
+                             {"rows", "dim", "queries", "k", "reps", "threads", "tile-rows",
+                              "metric", "stages", "mode", "fractions"});
+  b.Parse(argc, argv);
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) Usage(("missing value for " + a).c_str());
-    std::string v = argv[++i];
-    if (a == "--rows") {
-      f.rows = static_cast<uint32_t>(std::stoul(v));
-    } else if (a == "--dim") {
-      f.dim = static_cast<uint32_t>(std::stoul(v));
-    } else if (a == "--queries") {
-      f.queries = static_cast<uint32_t>(std::stoul(v));
-    } else if (a == "--k") {
-      f.k = static_cast<uint32_t>(std::stoul(v));
-    } else if (a == "--reps") {
-      f.reps = std::stoi(v);
-    } else if (a == "--threads") {
-      f.threads = std::stoi(v);
-    } else if (a == "--tile-rows") {
-      f.tile_rows = static_cast<uint32_t>(std::stoul(v));
-    } else if (a == "--metric") {
-      f.metric = v;
-    } else if (a == "--stages") {
-      f.stages = v == "1" || v == "true";
-    } else if (a == "--mode") {
-      f.mode = v;
-    } else if (a == "--fractions") {
-      f.fractions.clear();
-      size_t pos = 0;
-      while (pos < v.size()) {
-        size_t comma = v.find(',', pos);
-        if (comma == std::string::npos) comma = v.size();
-        f.fractions.push_back(std::stod(v.substr(pos, comma - pos)));
-        pos = comma + 1;
-      }
-    } else {
-      Usage(("unknown flag " + a).c_str());
-    }
-  }
+  f.rows = static_cast<uint32_t>(b.Uint("rows", f.rows));
+  f.dim = static_cast<uint32_t>(b.Uint("dim", f.dim));
+  f.queries = static_cast<uint32_t>(b.Uint("queries", f.queries));
+  f.k = static_cast<uint32_t>(b.Uint("k", f.k));
+  f.reps = b.Int("reps", f.reps);
+  f.threads = b.Int("threads", f.threads);
+  f.tile_rows = static_cast<uint32_t>(b.Uint("tile-rows", f.tile_rows));
+  f.metric = b.Str("metric", f.metric);
+  f.stages = b.Bool("stages", f.stages);
+  f.mode = b.Str("mode", f.mode);
+  f.fractions = b.Doubles("fractions", f.fractions);
   if (f.rows == 0 || f.dim == 0 || f.queries == 0 || f.k == 0 || f.reps < 1) {
     Usage("rows, dim, queries, k and reps must be positive");
   }

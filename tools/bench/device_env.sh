@@ -1,6 +1,6 @@
-# Sourced by the device scripts (device_run.sh, device_ts.sh, sweep_run.sh), run on the device
+# Sourced by the device scripts (device_verify.sh, device_run.sh, sweep_run.sh), run on the device
 # machine from the repository root: unpacks the carried bundle (.devpack/bundle.tar.xz, made by
-# ../shared/tools/gpu-bundle; it travels compressed, the device tool carries 64 MiB at most),
+# tools/bench/gpu_bundle.sh; it travels compressed, the device tool carries 64 MiB at most),
 # puts its libraries first on LD_LIBRARY_PATH, sets B (its binaries) and OUT (the folder that
 # comes back, /tmp/out by default), and records the GPU in $OUT/device.txt.
 [ -d .bundle ] || tar -xJf .devpack/bundle.tar.xz

@@ -3,9 +3,9 @@
 // Times parsing and compiling filters against one in-memory shard (no storage, no search):
 // the cost the query pipeline pays per distinct filter before planning.
 //
-//   filter_bench [rows=1000000] [repeats=50] [lazy]
+//   filter_bench [--rows 1000000] [--repeats 50] [--lazy]
 //
-// "lazy" leaves the range indexes unsorted after the load, so the first range query pays.
+// --lazy leaves the range indexes unsorted after the load, so the first range query pays.
 //
 // Prints one JSON line per filter: {"filter", "rows", "passing", "parse_ms", "compile_ms"
 // (median), "compile_min_ms", "first_compile_ms"} — first_compile_ms includes merging the range
@@ -22,6 +22,7 @@
 
 #include "filter/filter.h"
 #include "index/shard_index.h"
+#include "tools/bench/bench_flags.h"
 
 namespace {
 
@@ -34,8 +35,13 @@ double Ms(Clock::time_point a, Clock::time_point b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const uint32_t rows = argc > 1 ? static_cast<uint32_t>(std::atol(argv[1])) : 1000000;
-  const int repeats = argc > 2 ? std::atoi(argv[2]) : 50;
+  sieve::bench::BenchFlags flags("filter_bench",
+                                 "usage: filter_bench [--rows N] [--repeats R] [--lazy]\n",
+                                 {"rows", "repeats"}, {"lazy"});
+  flags.Parse(argc, argv);
+  const uint32_t rows = static_cast<uint32_t>(flags.Uint("rows", 1000000));
+  const int repeats = flags.Int("repeats", 50);
+  if (rows == 0 || repeats < 1) flags.Die("--rows and --repeats must be positive");
 
   sieve::CollectionSpec spec;
   spec.name = "bench";
@@ -75,7 +81,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "filter_bench: appended %u rows in %.0f ms\n", rows,
                Ms(t_load, Clock::now()));
-  if (argc <= 3 || std::string(argv[3]) != "lazy") {
+  if (!flags.Has("lazy")) {
     auto t_sort = Clock::now();
     for (size_t a = 0; a < shard.num_attributes(); ++a) shard.attribute(a).BuildRangeIndex();
     std::fprintf(stderr, "filter_bench: built the range indexes in %.0f ms\n",

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "tools/bench/bench_flags.h"
+
 namespace {
 
 struct Config {
@@ -92,31 +94,25 @@ std::string FilterOf(const Config& c, int client) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sieve::bench::BenchFlags f(
+      "load_client",
+      "usage: load_client --port P --collection C --dim D --clients N --seconds S [--k K]\n"
+      "         [--filter EXPR] [--filter-per-client 'cat >= {i}' --filter-mod M]\n",
+      {"port", "collection", "dim", "clients", "seconds", "k", "filter", "filter-per-client",
+       "filter-mod"});
+  f.Parse(argc, argv);
   Config c;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i], v = argv[i + 1];
-    if (a == "--port")
-      c.port = std::atoi(v.c_str());
-    else if (a == "--collection")
-      c.collection = v;
-    else if (a == "--dim")
-      c.dim = std::atoi(v.c_str());
-    else if (a == "--clients")
-      c.clients = std::atoi(v.c_str());
-    else if (a == "--seconds")
-      c.seconds = std::atof(v.c_str());
-    else if (a == "--k")
-      c.k = std::atoi(v.c_str());
-    else if (a == "--filter")
-      c.filter = v;
-    else if (a == "--filter-per-client")
-      c.filter_per_client = v;
-    else if (a == "--filter-mod")
-      c.filter_mod = std::atoi(v.c_str());
-    else {
-      std::fprintf(stderr, "load_client: unknown option %s\n", a.c_str());
-      return 2;
-    }
+  c.port = f.Int("port", c.port);
+  c.collection = f.Str("collection", c.collection);
+  c.dim = f.Int("dim", c.dim);
+  c.clients = f.Int("clients", c.clients);
+  c.seconds = f.Double("seconds", c.seconds);
+  c.k = f.Int("k", c.k);
+  c.filter = f.Str("filter", c.filter);
+  c.filter_per_client = f.Str("filter-per-client", c.filter_per_client);
+  c.filter_mod = f.Int("filter-mod", c.filter_mod);
+  if (c.clients < 1 || c.dim < 1 || c.seconds <= 0 || c.filter_mod < 1) {
+    f.Die("--clients, --dim, --seconds and --filter-mod must be positive");
   }
   std::vector<std::vector<double>> latencies(c.clients);
   std::vector<int> errors(c.clients, 0);

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # The planner calibration and the path sweep on the H200, through the device tool, over a bundle
-# holding build/tools/sieve (see tools/bench/device_run.sh for how the bundle is made:
-#   ../shared/tools/gpu-bundle .bundle build/tools/sieve && strip .bundle/bin/* &&
-#   mkdir -p .devpack && tar -cJf .devpack/bundle.tar.xz .bundle     (carry .devpack)).
+# holding build/tools/sieve, made by
+#   tools/bench/gpu_bundle.sh build/tools/sieve     (carry .devpack)
 # Usage (each one device call; logs and results go to $OUT):
 #   tools/bench/sweep_run.sh calibrate   full GPU calibration twice (two databases), ~2 × 3 min;
 #                                        $OUT/calib-db is the first database (bring it back
 #                                        into .devpack/calib-db to carry it to `bench`)
 #   tools/bench/sweep_run.sh quick       --quick calibration twice, then the bench, one call
-#   tools/bench/sweep_run.sh quickpeer   quick, then the cuVS peer bench (tools/bench/cuvs_peer),
+#   tools/bench/sweep_run.sh quickpeer   quick, then the cuVS peer bench (tools/bench/peers/cuvs_peer),
 #                                        all in one call (quicksweep: without the peer)
 #   tools/bench/sweep_run.sh bench       the full sweep (16 shapes × 12 fractions, bitset and
 #                                        bitmaps), calibrated = .devpack/calib-db when present
@@ -59,7 +58,7 @@ case "${1:-quick}" in
     calibrate calib-quick1 40 --quick
     calibrate calib-quick2 40 --quick
     bench 340 /tmp/calib-quick1 --max-gb 12   # every shape but 10M x 1024 (20 GB)
-    timeout 165 bash tools/bench/cuvs_peer/run.sh peer
+    timeout 165 bash tools/bench/peers/cuvs_peer/run.sh peer
     echo "cuvs peer exit: $?"
     # The device tool brings back at most 8 files: one archive.
     (cd "$OUT" && tar -czf sweep-and-peer.tgz --remove-files -- *.json *.txt *.md *.csv *.cmd *.jsonl)

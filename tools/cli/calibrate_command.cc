@@ -17,10 +17,14 @@
 #include <tuple>
 #include <vector>
 
+#include "query/executors.h"
 #include "query/planner.h"
 #include "sieve/db.h"
-#include "tools/bench/calibration.h"
-#include "tools/bench/path_sweep.h"
+#include "tools/calibrate/fit.h"
+#include "tools/calibrate/grid.h"
+#include "tools/calibrate/records.h"
+#include "tools/calibrate/score.h"
+#include "tools/calibrate/sweep.h"
 #include "tools/cli/cli_util.h"
 #include "tools/cli/flags.h"
 
@@ -92,8 +96,16 @@ Status ParseList(const Flags& flags, const std::string& name, double lo, double 
   return Status::OK();
 }
 
+// The executor a sweep times, resolved from --device as every search resolves it.
+Status MakeExecutor(Device device, Executors* executors, Executor** out, bool* gpu) {
+  Device resolved = Device::kCpu;
+  SIEVE_RETURN_IF_ERROR(executors->Resolve(device, out, &resolved));
+  *gpu = resolved == Device::kGpu;
+  return Status::OK();
+}
+
 // Options shared by both commands: shape, dtype, repetitions.
-Status ParseCommon(const Flags& flags, sweep::SweepConfig* c) {
+Status ParseCommon(const Flags& flags, calibrate::SweepConfig* c) {
   Status s = ParseList(flags, "rows-list", 1, 4294967295.0, &c->rows_list);
   if (s.ok()) s = ParseList(flags, "dims", 1, 65536, &c->dims);
   long long v = 0;
@@ -136,7 +148,7 @@ json ThresholdsJson(const PlannerThresholds& t) {
   return j;
 }
 
-json PenaltyJson(const sweep::Penalty& p) {
+json PenaltyJson(const calibrate::Penalty& p) {
   json j;
   j["points"] = p.points;
   j["mean"] = p.mean;
@@ -146,156 +158,7 @@ json PenaltyJson(const sweep::Penalty& p) {
   return j;
 }
 
-json CellJson(const sweep::Cell& c) {
-  json j;
-  j["mode"] = c.per_query ? "bitmap" : "bitset";
-  if (c.per_query) j["overlap"] = sweep::OverlapName(c.overlap);
-  j["rows"] = c.rows;
-  j["dim"] = c.dim;
-  j["passing"] = c.passing;
-  if (c.per_query) {
-    j["union"] = c.union_rows;
-    j["max_passing"] = c.max_passing;
-  }
-  json ms;
-  for (int p = 0; p < 3; ++p) {
-    const char* name = SearchPathName(sweep::PathAt(p));
-    if (c.failed[p])
-      ms[name] = nullptr;
-    else
-      ms[name] = std::round(c.ms[p] * 1e4) / 1e4;
-  }
-  j["ms"] = ms;
-  j["winner"] = SearchPathName(sweep::PathAt(c.best()));
-  return j;
-}
-
 void Progress(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
-
-// Cells recorded by `sieve calibrate` (the summary's "points") or `sieve bench --csv`, for
-// --refit. *device is the summary's device ("" for a CSV); *queries and *k the CSV's.
-Status ReadCells(const std::string& path, std::vector<sweep::Cell>* cells, std::string* device,
-                 uint32_t* queries, uint32_t* k) {
-  std::ifstream in(path);
-  if (!in) return Status::IOError("file " + path + ": cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  cells->clear();
-  device->clear();
-  auto path_index = [](const std::string& name) {
-    return name == "sddmm" ? 0 : name == "gather" ? 1 : name == "dense" ? 2 : -1;
-  };
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') {
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("points") || !j["points"].is_array()) {
-      return Status::InvalidArgument("file " + path + ": not a calibrate summary (no points)");
-    }
-    if (j.contains("device") && j["device"].is_string()) *device = j["device"].get<std::string>();
-    for (const auto& p : j["points"]) {
-      sweep::Cell c;
-      try {
-        c.per_query = p.at("mode").get<std::string>() == "bitmap";
-        if (c.per_query) {
-          SIEVE_RETURN_IF_ERROR(
-              sweep::ParseOverlap(p.at("overlap").get<std::string>(), &c.overlap));
-        }
-        c.rows = p.at("rows").get<uint64_t>();
-        c.dim = p.at("dim").get<uint32_t>();
-        c.passing = p.at("passing").get<uint64_t>();
-        c.union_rows = p.value("union", c.passing);
-        c.max_passing = p.value("max_passing", c.passing);
-        for (const auto& [name, v] : p.at("ms").items()) {
-          const int i = path_index(name);
-          if (i < 0) continue;
-          if (v.is_null()) {
-            c.failed[i] = true;
-            c.ms[i] = std::numeric_limits<double>::quiet_NaN();
-          } else {
-            c.ms[i] = v.get<double>();
-            c.reps[i] = 1;
-          }
-        }
-      } catch (const nlohmann::json::exception& e) {
-        return Status::InvalidArgument("file " + path + ": a point is malformed: " + e.what());
-      }
-      cells->push_back(c);
-    }
-    return Status::OK();
-  }
-  // CSV: one line per cell × path, the columns named by the header.
-  std::istringstream lines(text);
-  std::string line;
-  std::vector<std::string> header;
-  auto split = [](const std::string& l) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (true) {
-      const size_t end = l.find(',', start);
-      out.push_back(l.substr(start, end == std::string::npos ? std::string::npos : end - start));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-    return out;
-  };
-  if (!std::getline(lines, line)) return Status::InvalidArgument("file " + path + ": empty");
-  header = split(line);
-  auto col = [&](const char* name) {
-    auto it = std::find(header.begin(), header.end(), name);
-    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
-  };
-  const int c_mode = col("mode"), c_overlap = col("overlap"), c_rows = col("rows"),
-            c_dim = col("dim"), c_queries = col("queries"), c_k = col("k"),
-            c_passing = col("passing"), c_union = col("union_rows"), c_max = col("max_passing"),
-            c_path = col("path"), c_ms = col("ms"), c_reps = col("reps"), c_status = col("status");
-  if (c_mode < 0 || c_rows < 0 || c_dim < 0 || c_passing < 0 || c_union < 0 || c_path < 0 ||
-      c_ms < 0 || c_status < 0) {
-    return Status::InvalidArgument("file " + path +
-                                   ": neither a calibrate summary nor a bench CSV");
-  }
-  std::map<std::tuple<std::string, std::string, uint64_t, uint32_t, uint64_t>, size_t> index;
-  size_t line_no = 1;
-  while (std::getline(lines, line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    const std::vector<std::string> f = split(line);
-    if (f.size() < header.size()) {
-      return Status::InvalidArgument("file " + path + ", line " + std::to_string(line_no) +
-                                     ": too few columns");
-    }
-    const uint64_t rows = std::strtoull(f[c_rows].c_str(), nullptr, 10);
-    const uint32_t dim = static_cast<uint32_t>(std::strtoul(f[c_dim].c_str(), nullptr, 10));
-    const uint64_t passing = std::strtoull(f[c_passing].c_str(), nullptr, 10);
-    const std::string overlap = c_overlap >= 0 ? f[c_overlap] : "";
-    auto key = std::make_tuple(f[c_mode], overlap, rows, dim, passing);
-    auto it = index.find(key);
-    if (it == index.end()) {
-      sweep::Cell c;
-      c.per_query = f[c_mode] == "bitmap";
-      if (c.per_query) SIEVE_RETURN_IF_ERROR(sweep::ParseOverlap(overlap, &c.overlap));
-      c.rows = rows;
-      c.dim = dim;
-      c.passing = passing;
-      c.union_rows = std::strtoull(f[c_union].c_str(), nullptr, 10);
-      c.max_passing =
-          c_max >= 0 && !f[c_max].empty() ? std::strtoull(f[c_max].c_str(), nullptr, 10) : passing;
-      it = index.emplace(key, cells->size()).first;
-      cells->push_back(c);
-      if (c_queries >= 0) *queries = static_cast<uint32_t>(std::stoul(f[c_queries]));
-      if (c_k >= 0) *k = static_cast<uint32_t>(std::stoul(f[c_k]));
-    }
-    sweep::Cell& c = (*cells)[it->second];
-    const int i = path_index(f[c_path]);
-    if (i < 0) continue;
-    c.ms[i] = std::strtod(f[c_ms].c_str(), nullptr);
-    c.reps[i] = c_reps >= 0 ? std::atoi(f[c_reps].c_str()) : 1;
-    c.failed[i] = f[c_status] == "failed";
-    c.pruned[i] = f[c_status] == "pruned";
-    if (c.failed[i]) c.ms[i] = std::numeric_limits<double>::quiet_NaN();
-  }
-  return Status::OK();
-}
 
 }  // namespace
 
@@ -326,27 +189,28 @@ int Calibrate(const Args& args) {
   const bool quick = flags.Has("quick");
   const bool store = !refit && !flags.Has("dry-run");
 
-  sweep::SweepConfig c;
+  calibrate::SweepConfig c;
   c.queries = 100;
   c.k = 64;
-  std::vector<sweep::Cell> cells;
+  std::vector<calibrate::Cell> cells;
   bool partial = false;
   bool on_gpu = false;
   std::string name;
   std::unique_ptr<DB> db;
   auto t0 = Clock::now();
   if (refit) {
-    s = ReadCells(flags.Get("refit"), &cells, &name, &c.queries, &c.k);
+    s = calibrate::ReadCells(flags.Get("refit"), &cells, &name, &c.queries, &c.k);
     if (!s.ok()) return Fail("calibrate", s);
     if (cells.empty()) return Fail("calibrate", Status::InvalidArgument("no points to refit"));
     on_gpu = device == Device::kGpu || (device == Device::kAuto && name.rfind("cpu", 0) != 0);
     if (name.empty()) name = on_gpu ? "gpu" : "cpu";
   } else {
-    std::unique_ptr<Executor> executor;
-    s = calibration::MakeExecutor(device, &executor, &on_gpu);
+    Executors executors;
+    Executor* executor = nullptr;
+    s = MakeExecutor(device, &executors, &executor, &on_gpu);
     if (!s.ok()) return Fail("calibrate", s);
 
-    c = calibration::Grid(on_gpu, quick);
+    c = calibrate::Grid(on_gpu, quick);
     s = ParseCommon(flags, &c);
     if (!s.ok()) return Fail("calibrate", s);
 
@@ -358,23 +222,23 @@ int Calibrate(const Args& args) {
                  name.c_str(), quick ? " (quick)" : "", c.rows_list.size(), c.dims.size(),
                  c.queries, c.k, c.dtype == DType::kFloat16 ? "f16" : "f32");
     t0 = Clock::now();
-    s = sweep::RunSweep(executor.get(), c, Progress, &cells, &partial);
+    s = calibrate::RunSweep(executor, c, Progress, &cells, &partial);
     if (!s.ok()) return Fail("calibrate", s);
     if (cells.empty()) return Fail("calibrate", Status::InvalidArgument("the grid has no points"));
   }
 
   const PlannerThresholds defaults =
       on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
-  sweep::FitReport report;
-  PlannerThresholds fitted = sweep::FitThresholds(cells, c.queries, c.k, defaults, &report);
+  calibrate::FitReport report;
+  PlannerThresholds fitted = calibrate::FitThresholds(cells, c.queries, c.k, defaults, &report);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   char src[256];
   if (refit) {
     std::snprintf(src, sizeof(src), "refitted %s to the %zu points of %s",
-                  calibration::UtcNow().c_str(), cells.size(), flags.Get("refit").c_str());
+                  calibrate::UtcNow().c_str(), cells.size(), flags.Get("refit").c_str());
   } else {
     std::snprintf(src, sizeof(src), "calibrated %s on %s (sieve calibrate%s, %zu points, %.0f s)",
-                  calibration::UtcNow().c_str(), name.c_str(), quick ? " --quick" : "",
+                  calibrate::UtcNow().c_str(), name.c_str(), quick ? " --quick" : "",
                   cells.size(), seconds);
   }
   fitted.source = src;
@@ -404,7 +268,7 @@ int Calibrate(const Args& args) {
   for (const auto& fs : report.series) {
     json j;
     j["mode"] = fs.per_query ? "bitmap" : "bitset";
-    if (fs.per_query) j["overlap"] = sweep::OverlapName(fs.overlap);
+    if (fs.per_query) j["overlap"] = calibrate::OverlapName(fs.overlap);
     j["rows"] = fs.rows;
     j["dim"] = fs.dim;
     j["sddmm_crossover_rows"] = std::round(fs.sddmm_rows);
@@ -423,15 +287,15 @@ int Calibrate(const Args& args) {
   json pen;
   for (bool pq : {false, true}) {
     json m;
-    m["fitted"] = PenaltyJson(sweep::Score(
+    m["fitted"] = PenaltyJson(calibrate::Score(
         cells, pq, c.queries, c.k, [&](const PlanInput& in) { return ChoosePath(fitted, in); }));
-    m["defaults"] = PenaltyJson(sweep::Score(
+    m["defaults"] = PenaltyJson(calibrate::Score(
         cells, pq, c.queries, c.k, [&](const PlanInput& in) { return ChoosePath(defaults, in); }));
     pen[pq ? "bitmap" : "bitset"] = m;
   }
   out["penalty_in_sample"] = pen;
   json points = json::array();
-  for (const auto& cell : cells) points.push_back(CellJson(cell));
+  for (const auto& cell : cells) points.push_back(calibrate::CellJson(cell));
   out["points"] = points;
   std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   std::fprintf(
@@ -476,7 +340,7 @@ int Bench(const Args& args) {
   Device device = Device::kAuto;
   s = ParseDevice(flags.Get("device", "auto"), &device);
   if (!s.ok()) return Fail("bench", s);
-  sweep::SweepConfig c;
+  calibrate::SweepConfig c;
   c.rows_list = {200000, 1000000, 3000000, 10000000};
   c.dims = {128, 256, 512, 1024};
   c.fractions = {0.0001, 0.0003, 0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6};
@@ -512,17 +376,18 @@ int Bench(const Args& args) {
   if (s.ok() && flags.Has("overlaps")) {
     c.overlaps.clear();
     for (const std::string& o : SplitList(flags.Get("overlaps"))) {
-      sweep::Overlap ov;
-      s = sweep::ParseOverlap(o, &ov);
+      calibrate::Overlap ov;
+      s = calibrate::ParseOverlap(o, &ov);
       if (!s.ok()) break;
       c.overlaps.push_back(ov);
     }
   }
   if (!s.ok()) return Fail("bench", s);
 
-  std::unique_ptr<Executor> executor;
+  Executors executors;
+  Executor* executor = nullptr;
   bool on_gpu = false;
-  s = calibration::MakeExecutor(device, &executor, &on_gpu);
+  s = MakeExecutor(device, &executors, &executor, &on_gpu);
   if (!s.ok()) return Fail("bench", s);
   const std::string name = executor->name();
   const PlannerThresholds defaults =
@@ -548,18 +413,18 @@ int Bench(const Args& args) {
                name.c_str(), c.rows_list.size(), c.dims.size(), c.fractions.size(), c.queries, c.k,
                c.dtype == DType::kFloat16 ? "f16" : "f32");
   auto t0 = Clock::now();
-  std::vector<sweep::Cell> cells;
+  std::vector<calibrate::Cell> cells;
   bool partial = false;
-  s = sweep::RunSweep(executor.get(), c, Progress, &cells, &partial);
+  s = calibrate::RunSweep(executor, c, Progress, &cells, &partial);
   if (!s.ok()) return Fail("bench", s);
   std::string calibrated_label = "Sieve calibrated";
   if (!have_calibrated) {
-    calibrated = sweep::FitThresholds(cells, c.queries, c.k, defaults, nullptr);
+    calibrated = calibrate::FitThresholds(cells, c.queries, c.k, defaults, nullptr);
     calibrated.source = "in-sample fit of this sweep on " + name;
     calibrated_label = "Sieve calibrated (in-sample fit)";
   }
   const PlannerThresholds cuvs = Cuvs2610Thresholds();
-  std::vector<std::pair<std::string, sweep::Rule>> rules = {
+  std::vector<std::pair<std::string, calibrate::Rule>> rules = {
       {"old_cuvs", [](const PlanInput& in) { return ChooseOldCuvsPath(in); }},
       {"cuvs_2610", [&](const PlanInput& in) { return ChoosePath(cuvs, in); }},
       {"sieve_defaults", [&](const PlanInput& in) { return ChoosePath(defaults, in); }},
@@ -570,7 +435,7 @@ int Bench(const Args& args) {
       on_gpu ? "Sieve defaults (cuVS 26.10, SDDMM bound x 128/dim)" : "Sieve defaults (CPU)",
       calibrated_label.c_str()};
   if (flags.Has("csv")) {
-    s = sweep::WriteCsv(flags.Get("csv"), cells, c, rules);
+    s = calibrate::WriteCsv(flags.Get("csv"), cells, c, rules);
     if (!s.ok()) return Fail("bench", s);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -582,7 +447,7 @@ int Bench(const Args& args) {
                 pq ? "bitmap (per-query filters)" : "bitset (one filter)");
     std::printf("| rule | points | mean | p90 | worst |\n|---|---|---|---|---|\n");
     for (size_t r = 0; r < rules.size(); ++r) {
-      sweep::Penalty p = sweep::Score(cells, pq, c.queries, c.k, rules[r].second);
+      calibrate::Penalty p = calibrate::Score(cells, pq, c.queries, c.k, rules[r].second);
       std::printf("| %s | %zu | %.3fx | %.3fx | %.2fx%s |\n", labels[r], p.points, p.mean, p.p90,
                   p.worst, p.lower_bounds ? " (lower bound)" : "");
     }

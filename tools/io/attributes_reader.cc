@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tools/io/file_util.h"
+#include "tools/io/json_value.h"
 
 namespace sieve::io {
 namespace {
@@ -67,75 +68,6 @@ size_t BomLength(const std::string& text) { return text.starts_with("\xEF\xBB\xB
 
 // ---------------------------------------------------------------------------------------------
 // JSON Lines
-
-std::string DescribeJson(const Json& v) {
-  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  return std::string(v.type_name()) + " " + Printable(text, 40);
-}
-
-// Converts one JSON value to `type`; returns "" or what is wrong with it.
-std::string ConvertJson(const Json& v, AttrType type, Value* out) {
-  if (v.is_null()) {
-    *out = std::monostate();
-    return "";
-  }
-  switch (type) {
-    case AttrType::kInt:
-      if (v.is_number_unsigned()) {
-        uint64_t u = v.get<uint64_t>();
-        if (u > static_cast<uint64_t>(INT64_MAX)) {
-          return "value " + std::to_string(u) + " is out of int64 range";
-        }
-        *out = static_cast<int64_t>(u);
-        return "";
-      }
-      if (v.is_number_integer()) {
-        *out = v.get<int64_t>();
-        return "";
-      }
-      if (v.is_number_float()) {
-        double d = v.get<double>();
-        if (!std::isfinite(d) || std::fabs(d) >= kTwoTo63) {
-          return "value " + DescribeJson(v) + " is out of int64 range";
-        }
-        if (d != std::trunc(d)) return "expected int, found non-integral " + DescribeJson(v);
-        if (std::fabs(d) >= kTwoTo53) {
-          return "value " + DescribeJson(v) +
-                 " is not an exact integer; write it without a fraction or exponent";
-        }
-        *out = static_cast<int64_t>(d);
-        return "";
-      }
-      return "expected int, found " + DescribeJson(v);
-    case AttrType::kFloat:
-      if (!v.is_number()) return "expected float, found " + DescribeJson(v);
-      *out = v.get<double>();
-      if (!std::isfinite(std::get<double>(*out))) return "number is out of float64 range";
-      return "";
-    case AttrType::kString:
-      if (!v.is_string()) return "expected string, found " + DescribeJson(v);
-      *out = v.get<std::string>();
-      return "";
-    case AttrType::kBool:
-      if (!v.is_boolean()) return "expected bool (true or false), found " + DescribeJson(v);
-      *out = v.get<bool>();
-      return "";
-    case AttrType::kTags: {
-      if (!v.is_array()) return "expected tags (an array of strings), found " + DescribeJson(v);
-      std::vector<std::string> tags;
-      tags.reserve(v.size());
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (!v[i].is_string()) {
-          return "tags must be strings, element " + std::to_string(i) + " is " + DescribeJson(v[i]);
-        }
-        tags.push_back(v[i].get<std::string>());
-      }
-      *out = std::move(tags);
-      return "";
-    }
-  }
-  return "unknown attribute type";
-}
 
 // nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1, ";
 // the id means nothing to users and the line is ours to give.
@@ -205,7 +137,7 @@ Status ReadJsonlLine(const std::string& path, std::string_view line, size_t line
                                      Printable(key) + "' (" + SchemaNames(schema) + ")");
     }
     const AttributeSpec& spec = schema[it->second];
-    std::string error = ConvertJson(value, spec.type, &(*values)[it->second]);
+    std::string error = JsonToValue(value, spec.type, &(*values)[it->second]);
     if (!error.empty()) {
       return Status::InvalidArgument(Where(path, line_no, row) + ", attribute '" +
                                      Printable(spec.name) + "' (" + AttrTypeName(spec.type) +
@@ -251,7 +183,7 @@ class JsonlRowHandler {
   bool number_float(double d, const std::string&) {
     if (depth_ != kInObject) return false;
     if (type() == AttrType::kFloat) return std::isfinite(d) && Set(d);
-    // The int rules of ConvertJson; NaN and infinities fail the first test.
+    // The int rules of JsonToValue (json_value.h); NaN and infinities fail the first test.
     return type() == AttrType::kInt && std::fabs(d) < kTwoTo53 && d == std::trunc(d) &&
            Set(static_cast<int64_t>(d));
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/io/neighbors_json.h"
+#include "tools/io/json_value.h"
 #include "tools/server/npy_body.h"
 
 namespace sieve::server {
@@ -177,51 +178,8 @@ Status ParseIds(const json& v, const char* what, std::vector<int64_t>* ids) {
 }
 
 Status ParseValue(const json& v, AttrType type, Value* out) {
-  if (v.is_null()) {
-    *out = std::monostate();
-    return Status::OK();
-  }
-  switch (type) {
-    case AttrType::kInt: {
-      int64_t i;
-      if (GetInt64(v, &i)) {
-        *out = i;
-        return Status::OK();
-      }
-      break;
-    }
-    case AttrType::kFloat:
-      if (v.is_number()) {
-        *out = v.get<double>();
-        return Status::OK();
-      }
-      break;
-    case AttrType::kString:
-      if (v.is_string()) {
-        *out = v.get<std::string>();
-        return Status::OK();
-      }
-      break;
-    case AttrType::kBool:
-      if (v.is_boolean()) {
-        *out = v.get<bool>();
-        return Status::OK();
-      }
-      break;
-    case AttrType::kTags:
-      if (v.is_array()) {
-        std::vector<std::string> tags;
-        for (const json& t : v) {
-          if (!t.is_string()) return Status::InvalidArgument("tags must be strings");
-          tags.push_back(t.get<std::string>());
-        }
-        *out = std::move(tags);
-        return Status::OK();
-      }
-      break;
-  }
-  return Status::InvalidArgument(std::string("expected ") + AttrTypeName(type) + ", got " +
-                                 v.type_name());
+  const std::string error = io::JsonToValue(v, type, out);
+  return error.empty() ? Status::OK() : Status::InvalidArgument(error);
 }
 
 Status ParseAttributes(const json& v, const std::vector<AttributeSpec>& schema, size_t n,

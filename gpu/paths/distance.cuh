@@ -1,0 +1,49 @@
+// Copyright 2026 The Sieve Authors.
+//
+// Distances and filter bits as every path's kernels compute them, and distances as radix-select
+// keys (device code).
+
+#ifndef SIEVE_GPU_PATHS_DISTANCE_CUH_
+#define SIEVE_GPU_PATHS_DISTANCE_CUH_
+
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gpu/radix_select.cuh"
+#include "sieve/types.h"
+
+namespace sieve::gpu::detail {
+
+__device__ __forceinline__ float ToFloat(float x) { return x; }
+__device__ __forceinline__ float ToFloat(__half x) { return __half2float(x); }
+
+// l2: squared Euclidean from the expansion (clamped at 0); ip: the dot; cosine: 1 - cos, and 1
+// when either vector is zero (as the float64 oracle defines it).
+__device__ __forceinline__ float FinishDistance(int metric, float dot, float qn2, float xn2) {
+  if (metric == static_cast<int>(Metric::kL2)) return fmaxf(qn2 + xn2 - 2.0f * dot, 0.0f);
+  if (metric == static_cast<int>(Metric::kInnerProduct)) return dot;
+  if (qn2 == 0.0f || xn2 == 0.0f) return 1.0f;
+  return 1.0f - dot / (sqrtf(qn2) * sqrtf(xn2));
+}
+
+// Bit id % 32 of word id / 32 (RowSet::ToBitset's layout).
+__device__ __forceinline__ bool TestBit(const uint32_t* words, uint32_t id) {
+  return (words[id >> 5] >> (id & 31u)) & 1u;
+}
+
+// Better distance, larger key (select_min: smaller distances; else larger); NaN the smallest.
+__device__ __forceinline__ uint32_t DistanceKey(float x, bool select_min) {
+  if (x != x) return 0u;
+  return select_min ? ~OrderedKey(x) : OrderedKey(x);
+}
+
+// Keys of a row a radix-select kernel keeps in shared memory (dynamic: KeyCacheBytes), below the
+// 48 KB a launch gets without opting in.
+constexpr int64_t kKeyCacheMax = 11264;
+inline size_t KeyCacheBytes(int64_t n) { return n <= kKeyCacheMax ? static_cast<size_t>(n) * 4 : 0; }
+
+}  // namespace sieve::gpu::detail
+
+#endif  // SIEVE_GPU_PATHS_DISTANCE_CUH_

@@ -1,0 +1,152 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The SDDMM path: distances of only the (query, passing row) pairs, from the compacted lists
+// (one for the batch, or one per query), then select_k over them.
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "gpu/cuda_status.cuh"
+#include "gpu/device_run.cuh"
+#include "gpu/memory.cuh"
+#include "gpu/paths/distance.cuh"
+#include "gpu/resident_rows.cuh"
+
+namespace sieve::gpu::detail {
+
+struct SddmmArgs {
+  ResidentRows rows;            // resident rows (T)
+  const float* x_sq_norms;      // by ordinal
+  int dim;
+  const float* queries;         // m × dim float32
+  const float* q_sq_norms;      // m
+  int m;
+  const uint32_t* ids;          // passing ordinals
+  const uint64_t* starts;       // per-query lists: query q's are ids[starts[q], starts[q+1])
+  int64_t n_shared;             // one shared list of this length when starts == nullptr
+  int64_t ld;                   // output row length
+  int metric;
+  float sentinel;
+  float* out;                   // m × ld; out[q][p] = distance of q to its p-th listed row
+};
+
+// One warp per listed row: it reads the row once and takes its dot with QB queries (a group of
+// the batch when the list is shared; QB = 1 with per-query lists). Slots past a query's list
+// get the sentinel.
+template <typename T, int QB>
+__global__ void __launch_bounds__(256) SddmmKernel(SddmmArgs a) {
+  const int lane = threadIdx.x & 31;
+  const int64_t p = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (p >= a.ld) return;
+  const int q0 = blockIdx.y * QB;
+  uint32_t id;
+  if (a.starts != nullptr) {
+    const uint64_t begin = a.starts[q0];
+    const int64_t len = static_cast<int64_t>(a.starts[q0 + 1] - begin);
+    if (p >= len) {
+      if (lane == 0) a.out[static_cast<int64_t>(q0) * a.ld + p] = a.sentinel;
+      return;
+    }
+    id = a.ids[begin + p];
+  } else {
+    if (p >= a.n_shared) {
+      if (lane < QB && q0 + lane < a.m) a.out[static_cast<int64_t>(q0 + lane) * a.ld + p] = a.sentinel;
+      return;
+    }
+    id = a.ids[p];
+  }
+  const T* x = RowAt<T>(a.rows, id, a.dim);
+  const int nq = min(QB, a.m - q0);
+  float acc[QB];
+#pragma unroll
+  for (int i = 0; i < QB; ++i) acc[i] = 0.0f;
+  for (int j = lane; j < a.dim; j += 32) {
+    const float xv = ToFloat(x[j]);
+#pragma unroll
+    for (int i = 0; i < QB; ++i) {
+      if (i < nq) acc[i] = fmaf(xv, a.queries[static_cast<int64_t>(q0 + i) * a.dim + j], acc[i]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < QB; ++i) {
+    for (int off = 16; off > 0; off >>= 1) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], off);
+  }
+  if (lane == 0) {
+    const float xn2 = a.x_sq_norms[id];
+#pragma unroll
+    for (int i = 0; i < QB; ++i) {
+      if (i < nq) {
+        a.out[static_cast<int64_t>(q0 + i) * a.ld + p] =
+            FinishDistance(a.metric, acc[i], a.q_sq_norms[q0 + i], xn2);
+      }
+    }
+  }
+}
+
+Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
+  const Prepared& p = p_;
+  const uint64_t* starts = p.per_query ? starts_ + q0 : nullptr;
+  const int64_t ld = static_cast<int64_t>(p.per_query ? p.max_passing : p.total_passing);
+  if (ld == 0) return Status::OK();
+  DeviceBuffer<float> dist;
+  SIEVE_RETURN_IF_ERROR(dist.Allocate(size_t{m} * ld, stream_));
+  SddmmArgs a;
+  a.rows = p.shard->resident();
+  a.x_sq_norms = p.shard->sq_norms();
+  a.dim = static_cast<int>(p.dim);
+  a.queries = queries_ + size_t{q0} * p.dim;
+  a.q_sq_norms = qnorms_ + q0;
+  a.m = static_cast<int>(m);
+  a.ids = d_ids_.get();
+  a.starts = starts;
+  a.n_shared = ld;
+  a.ld = ld;
+  a.metric = p.metric;
+  a.sentinel = p.sentinel;
+  a.out = dist.get();
+  constexpr int kWarps = 8;
+  constexpr int kQb = 4;
+  const bool half = p.shard->dtype == DType::kFloat16;
+  dim3 block(32 * kWarps);
+  if (p.per_query) {
+    dim3 grid(static_cast<unsigned>((ld + kWarps - 1) / kWarps), m);
+    if (half) {
+      SddmmKernel<__half, 1><<<grid, block, 0, stream_>>>(a);
+    } else {
+      SddmmKernel<float, 1><<<grid, block, 0, stream_>>>(a);
+    }
+  } else {
+    dim3 grid(static_cast<unsigned>((ld + kWarps - 1) / kWarps), (m + kQb - 1) / kQb);
+    if (half) {
+      SddmmKernel<__half, kQb><<<grid, block, 0, stream_>>>(a);
+    } else {
+      SddmmKernel<float, kQb><<<grid, block, 0, stream_>>>(a);
+    }
+  }
+  SIEVE_CUDA_CHECK_LAUNCH("SddmmKernel");
+  Mark("sddmm");
+
+  const int kf = static_cast<int>(std::min<int64_t>(p.k, ld));
+  DeviceBuffer<float> vals;
+  DeviceBuffer<uint32_t> pos, ids;
+  SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * kf, stream_));
+  SIEVE_RETURN_IF_ERROR(pos.Allocate(size_t{m} * kf, stream_));
+  SIEVE_RETURN_IF_ERROR(ids.Allocate(size_t{m} * kf, stream_));
+  SIEVE_RETURN_IF_ERROR(
+      select_->Select(dist.get(), m, ld, kf, p.select_min, vals.get(), pos.get()));
+  MapArgs map{};
+  map.pos = pos.get();
+  map.m = static_cast<int>(m);
+  map.kf = kf;
+  map.table = d_ids_.get();
+  map.starts = starts;
+  map.ids_out = ids.get();
+  map.out_ld = kf;
+  SIEVE_RETURN_IF_ERROR(Map(map));
+  return Download(q0, m, kf, vals.get(), ids.get());
+}
+
+}  // namespace sieve::gpu::detail

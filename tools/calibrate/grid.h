@@ -1,0 +1,26 @@
+// Copyright 2026 The Sieve Authors.
+//
+// What `sieve calibrate` measures, shared by the CLI (tools/cli/calibrate_command.cc) and the
+// Python package's Database.calibrate (python/src/module.cc): the grid of shapes and
+// passing-row counts, and the time a calibration's source names. The executor it times comes
+// from query/executors.h, as every search's does.
+
+#ifndef SIEVE_TOOLS_CALIBRATE_GRID_H_
+#define SIEVE_TOOLS_CALIBRATE_GRID_H_
+
+#include <string>
+
+#include "tools/calibrate/sweep.h"
+
+namespace sieve::calibrate {
+
+// The grid of a calibration on a GPU or CPU executor, full or quick (README "Calibration and
+// the planner"): 100 queries, k = 64, float16, shared and independent per-query filters.
+SweepConfig Grid(bool on_gpu, bool quick);
+
+// "2026-11-29T23:56Z", the time a calibration's source names.
+std::string UtcNow();
+
+}  // namespace sieve::calibrate
+
+#endif  // SIEVE_TOOLS_CALIBRATE_GRID_H_

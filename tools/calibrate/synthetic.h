@@ -1,0 +1,51 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The synthetic data of a sweep: uniform [-1, 1) vectors (float16-rounded when asked) and
+// filters of an exact passing-row count, shared by the batch or one per query of a chosen
+// overlap. Deterministic for a seed, built on every core.
+
+#ifndef SIEVE_TOOLS_CALIBRATE_SYNTHETIC_H_
+#define SIEVE_TOOLS_CALIBRATE_SYNTHETIC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "index/row_set.h"
+#include "tools/calibrate/cell.h"
+
+namespace sieve::calibrate {
+
+// Vectors n × dim, uniform in [-1, 1) (float16-rounded when round_half), and their squared
+// norms (when norms is not null).
+void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::vector<float>* v,
+                 std::vector<float>* norms);
+
+// Rows passing a Bernoulli(p) test keyed by `seed` (about p · rows of them).
+RowSet Bernoulli(uint64_t rows, double p, uint64_t seed);
+
+// Exactly `n` rows spread uniformly (all of them when n >= rows).
+RowSet Exactly(uint64_t rows, uint64_t n, uint64_t seed);
+
+// The passing-row counts of one series over `rows` rows: the fractions (0 < f <= 1) and the
+// absolute counts below rows, sorted, unique, >= 1.
+std::vector<uint64_t> SeriesCounts(const std::vector<double>& fractions,
+                                   const std::vector<uint64_t>& counts, uint64_t rows);
+
+// The filters of one point of a series.
+struct PointFilters {
+  uint64_t count = 0;
+  std::vector<RowSet> sets;  // bitset: 1; bitmap: one per query (shared: 1, reused)
+  uint64_t mean = 0;
+  uint64_t union_rows = 0;
+  uint64_t max_rows = 0;  // the largest set
+};
+
+// One shared set of exactly `count` rows (a bitset, or a bitmap whose queries share it), or
+// per query sets of about `count` rows each: independent, or half shared and half its own.
+PointFilters BuildFilters(uint64_t rows, uint64_t count, bool per_query, Overlap overlap,
+                          uint32_t queries, uint64_t seed);
+
+}  // namespace sieve::calibrate
+
+#endif  // SIEVE_TOOLS_CALIBRATE_SYNTHETIC_H_
