@@ -46,7 +46,8 @@ struct FilterNode {
   std::vector<std::unique_ptr<FilterNode>> children;
 
   // Attribute tests (the leaves) only.
-  size_t attr = 0;  // index into the collection's attributes
+  size_t attr = 0;  // index into the collection's attributes (unused for `id`)
+  bool is_id = false;  // a test of the row id (the pseudo-attribute `id`, an int that is never null)
   std::string attr_name;
   AttrType attr_type = AttrType::kInt;
   CompareOp op = CompareOp::kEq;

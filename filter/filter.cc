@@ -144,6 +144,46 @@ RowSet TestTrue(const FilterNode& n, const AttributeIndex& index) {
   return RowSet();
 }
 
+// The live rows for which a test of the row id is TRUE (ids are never null).
+RowSet IdTestTrue(const FilterNode& n, const ShardIndex& shard) {
+  using K = FilterNode::Kind;
+  auto one = [&](int64_t id) {
+    uint32_t ordinal = 0;
+    RowSet r;
+    if (shard.FindLive(id, &ordinal)) r.Add(ordinal);
+    return r;
+  };
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  switch (n.kind) {
+    case K::kCompare: {
+      const int64_t v = n.literals[0].i;
+      switch (n.op) {
+        case CompareOp::kEq: return one(v);
+        case CompareOp::kNe: return shard.Live() - one(v);
+        case CompareOp::kLt: return v == kMin ? RowSet() : shard.IdRange(kMin, v - 1);
+        case CompareOp::kLe: return shard.IdRange(kMin, v);
+        case CompareOp::kGt: return v == kMax ? RowSet() : shard.IdRange(v + 1, kMax);
+        case CompareOp::kGe: return shard.IdRange(v, kMax);
+      }
+      break;
+    }
+    case K::kIn: {
+      RowSet any;
+      for (const FilterLiteral& lit : n.literals) {
+        uint32_t ordinal = 0;
+        if (shard.FindLive(lit.i, &ordinal)) any.Add(ordinal);
+      }
+      return n.negated ? shard.Live() - any : any;
+    }
+    case K::kBetween:
+      return shard.IdRange(n.literals[0].i, n.literals[1].i);
+    default:
+      break;
+  }
+  return RowSet();
+}
+
 // A node's value under SQL's three-valued logic: the rows where it is TRUE and, when asked
 // for, the rows where it is UNKNOWN; FALSE is the rest of [0, rows). Only NOT needs UNKNOWN
 // (NOT UNKNOWN stays UNKNOWN while NOT FALSE becomes TRUE), so it is computed only beneath a
@@ -165,6 +205,10 @@ class Compiler {
         out.t = RowSet::Range(0, shard_.rows());
         break;
       case K::kIsNull: {
+        if (n.is_id) {
+          if (n.negated) out.t = shard_.Live();
+          break;
+        }
         const AttributeIndex& index = shard_.attribute(n.attr);
         out.t = n.negated ? index.non_null() : index.nulls();
         break;
@@ -173,6 +217,10 @@ class Compiler {
       case K::kIn:
       case K::kBetween:
       case K::kContains: {
+        if (n.is_id) {
+          out.t = IdTestTrue(n, shard_);
+          break;
+        }
         const AttributeIndex& index = shard_.attribute(n.attr);
         out.t = TestTrue(n, index);
         if (need_unknown) out.u = index.nulls();

@@ -179,6 +179,9 @@ class Parser {
   // Checks that `lit` (at token `t`) may be compared with attribute `a` by =, != or IN.
   Status CheckComparable(const AttributeSpec& a, const FilterLiteral& lit, const Token& t) {
     using K = FilterLiteral::Kind;
+    if (&a == &IdSpec() && lit.kind != K::kInt) {
+      return ErrorAt(t, "the row id `id` is an integer and can only be compared with an integer");
+    }
     bool ok = false;
     const char* want = "";
     switch (a.type) {
@@ -203,6 +206,11 @@ class Parser {
                           " and can only be compared with " + want);
   }
 
+  static const AttributeSpec& IdSpec() {
+    static const AttributeSpec kId{"id", AttrType::kInt};
+    return kId;
+  }
+
   Status ParseTest(std::unique_ptr<FilterNode>* out) {
     const Token name = Peek();
     if (name.kind != TokenKind::kIdent) {
@@ -216,14 +224,24 @@ class Parser {
     for (size_t i = 0; i < spec_.attributes.size(); ++i) {
       if (spec_.attributes[i].name == wanted) attr = i;
     }
-    if (attr == spec_.attributes.size()) {
-      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "'");
+    // The row id: a bare `id`, unless an attribute of a store from before the naming rule
+    // holds that name (it is then reached as the attribute).
+    const bool is_id = attr == spec_.attributes.size() && !name.quoted && wanted == "id";
+    if (attr == spec_.attributes.size() && !is_id) {
+      std::string known;
+      for (const AttributeSpec& a : spec_.attributes) {
+        known += (known.empty() ? "" : ", ") + a.name;
+      }
+      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "' (the collection has " +
+                               (known.empty() ? std::string("no attributes") : known) +
+                               ", and the row id `id`)");
     }
     Take();
-    const AttributeSpec& a = spec_.attributes[attr];
+    const AttributeSpec& a = is_id ? IdSpec() : spec_.attributes[attr];
     auto node = std::make_unique<FilterNode>();
     node->pos = name.pos;
-    node->attr = attr;
+    node->attr = is_id ? 0 : attr;
+    node->is_id = is_id;
     node->attr_name = a.name;
     node->attr_type = a.type;
 

@@ -8,7 +8,10 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -60,6 +63,38 @@ class RangeIndex {
     indexed_.Add(ordinal);
   }
 
+  // Moves `ordinal`'s entry to `value` (absent: the row no longer has a number). Requires
+  // exclusive access. The old entry stays in its run, masked by `stale_`; the new one lives in
+  // a small overlay until the overlay grows past an eighth of the entries, when the caller
+  // rebuilds the index from the current values (NeedsRebuild).
+  void Update(uint32_t ordinal, std::optional<T> value) {
+    auto it = overlay_of_.find(ordinal);
+    if (it != overlay_of_.end()) {
+      overlay_.erase(std::make_pair(it->second, ordinal));
+      overlay_of_.erase(it);
+    }
+    if (indexed_.Contains(ordinal)) stale_.Add(ordinal);
+    if (value) {
+      overlay_.emplace(*value, ordinal);
+      overlay_of_.emplace(ordinal, *value);
+    }
+    overlay_sorted_.reset();
+  }
+  bool NeedsRebuild() const {
+    return overlay_.size() > 4096 && overlay_.size() * 8 > indexed_.Cardinality();
+  }
+  // Drops everything (for a rebuild by the caller through Add).
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    tail_.clear();
+    runs_.clear();
+    indexed_.Clear();
+    stale_.Clear();
+    overlay_.clear();
+    overlay_of_.clear();
+    overlay_sorted_.reset();
+  }
+
   // Sorts the tail into the runs now.
   void Prepare() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -70,6 +105,28 @@ class RangeIndex {
   // bounds(values) -> pair(begin, end) locates the range in one run's sorted values.
   template <typename Bounds>
   RowSet Query(Bounds&& bounds) const {
+    RowSet base = QueryRuns(bounds);
+    if (stale_.Empty() && overlay_.empty()) return base;
+    base -= stale_;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (overlay_sorted_ == nullptr) {
+      auto sorted = std::make_shared<SortedRun<T>>();
+      for (const auto& [v, o] : overlay_) {
+        sorted->values.push_back(v);
+        sorted->ordinals.push_back(o);
+      }
+      overlay_sorted_ = std::move(sorted);
+    }
+    const auto [b, e] = bounds(overlay_sorted_->values);
+    std::vector<uint32_t> extra(overlay_sorted_->ordinals.begin() + b,
+                                overlay_sorted_->ordinals.begin() + e);
+    base.AddMany(extra.data(), extra.size());
+    return base;
+  }
+
+ private:
+  template <typename Bounds>
+  RowSet QueryRuns(Bounds&& bounds) const {
     std::lock_guard<std::mutex> lock(mu_);
     Flush();
     std::vector<std::pair<size_t, size_t>> pos(runs_.size());
@@ -94,7 +151,6 @@ class RangeIndex {
     return indexed_ - c.Finish();
   }
 
- private:
   // Gathers whole buckets (OR'd at the end in one pass) and edge entries.
   struct Collector {
     std::vector<const roaring_bitmap_s*> whole;
@@ -210,6 +266,10 @@ class RangeIndex {
   mutable std::vector<std::pair<T, uint32_t>> tail_;
   mutable std::vector<SortedRun<T>> runs_;
   RowSet indexed_;  // every ordinal in the runs and the tail
+  RowSet stale_;    // ordinals whose entry in the runs or the tail is outdated
+  std::set<std::pair<T, uint32_t>> overlay_;     // current entries of updated ordinals
+  std::unordered_map<uint32_t, T> overlay_of_;   // ordinal → its overlay value
+  mutable std::shared_ptr<SortedRun<T>> overlay_sorted_;  // overlay_ as a run, built by queries
 };
 
 struct StringHash {
@@ -304,6 +364,93 @@ void AttributeIndex::Append(const Column& column) {
       break;
   }
   m.rows += static_cast<uint32_t>(n);
+}
+
+void AttributeIndex::Set(uint32_t ordinal, const Value& value) {
+  Impl& m = *impl_;
+  if (ordinal >= m.rows) return;
+  const Value old = ValueAt(ordinal);
+  if (old == value) return;
+  auto unpost = [](auto& postings, const auto& key, uint32_t o) {
+    auto it = postings.find(key);
+    if (it == postings.end()) return;
+    it->second.Remove(o);
+    if (it->second.Empty()) postings.erase(it);
+  };
+  // Out of the old value's postings.
+  if (!IsNull(old)) {
+    switch (m.type) {
+      case AttrType::kInt: unpost(m.int_postings, std::get<int64_t>(old), ordinal); break;
+      case AttrType::kBool: unpost(m.int_postings, int64_t{std::get<bool>(old)}, ordinal); break;
+      case AttrType::kFloat: break;
+      case AttrType::kString:
+        unpost(m.string_postings, std::get<std::string>(old), ordinal);
+        break;
+      case AttrType::kTags:
+        for (const std::string& t : std::get<std::vector<std::string>>(old)) {
+          unpost(m.string_postings, t, ordinal);
+        }
+        break;
+    }
+  }
+  // Into the new one's.
+  if (IsNull(value)) {
+    m.nulls.Add(ordinal);
+    m.non_null.Remove(ordinal);
+  } else {
+    m.nulls.Remove(ordinal);
+    m.non_null.Add(ordinal);
+  }
+  switch (m.type) {
+    case AttrType::kInt: {
+      const bool has = !IsNull(value);
+      const int64_t v = has ? std::get<int64_t>(value) : 0;
+      m.ints[ordinal] = v;
+      if (has) m.int_postings[v].Add(ordinal);
+      m.int_range.Update(ordinal, has ? std::optional<int64_t>(v) : std::nullopt);
+      if (m.int_range.NeedsRebuild()) RebuildRange();
+      break;
+    }
+    case AttrType::kBool: {
+      const bool has = !IsNull(value);
+      m.ints[ordinal] = has && std::get<bool>(value) ? 1 : 0;
+      if (has) m.int_postings[m.ints[ordinal]].Add(ordinal);
+      break;
+    }
+    case AttrType::kFloat: {
+      const bool has = !IsNull(value);
+      const double v = has ? std::get<double>(value) : 0;
+      m.floats[ordinal] = v;
+      m.float_range.Update(ordinal, has && !std::isnan(v) ? std::optional<double>(v)
+                                                          : std::nullopt);
+      if (m.float_range.NeedsRebuild()) RebuildRange();
+      break;
+    }
+    case AttrType::kString:
+      m.strings[ordinal] = IsNull(value) ? std::string() : std::get<std::string>(value);
+      if (!IsNull(value)) m.string_postings[m.strings[ordinal]].Add(ordinal);
+      break;
+    case AttrType::kTags:
+      m.tags[ordinal] =
+          IsNull(value) ? std::vector<std::string>() : std::get<std::vector<std::string>>(value);
+      for (const std::string& t : m.tags[ordinal]) m.string_postings[t].Add(ordinal);
+      break;
+  }
+}
+
+void AttributeIndex::RebuildRange() {
+  Impl& m = *impl_;
+  if (m.type == AttrType::kInt) {
+    m.int_range.Clear();
+    m.non_null.ForEach([&](uint32_t o) { m.int_range.Add(m.ints[o], o); });
+    m.int_range.Prepare();
+  } else if (m.type == AttrType::kFloat) {
+    m.float_range.Clear();
+    m.non_null.ForEach([&](uint32_t o) {
+      if (!std::isnan(m.floats[o])) m.float_range.Add(m.floats[o], o);
+    });
+    m.float_range.Prepare();
+  }
 }
 
 RowSet AttributeIndex::EqualInt(int64_t v) const { return Lookup(impl_->int_postings, v); }

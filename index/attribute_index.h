@@ -49,6 +49,10 @@ class AttributeIndex {
   RowSet IntRange(int64_t lo, int64_t hi) const;
   RowSet FloatRange(double lo, bool lo_inclusive, double hi, bool hi_inclusive) const;
 
+  // Replaces the value of one row (null, or a value of this attribute's type; an int is not
+  // converted for a float attribute: the caller does that). Requires exclusive access.
+  void Set(uint32_t ordinal, const Value& value);
+
   // Merges the values appended since the last range query into the range index now, so that
   // the next query does not pay for it (ShardIndex::Load calls it after a bulk load). Safe to
   // call concurrently with queries.
@@ -58,6 +62,9 @@ class AttributeIndex {
   Value ValueAt(uint32_t ordinal) const;
 
  private:
+  // Rebuilds the numeric range index from the current values (after many Set calls).
+  void RebuildRange();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -2,6 +2,7 @@
 
 #include "index/shard_index.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -118,7 +119,37 @@ Status ShardIndex::Load(Store* store, const CollectionMeta& meta) {
   return Status::OK();
 }
 
+std::shared_ptr<const std::vector<std::pair<int64_t, uint32_t>>> ShardIndex::SortedLive() const {
+  std::lock_guard<std::mutex> lock(sorted_mu_);
+  if (sorted_live_ == nullptr) {
+    auto sorted = std::make_shared<std::vector<std::pair<int64_t, uint32_t>>>(live_ids_.begin(),
+                                                                              live_ids_.end());
+    std::sort(sorted->begin(), sorted->end());
+    sorted_live_ = std::move(sorted);
+  }
+  return sorted_live_;
+}
+
+RowSet ShardIndex::IdRange(int64_t lo, int64_t hi) const {
+  if (lo > hi) return RowSet();
+  auto sorted = SortedLive();
+  auto b = std::lower_bound(sorted->begin(), sorted->end(), std::make_pair(lo, uint32_t{0}));
+  auto e = std::upper_bound(b, sorted->end(), std::make_pair(hi, UINT32_MAX));
+  std::vector<uint32_t> ords;
+  ords.reserve(e - b);
+  for (auto it = b; it != e; ++it) ords.push_back(it->second);
+  return RowSet::Of(ords.data(), ords.size());
+}
+
+void ShardIndex::SetValue(size_t attr, uint32_t ordinal, const Value& value) {
+  attributes_[attr].Set(ordinal, value);
+}
+
 void ShardIndex::ApplyChunk(const Chunk& chunk) {
+  {
+    std::lock_guard<std::mutex> lock(sorted_mu_);
+    sorted_live_.reset();
+  }
   const uint32_t base = rows();
   const uint32_t n = chunk.num_rows;
   vectors_.Append(chunk.vectors.data(), n);
@@ -128,6 +159,10 @@ void ShardIndex::ApplyChunk(const Chunk& chunk) {
 }
 
 void ShardIndex::SetDeleted(const RowSet& deleted) {
+  {
+    std::lock_guard<std::mutex> lock(sorted_mu_);
+    sorted_live_.reset();
+  }
   RowSet newly = deleted - deleted_;
   newly.ForEach([this](uint32_t ordinal) {
     if (ordinal >= ids_.size()) return;

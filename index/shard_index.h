@@ -11,6 +11,9 @@
 #define SIEVE_INDEX_SHARD_INDEX_H_
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -43,12 +46,20 @@ class ShardIndex {
   // The ordinal of the live row with this id, or false.
   bool FindLive(int64_t id, uint32_t* ordinal) const;
 
+  // The live rows as (id, ordinal) pairs in ascending id order: built on first use after a
+  // change and kept until the next one. Safe to call concurrently with other const methods.
+  std::shared_ptr<const std::vector<std::pair<int64_t, uint32_t>>> SortedLive() const;
+  // Live rows with lo <= id <= hi.
+  RowSet IdRange(int64_t lo, int64_t hi) const;
+
   // Reads the shard's state and chunks from the store. Corruption when they disagree.
   Status Load(Store* store, const CollectionMeta& meta);
   // Appends a chunk whose first ordinal is rows().
   void ApplyChunk(const Chunk& chunk);
   // Replaces the deleted set (a superset of the old one) and drops those ids from the map.
   void SetDeleted(const RowSet& deleted);
+  // Replaces one row's value of attribute `attr` (see AttributeIndex::Set).
+  void SetValue(size_t attr, uint32_t ordinal, const Value& value);
 
  private:
   uint32_t shard_;
@@ -57,6 +68,8 @@ class ShardIndex {
   std::vector<int64_t> ids_;
   std::unordered_map<int64_t, uint32_t> live_ids_;
   RowSet deleted_;
+  mutable std::mutex sorted_mu_;
+  mutable std::shared_ptr<const std::vector<std::pair<int64_t, uint32_t>>> sorted_live_;
 };
 
 }  // namespace sieve

@@ -3,9 +3,14 @@
 #include "index/vector_arena.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace sieve {
+
+namespace {
+std::atomic<uint64_t> next_generation{1};
+}  // namespace
 
 void VectorArena::Reserve(uint32_t rows) {
   data_.reserve(static_cast<size_t>(rows) * dim_);
@@ -34,7 +39,7 @@ void VectorArena::Append(const float* rows, uint32_t n) {
     norms_.push_back(static_cast<float>(sum));
   }
   rows_ += n;
-  ++generation_;
+  generation_ = next_generation.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace sieve

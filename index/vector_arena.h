@@ -35,7 +35,8 @@ class VectorArena {
   // Appends n rows of dim floats and computes their squared norms.
   void Append(const float* rows, uint32_t n);
 
-  // Bumps on every append; executors that cache the rows elsewhere (the GPU) compare it.
+  // A new value, unique in the process, after every append; executors that cache the rows
+  // elsewhere (the GPU) compare it.
   uint64_t generation() const { return generation_; }
 
  private:

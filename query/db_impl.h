@@ -39,6 +39,18 @@ class DBImpl : public DB {
                      uint64_t* deleted) override;
   Status DeleteByFilter(const std::string& collection, const std::string& filter,
                         uint64_t* deleted) override;
+  Status Upsert(const std::string& collection, const RowBatch& rows, const IngestOptions& options,
+                IngestResult* result) override;
+  Status Update(const std::string& collection, const UpdateRequest& request,
+                uint64_t* updated) override;
+  Status Get(const std::string& collection, const int64_t* ids, size_t n, const Include& include,
+             GetResult* result) override;
+  Status Count(const std::string& collection, const std::string& filter,
+               uint64_t* count) override;
+  Status Scan(const std::string& collection, const ScanRequest& request,
+              ScanResult* result) override;
+  Status DropCollection(const std::string& name) override;
+  Status Compact(const std::string& collection, CompactResult* result) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;
@@ -48,12 +60,16 @@ class DBImpl : public DB {
                               const PlannerThresholds& thresholds) override;
 
  private:
-  // One collection's in-memory state. `mu` is held shared by searches and exclusively by
-  // writes; `shards` is empty until the first operation that needs the rows loads them.
+  // One collection's in-memory state. Writes hold `write_mu` for their whole run, and `mu`
+  // exclusively while the image changes; reads hold `mu` shared (compaction too, while it
+  // builds the new shards). `shards` is empty until the first operation that needs the rows
+  // loads them.
   struct Collection {
     CollectionMeta meta;
+    std::mutex write_mu;
     std::shared_mutex mu;
     bool loaded = false;
+    bool dropped = false;  // by DropCollection; callers that still hold it get NotFound
     std::vector<std::unique_ptr<ShardIndex>> shards;
   };
 
@@ -62,7 +78,19 @@ class DBImpl : public DB {
   Status LoadLocked(Collection* c);
   // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
   Status EnsureLoaded(Collection* c, double* load_ms);
-  Status ValidateBatch(const Collection& c, const RowBatch& rows) const;
+  Status CheckNotDropped(const Collection& c) const;
+  // Checks a batch's dimension, vectors and attribute values; `op` names the call in messages.
+  Status ValidateBatch(const Collection& c, const RowBatch& rows, const char* op) const;
+  // Ingest and Upsert.
+  Status WriteRows(const std::string& collection, const RowBatch& rows,
+                   const IngestOptions& options, bool upsert, IngestResult* result);
+  // Per shard, the ordinals of the live rows with these ids. REQUIRES: c loaded, mu held.
+  void SelectByIds(const Collection& c, const int64_t* ids, size_t n,
+                   std::vector<RowSet>* sets) const;
+  Status CompactCollection(Collection* c, CompactResult* result, bool* any);
+  // Compiles `filter` ("" = every live row) on every shard. REQUIRES: c loaded, mu held.
+  Status SelectByFilter(const Collection& c, const std::string& filter,
+                        std::vector<RowSet>* sets) const;
   Status CommitDeletes(Collection* c, std::vector<RowSet>* per_shard_new, uint64_t* deleted);
   Status ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds);
 

@@ -14,6 +14,12 @@ Executors::Executors(const GpuExecutorOptions& gpu_options)
 
 Executors::~Executors() = default;
 
+void Executors::ClearCaches() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cpu_ != nullptr) cpu_->ClearCache();
+  if (gpu_ != nullptr) gpu_->ClearCache();
+}
+
 Status Executors::Resolve(Device device, Executor** executor, Device* resolved) {
   std::lock_guard<std::mutex> l(mu_);
   if (device != Device::kCpu && !gpu_tried_) {

@@ -35,6 +35,10 @@ class Executors {
   // kGpu. Unavailable for kGpu without a usable GPU.
   Status Resolve(Device device, Executor** executor, Device* resolved = nullptr);
 
+  // Has every executor created so far drop what it caches of shards' rows (after a shard's
+  // rows were rewritten or its collection dropped).
+  void ClearCaches();
+
  private:
   std::mutex mu_;
   GpuExecutorOptions gpu_options_;

@@ -42,6 +42,43 @@ Status NoThrowDB::Search(const std::string& collection, const SearchRequest& req
   return s;
 }
 
+Status NoThrowDB::Upsert(const std::string& collection, const RowBatch& rows,
+                         const IngestOptions& options, IngestResult* result) {
+  return CatchExceptions("upsert", [&] { return db_->Upsert(collection, rows, options, result); });
+}
+
+Status NoThrowDB::Update(const std::string& collection, const UpdateRequest& request,
+                         uint64_t* updated) {
+  return CatchExceptions("update", [&] { return db_->Update(collection, request, updated); });
+}
+
+Status NoThrowDB::Get(const std::string& collection, const int64_t* ids, size_t n,
+                      const Include& include, GetResult* result) {
+  Status s = CatchExceptions("get", [&] { return db_->Get(collection, ids, n, include, result); });
+  if (!s.ok()) *result = GetResult();
+  return s;
+}
+
+Status NoThrowDB::Count(const std::string& collection, const std::string& filter,
+                        uint64_t* count) {
+  return CatchExceptions("count", [&] { return db_->Count(collection, filter, count); });
+}
+
+Status NoThrowDB::Scan(const std::string& collection, const ScanRequest& request,
+                       ScanResult* result) {
+  Status s = CatchExceptions("scan", [&] { return db_->Scan(collection, request, result); });
+  if (!s.ok()) *result = ScanResult();
+  return s;
+}
+
+Status NoThrowDB::DropCollection(const std::string& name) {
+  return CatchExceptions("drop", [&] { return db_->DropCollection(name); });
+}
+
+Status NoThrowDB::Compact(const std::string& collection, CompactResult* result) {
+  return CatchExceptions("compact", [&] { return db_->Compact(collection, result); });
+}
+
 Status NoThrowDB::Check(std::vector<std::string>* report) {
   return CatchExceptions("check", [&] { return db_->Check(report); });
 }

@@ -34,6 +34,18 @@ class NoThrowDB final : public DB {
                      uint64_t* deleted) override;
   Status DeleteByFilter(const std::string& collection, const std::string& filter,
                         uint64_t* deleted) override;
+  Status Upsert(const std::string& collection, const RowBatch& rows, const IngestOptions& options,
+                IngestResult* result) override;
+  Status Update(const std::string& collection, const UpdateRequest& request,
+                uint64_t* updated) override;
+  Status Get(const std::string& collection, const int64_t* ids, size_t n, const Include& include,
+             GetResult* result) override;
+  Status Count(const std::string& collection, const std::string& filter,
+               uint64_t* count) override;
+  Status Scan(const std::string& collection, const ScanRequest& request,
+              ScanResult* result) override;
+  Status DropCollection(const std::string& name) override;
+  Status Compact(const std::string& collection, CompactResult* result) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;

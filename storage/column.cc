@@ -57,6 +57,36 @@ void Column::Append(const Value& v) {
   valid.push_back(has ? 1 : 0);
 }
 
+bool Column::Set(size_t i, const Value& v) {
+  if (i >= valid.size()) return false;
+  bool has = false;
+  switch (type) {
+    case AttrType::kInt:
+      has = std::holds_alternative<int64_t>(v);
+      ints[i] = has ? std::get<int64_t>(v) : 0;
+      break;
+    case AttrType::kBool:
+      has = std::holds_alternative<bool>(v);
+      ints[i] = has && std::get<bool>(v) ? 1 : 0;
+      break;
+    case AttrType::kFloat:
+      has = std::holds_alternative<double>(v);
+      floats[i] = has ? std::get<double>(v) : 0.0;
+      break;
+    case AttrType::kString:
+      has = std::holds_alternative<std::string>(v);
+      strings[i] = has ? std::get<std::string>(v) : std::string();
+      break;
+    case AttrType::kTags:
+      has = std::holds_alternative<std::vector<std::string>>(v);
+      tags[i] = has ? std::get<std::vector<std::string>>(v) : std::vector<std::string>();
+      break;
+  }
+  if (!has && !IsNull(v)) return false;
+  valid[i] = has ? 1 : 0;
+  return true;
+}
+
 Value Column::Get(size_t i) const {
   if (i >= valid.size() || !valid[i]) return Value();
   switch (type) {

@@ -26,6 +26,9 @@ struct Column {
   void Reserve(size_t n);
   // Appends one value; `v` must be null or match `type` (checked by the caller).
   void Append(const Value& v);
+  // Replaces row i's value with `v` (null, or of `type`). False, changing nothing, when i is
+  // out of range or `v` has another type.
+  bool Set(size_t i, const Value& v);
   // The value of row i as a Value (null when !valid[i]).
   Value Get(size_t i) const;
 };

@@ -99,8 +99,8 @@ class RocksStore final : public Store {
   Status GetSetting(const std::string& name, std::string* value) override;
   Status Flush() override;
   Status DropCollection(const CollectionMeta& meta) override;
-  Status CommitColumns(const CollectionMeta& meta,
-                       const std::vector<ColumnUpdate>& updates) override;
+  Status UpdateColumns(const CollectionMeta& meta,
+                       const std::vector<ColumnChange>& changes) override;
   Status BeginRewrite(const CollectionMeta& meta, uint32_t shard,
                       std::unique_ptr<ShardRewrite>* rewrite) override;
   Status DiskBytes(uint64_t* bytes) override;

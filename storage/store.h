@@ -137,15 +137,18 @@ class Store {
   // used again afterwards (for a new collection with a new id). NotFound when it is gone.
   virtual Status DropCollection(const CollectionMeta& meta) = 0;
 
-  // Replaces the attribute columns of stored chunks, in one atomic synced commit: each update
-  // names a chunk of a shard by its first ordinal and carries every column of its rows
-  // (chunk->num_rows must equal the stored chunk's). Vectors and ids are not touched.
-  struct ColumnUpdate {
+  // Sets attribute values of stored rows, in one atomic synced commit: the attribute chunks
+  // holding them are rewritten; vectors and ids are not touched. InvalidArgument (nothing
+  // written) for an ordinal at or past its shard's next_ordinal, an unknown attribute, or a
+  // value of the wrong type (an int for a float attribute is not converted here).
+  struct ColumnChange {
     uint32_t shard = 0;
-    const Chunk* chunk = nullptr;  // first_ordinal, num_rows and columns are used
+    uint32_t ordinal = 0;
+    size_t attribute = 0;  // index into the schema
+    Value value;
   };
-  virtual Status CommitColumns(const CollectionMeta& meta,
-                               const std::vector<ColumnUpdate>& updates) = 0;
+  virtual Status UpdateColumns(const CollectionMeta& meta,
+                               const std::vector<ColumnChange>& changes) = 0;
 
   // A shard rewritten into a fresh key space (compaction): Append its new chunks in order
   // from ordinal 0, then Commit the state they make. Until Commit nothing visible changes; a

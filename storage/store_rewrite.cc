@@ -9,6 +9,7 @@
 #include <rocksdb/sst_file_writer.h>
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -302,53 +303,82 @@ Status RocksStore::DropCollection(const CollectionMeta& meta) {
   });
 }
 
-Status RocksStore::CommitColumns(const CollectionMeta& meta,
-                                 const std::vector<ColumnUpdate>& updates) {
-  return WithDb("CommitColumns", [&]() -> Status {
+Status RocksStore::UpdateColumns(const CollectionMeta& meta,
+                                 const std::vector<ColumnChange>& changes) {
+  return WithDb("UpdateColumns", [&]() -> Status {
     const std::string where = "updating attributes of " + Where(meta);
     SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(where));
     SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull(where));
+    if (changes.empty()) return Status::OK();
     CollectionMeta current;
     SIEVE_RETURN_IF_ERROR(ReadCurrentMeta(meta, &current));
+    const auto& schema = current.spec.attributes;
+    // Changes by shard and ordinal, so each stored chunk is read and written once.
+    std::vector<const ColumnChange*> sorted;
+    for (const ColumnChange& c : changes) sorted.push_back(&c);
+    std::stable_sort(sorted.begin(), sorted.end(), [](const ColumnChange* a, const ColumnChange* b) {
+      return a->shard != b->shard ? a->shard < b->shard : a->ordinal < b->ordinal;
+    });
     rocksdb::WriteBatch batch;
-    std::map<uint32_t, ShardState> states;
-    std::string value;
-    for (const ColumnUpdate& u : updates) {
-      if (u.chunk == nullptr || u.shard >= current.spec.shards) {
-        return Status::InvalidArgument(where + ": an update names no chunk or no such shard");
-      }
-      auto st = states.find(u.shard);
-      if (st == states.end()) {
-        ShardState state;
-        SIEVE_RETURN_IF_ERROR(DoReadShardState(current, u.shard, nullptr, &state));
-        st = states.emplace(u.shard, std::move(state)).first;
-      }
-      const Chunk& c = *u.chunk;
-      const std::string at = Where(current, u.shard, c.first_ordinal);
-      const std::string key =
-          fmt::ChunkKey(fmt::kColumnsTag, SpaceOf(current, st->second), u.shard, c.first_ordinal);
-      SIEVE_RETURN_IF_ERROR(FromRocks(db_->Get(rocksdb::ReadOptions(), rows_, key, &value), at));
-      uint32_t stored_rows = 0;
-      SIEVE_RETURN_IF_ERROR(
-          fmt::DecodeColumns(value, current.spec.attributes, &stored_rows, nullptr).WithContext(at));
-      if (stored_rows != c.num_rows || c.first_ordinal + c.num_rows > st->second.next_ordinal) {
-        return Status::InvalidArgument(at + ": the update has " + Num(c.num_rows) +
-                                       " rows, the stored chunk " + Num(stored_rows));
-      }
-      SIEVE_RETURN_IF_ERROR(
-          fmt::CheckColumns(c.columns, current.spec.attributes, c.num_rows).WithContext(at));
-      value.clear();
-      fmt::EncodeColumns(c.columns, 0, c.num_rows, &value);
-      batch.Put(rows_, key, value);
-    }
-    if (updates.empty()) return Status::OK();
     LedgerRecord record;
     record.kind = LedgerKind::kUpdate;
     record.collection_id = current.id;
     record.name = current.spec.name;
-    for (const auto& [shard, state] : states) {
-      record.shards.push_back(LedgerShard{shard, state.next_ordinal, state.next_ordinal,
-                                          state.live_rows});
+    std::string value;
+    size_t i = 0;
+    while (i < sorted.size()) {
+      const uint32_t shard = sorted[i]->shard;
+      if (shard >= current.spec.shards) {
+        return Status::InvalidArgument(where + ": no shard " + Num(shard));
+      }
+      ShardState state;
+      SIEVE_RETURN_IF_ERROR(DoReadShardState(current, shard, nullptr, &state));
+      const uint32_t space = SpaceOf(current, state);
+      record.shards.push_back(
+          LedgerShard{shard, state.next_ordinal, state.next_ordinal, state.live_rows});
+      const std::string lower = fmt::ChunkPrefix(fmt::kColumnsTag, space, shard);
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), rows_));
+      while (i < sorted.size() && sorted[i]->shard == shard) {
+        const uint32_t ordinal = sorted[i]->ordinal;
+        const std::string at = Where(current, shard, ordinal);
+        if (ordinal >= state.next_ordinal) {
+          return Status::InvalidArgument(at + ": no such row (the shard ends at ordinal " +
+                                         Num(state.next_ordinal) + ")");
+        }
+        // The chunk holding the row: the last chunk key at or before it.
+        it->SeekForPrev(fmt::ChunkKey(fmt::kColumnsTag, space, shard, ordinal));
+        SIEVE_RETURN_IF_ERROR(FromRocks(it->status(), at));
+        char tag = 0;
+        uint32_t kspace = 0, kshard = 0, first = 0;
+        if (!it->Valid() || !it->key().starts_with(lower) ||
+            !fmt::ParseChunkKey(std::string_view(it->key().data(), it->key().size()), &tag,
+                                &kspace, &kshard, &first)) {
+          return Status::Corruption(at + ": no attribute chunk holds the row");
+        }
+        const std::string key = it->key().ToString();
+        uint32_t rows = 0;
+        std::vector<Column> columns;
+        SIEVE_RETURN_IF_ERROR(
+            fmt::DecodeColumns(std::string_view(it->value().data(), it->value().size()), schema,
+                               &rows, &columns)
+                .WithContext(at));
+        if (ordinal >= first + rows) {
+          return Status::Corruption(at + ": no attribute chunk holds the row");
+        }
+        for (; i < sorted.size() && sorted[i]->shard == shard && sorted[i]->ordinal < first + rows;
+             ++i) {
+          const ColumnChange& c = *sorted[i];
+          if (c.attribute >= schema.size() ||
+              !columns[c.attribute].Set(c.ordinal - first, c.value)) {
+            return Status::InvalidArgument(Where(current, shard, c.ordinal) +
+                                           ": a value of the wrong type for attribute " +
+                                           Num(c.attribute));
+          }
+        }
+        value.clear();
+        fmt::EncodeColumns(columns, 0, rows, &value);
+        batch.Put(rows_, key, value);
+      }
     }
     return Commit(&batch, std::move(record), where);
   });

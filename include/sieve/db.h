@@ -62,13 +62,18 @@ uint64_t DefaultMemoryBudget();
 // A batch of rows to ingest. Nothing is owned: every pointer must stay valid for the call.
 struct RowBatch {
   size_t num_rows = 0;
+  // The vectors' dimension: must equal the collection's (a caller whose buffer is laid out for
+  // another dimension gets InvalidArgument instead of reads past its end). 0 is accepted only
+  // for an empty batch.
+  uint32_t dim = 0;
   // num_rows × dim floats, row-major. Required. NaN or infinite components are rejected, and
   // so is a vector whose Euclidean norm is neither 0 nor within [kMinVectorNorm,
   // kMaxVectorNorm] (see types.h): every squared norm, dot product and distance between such
   // vectors then stays finite and normal in float32, on every path and backend.
   const float* vectors = nullptr;
-  // num_rows user ids, or nullptr to have ids assigned in ingest order (one past the largest
-  // id ever assigned or given in the collection, starting at 0).
+  // num_rows user ids, or nullptr to have ids assigned in ingest order: one past the largest
+  // id ever assigned or given in the collection (0 for the first rows of a new collection).
+  // Rows without ids go into a collection that has live rows only with IngestOptions::auto_ids.
   const int64_t* ids = nullptr;
   // num_rows rows of attribute values, each in the collection's attribute order, or nullptr
   // for rows whose attributes are all null. A row may be shorter than the schema: the missing
@@ -81,11 +86,41 @@ struct IngestOptions {
   size_t batch_rows = 65536;
   // Called after each committed batch with (rows committed so far, total). Default: none.
   std::function<void(size_t, size_t)> progress;
+  // Lets rows without ids (RowBatch::ids == nullptr) go into a collection that already has
+  // live rows; they get new ids. Without it that is InvalidArgument, so running the same ingest
+  // twice cannot duplicate every row silently. Default: false.
+  bool auto_ids = false;
 };
 
 struct IngestResult {
   size_t ingested = 0;   // rows written by this call
+  uint64_t replaced = 0;   // of them, rows that replaced a live row with the same id (Upsert)
   uint64_t live_rows = 0;  // live rows in the collection afterwards
+};
+
+// Which stored fields come back with each row of a search, a Get or a Scan. Attribute values
+// come in `attribute_names` order of the result (nulls as monostate).
+struct Include {
+  std::vector<std::string> attributes;  // attribute names, in the order wanted
+  bool all_attributes = false;          // every attribute, in schema order (after `attributes`)
+  bool vector = false;                  // the stored vector (float16: the rounded values)
+  bool empty() const { return attributes.empty() && !all_attributes && !vector; }
+  // Parses a comma-separated list: attribute names, "*" for every attribute, "vector" for the
+  // vector (an attribute named "vector" is written as the quoted "\"vector\""). Blank items are
+  // ignored. InvalidArgument for a malformed list; unknown names are refused by the call
+  // that uses it, which knows the schema.
+  static Status Parse(std::string_view text, Include* out);
+  // The names of the attributes this yields for a collection of `spec`, in result order
+  // (SearchResult::attribute_names). InvalidArgument for an unknown name, listing the valid
+  // ones.
+  Status AttributeNames(const CollectionSpec& spec, std::vector<std::string>* names) const;
+};
+
+// One row as stored.
+struct Row {
+  int64_t id = 0;
+  std::vector<Value> attributes;  // the included attributes, in the result's attribute order
+  std::vector<float> vector;      // when included
 };
 
 enum class Device : uint8_t { kAuto = 0, kCpu = 1, kGpu = 2 };
@@ -115,11 +150,19 @@ struct SearchRequest {
   // One filter per query ("" = none for that query); when non-empty its size must equal
   // num_queries.
   std::vector<std::string> filters;
+  // The queries' dimension: must equal the collection's (0 is accepted only without queries).
+  uint32_t dim = 0;
+  // Stored fields to return with each neighbour (none by default).
+  Include include;
 };
 
 struct Neighbors {
   std::vector<int64_t> ids;      // best first; fewer than k when fewer rows pass
   std::vector<float> distances;  // as the metric defines them (see Metric)
+  // With SearchRequest::include: per neighbour, its attributes (SearchResult::attribute_names
+  // order) and its vector; empty otherwise.
+  std::vector<std::vector<Value>> attributes;
+  std::vector<std::vector<float>> vectors;
 };
 
 // What the planner decided and how long each stage took. One entry per shard.
@@ -198,7 +241,55 @@ struct Explain {
 
 struct SearchResult {
   std::vector<Neighbors> results;  // one per query, in order
+  std::vector<std::string> attribute_names;  // of Neighbors::attributes (with include)
   Explain explain;
+};
+
+// Get: one entry per requested id, in request order.
+struct GetResult {
+  std::vector<std::string> attribute_names;  // of each Row::attributes
+  std::vector<bool> found;                   // false: no live row has that id
+  std::vector<Row> rows;                     // rows[i].id is the i-th requested id
+};
+
+// A page of the rows passing a filter, in ascending id order (Scan).
+struct ScanRequest {
+  std::string filter;  // "" = every live row
+  Include include;
+  // Rows with ids greater than `after` only (the cursor a previous page returned), when
+  // has_after; else from the smallest id.
+  bool has_after = false;
+  int64_t after = 0;
+  size_t limit = 1000;  // rows per page, 1 .. 1,000,000
+};
+
+struct ScanResult {
+  std::vector<std::string> attribute_names;
+  std::vector<Row> rows;  // ascending id
+  bool done = false;      // no passing row has an id past the last one returned
+  int64_t next = 0;       // the cursor for the next page (the last id returned), unless done
+};
+
+// An attribute-only change of rows chosen by id or by filter (Update).
+struct UpdateRequest {
+  const int64_t* ids = nullptr;  // num_ids ids (unknown ones are ignored), or
+  size_t num_ids = 0;
+  std::string filter;            // a filter, when ids is null ("" is refused: use "id >= ...")
+  // (attribute, new value) pairs; a value may be null. At least one.
+  std::vector<std::pair<std::string, Value>> set;
+};
+
+// Parses "name = literal" (the filter language's literals, NULL, or a tags list
+// ('a', 'b') ) against `spec`: InvalidArgument naming the position of what is wrong. For the CLI's
+// and the server's update.
+Status ParseAssignment(std::string_view text, const CollectionSpec& spec, std::string* name,
+                       Value* value);
+
+struct CompactResult {
+  uint64_t bytes_before = 0;      // the store's files before (Store: every file of its directory)
+  uint64_t bytes_after = 0;
+  uint64_t rows_removed = 0;      // deleted rows whose space was reclaimed
+  uint32_t shards_rewritten = 0;
 };
 
 struct CollectionStats {
@@ -278,6 +369,48 @@ class DB {
                              uint64_t* deleted) = 0;
   virtual Status DeleteByFilter(const std::string& collection, const std::string& filter,
                                 uint64_t* deleted) = 0;
+
+  // Like Ingest, except that a row whose id is live replaces that row (vector and attributes),
+  // atomically within each batch: after a crash a batch is wholly old or wholly new. Every row
+  // needs an id (InvalidArgument otherwise). result->replaced counts the replaced rows.
+  virtual Status Upsert(const std::string& collection, const RowBatch& rows,
+                        const IngestOptions& options, IngestResult* result) = 0;
+
+  // Sets attributes of the live rows chosen by id or filter, without rewriting their vectors,
+  // in one atomic, durable commit. *updated counts the rows. InvalidArgument for an unknown
+  // attribute (the message lists the valid ones), a value of the wrong type, no assignment,
+  // both or neither of ids and filter.
+  virtual Status Update(const std::string& collection, const UpdateRequest& request,
+                        uint64_t* updated) = 0;
+
+  // The live rows with these ids, with what `include` asks for; an id with no live row is
+  // reported as not found (result->found), not as an error. InvalidArgument for an unknown
+  // included attribute.
+  virtual Status Get(const std::string& collection, const int64_t* ids, size_t n,
+                     const Include& include, GetResult* result) = 0;
+
+  // The exact number of live rows passing `filter` ("" = every live row), from the filter's
+  // bitmaps alone (no vector is read). InvalidArgument for a bad filter.
+  virtual Status Count(const std::string& collection, const std::string& filter,
+                       uint64_t* count) = 0;
+
+  // One page of the live rows passing request.filter, in ascending id order, after the
+  // cursor. Memory is bounded by the page. Each page reflects the collection when it is read;
+  // rows written between pages appear on a later page when their id is past the cursor.
+  // InvalidArgument for a bad filter, an unknown included attribute, or a limit outside
+  // [1, 1000000].
+  virtual Status Scan(const std::string& collection, const ScanRequest& request,
+                      ScanResult* result) = 0;
+
+  // Removes the collection and every row of it, durably; its name may be reused. NotFound when
+  // there is no such collection.
+  virtual Status DropCollection(const std::string& name) = 0;
+
+  // Rewrites every shard holding deleted rows without them (collection "" = every
+  // collection) and gives their space back to the file system; ids stay as they are and
+  // searches stay exact. result reports the store's bytes before and after. Searches go on
+  // meanwhile (they wait only for each shard's switch); other writes to the collection wait.
+  virtual Status Compact(const std::string& collection, CompactResult* result) = 0;
 
   // Exact filtered k-nearest-neighbour search. Returns InvalidArgument for k < 1 or k >
   // 1000000, a query component that is not finite, a query whose norm is outside the range of

@@ -61,6 +61,7 @@ double bench_ingest_s(void* handle, const float* vectors, size_t n, uint32_t dim
   }
   sieve::RowBatch batch;
   batch.num_rows = n;
+  batch.dim = dim;
   batch.vectors = vectors;
   batch.attributes = rows.data();
   sieve::IngestResult result;
@@ -77,6 +78,7 @@ double bench_search_ms(void* handle, const float* queries, size_t nq, int k,
   sieve::SearchRequest req;
   req.queries = queries;
   req.num_queries = nq;
+  req.dim = dim;
   req.k = k;
   req.filter = filter;
   sieve::SearchResult result;

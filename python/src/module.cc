@@ -198,6 +198,7 @@ class PyDB {
     std::vector<float> widened;
     RowBatch batch;
     batch.num_rows = n;
+    batch.dim = spec.dim;  // FloatRows checks the array's columns against it
     ThrowIfError(FloatRows(vectors, spec.dim, "vectors", &widened, &batch.vectors));
     if (ids) {
       if (ids->shape(0) != n) {
@@ -262,6 +263,7 @@ class PyDB {
     std::vector<float> widened;
     ThrowIfError(FloatRows(queries, spec.dim, "queries", &widened, &request.queries));
     request.num_queries = queries.shape(0);
+    request.dim = spec.dim;
     request.k = k;
     request.filter = filter;
     if (filters) request.filters = std::move(*filters);

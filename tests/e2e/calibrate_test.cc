@@ -227,6 +227,7 @@ TEST_F(CalibrateTest, TinyCpuCalibrationIsStoredUsedAndExact) {
   SearchRequest req;
   req.queries = queries.data();
   req.num_queries = 3;
+  req.dim = kDim;
   req.k = 5;
   req.filter = "cat = 3";
   SearchOptions opts;

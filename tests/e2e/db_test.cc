@@ -64,7 +64,7 @@ TEST(DBTest, Float16CollectionsUseTheRoundedValues) {
   ASSERT_TRUE(f.db->CreateCollection(Spec("h", dim, Metric::kL2, DType::kFloat16)).ok());
   auto v = test::RandomVectors(n, dim, 3);
   auto attrs = Cats(n, 4);
-  RowBatch b{n, v.data(), nullptr, attrs.data()};
+  RowBatch b{n, dim, v.data(), nullptr, attrs.data()};
   IngestResult ir;
   ASSERT_TRUE(f.db->Ingest("h", b, IngestOptions(), &ir).ok());
   std::vector<float> rounded(v.size());
@@ -74,6 +74,7 @@ TEST(DBTest, Float16CollectionsUseTheRoundedValues) {
     SearchRequest req;
     req.queries = q.data();
     req.num_queries = 3;
+    req.dim = dim;
     req.k = 7;
     req.filter = "cat = 1";
     SearchOptions o;
@@ -100,6 +101,7 @@ TEST(DBTest, ShardsMergeExactlyAndSurviveReopen) {
   SearchRequest req;
   req.queries = q.data();
   req.num_queries = 5;
+  req.dim = dim;
   req.k = 20;
   req.filter = "cat IN (2, 3)";
   SearchResult before;
@@ -107,7 +109,7 @@ TEST(DBTest, ShardsMergeExactlyAndSurviveReopen) {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(Options(), dir.Join("db"), &db).ok());
     ASSERT_TRUE(db->CreateCollection(Spec("s", dim, Metric::kCosine, DType::kFloat32, 3)).ok());
-    RowBatch b{n, v.data(), ids.data(), attrs.data()};
+    RowBatch b{n, dim, v.data(), ids.data(), attrs.data()};
     IngestResult ir;
     IngestOptions io;
     io.batch_rows = 777;
@@ -139,17 +141,24 @@ TEST(DBTest, IdsAreAssignedAfterTheLargestEverSeen) {
   Fixture f;
   ASSERT_TRUE(f.db->CreateCollection(Spec("a", 2, Metric::kL2)).ok());
   std::vector<float> v = {0, 0, 1, 1, 2, 2};
-  RowBatch b{3, v.data(), nullptr, nullptr};
+  RowBatch b{3, 2, v.data(), nullptr, nullptr};
   IngestResult ir;
   ASSERT_TRUE(f.db->Ingest("a", b, IngestOptions(), &ir).ok());
   std::vector<int64_t> ids = {50};
-  RowBatch b2{1, v.data(), ids.data(), nullptr};
+  RowBatch b2{1, 2, v.data(), ids.data(), nullptr};
   ASSERT_TRUE(f.db->Ingest("a", b2, IngestOptions(), &ir).ok());
-  ASSERT_TRUE(f.db->Ingest("a", b, IngestOptions(), &ir).ok());
+  // Rows without ids into a collection with live rows: only when asked for.
+  Status again = f.db->Ingest("a", b, IngestOptions(), &ir);
+  EXPECT_TRUE(again.IsInvalidArgument());
+  EXPECT_NE(again.message().find("--auto-ids"), std::string::npos) << again.message();
+  IngestOptions auto_ids;
+  auto_ids.auto_ids = true;
+  ASSERT_TRUE(f.db->Ingest("a", b, auto_ids, &ir).ok());
   std::vector<float> q = {2, 2};
   SearchRequest req;
   req.queries = q.data();
   req.num_queries = 1;
+  req.dim = 2;
   req.k = 3;
   SearchResult r;
   ASSERT_TRUE(f.db->Search("a", req, SearchOptions(), &r).ok());
@@ -166,13 +175,14 @@ TEST(DBTest, CosineWithZeroVectorsAndConcurrentSearches) {
   auto v = test::RandomVectors(3000, dim, 1);
   std::fill(v.begin(), v.begin() + dim, 0.0f);  // row 0 is all zeros
   auto attrs = Cats(3000, 3);
-  RowBatch b{3000, v.data(), nullptr, attrs.data()};
+  RowBatch b{3000, dim, v.data(), nullptr, attrs.data()};
   IngestResult ir;
   ASSERT_TRUE(f.db->Ingest("z", b, IngestOptions(), &ir).ok());
   auto q = test::RandomVectors(8, dim, 2);
   SearchRequest req;
   req.queries = q.data();
   req.num_queries = 8;
+  req.dim = dim;
   req.k = 3000;
   req.filter = "cat = 0";
   SearchResult expect;
@@ -210,6 +220,7 @@ TEST(DBTest, ErrorsAreStatusesNotCrashes) {
   SearchRequest req;
   req.queries = v.data();
   req.num_queries = 1;
+  req.dim = 3;
   req.k = 0;
   SearchResult r;
   EXPECT_TRUE(f.db->Search("e", req, SearchOptions(), &r).IsInvalidArgument());
@@ -225,7 +236,7 @@ TEST(DBTest, ErrorsAreStatusesNotCrashes) {
   // Bad attribute values name the row and attribute, and nothing is written.
   std::vector<std::vector<Value>> attrs = {{Value(int64_t{1})}, {Value(std::string("x"))}};
   std::vector<float> two = {1, 2, 3, 4, 5, 6};
-  RowBatch b{2, two.data(), nullptr, attrs.data()};
+  RowBatch b{2, 3, two.data(), nullptr, attrs.data()};
   IngestResult ir;
   s = f.db->Ingest("e", b, IngestOptions(), &ir);
   EXPECT_TRUE(s.IsInvalidArgument());

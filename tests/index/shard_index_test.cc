@@ -136,7 +136,7 @@ class FakeStore : public Store {
   }
   Status Flush() override { return Status::NotSupported("fake"); }
   Status DropCollection(const CollectionMeta&) override { return Status::NotSupported("fake"); }
-  Status CommitColumns(const CollectionMeta&, const std::vector<ColumnUpdate>&) override {
+  Status UpdateColumns(const CollectionMeta&, const std::vector<ColumnChange>&) override {
     return Status::NotSupported("fake");
   }
   Status BeginRewrite(const CollectionMeta&, uint32_t, std::unique_ptr<ShardRewrite>*) override {

@@ -53,6 +53,7 @@ class DBImplTest : public ::testing::Test {
     }
     RowBatch batch;
     batch.num_rows = n;
+    batch.dim = kDim;
     batch.vectors = v.data();
     batch.ids = ids.data();
     batch.attributes = attrs.data();
@@ -140,6 +141,7 @@ TEST_F(DBImplTest, IngestRejectsBadBatchesWritingNothing) {
   IngestResult r;
   RowBatch batch;
   batch.num_rows = 3;
+  batch.dim = kDim;
   batch.vectors = v.data();
   EXPECT_TRUE(db_->Ingest("nope", batch, IngestOptions(), &r).IsNotFound());
   v[kDim + 2] = std::numeric_limits<float>::quiet_NaN();
@@ -198,6 +200,7 @@ TEST_F(DBImplTest, SearchEqualsTheOracleWithFiltersAndDeletes) {
     SearchRequest req;
     req.queries = q.data();
     req.num_queries = 3;
+    req.dim = kDim;
     req.k = 7;
     for (SearchPath path :
          {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense}) {
@@ -244,6 +247,7 @@ TEST_F(DBImplTest, SearchRejectsBadRequests) {
   SearchRequest req;
   req.queries = q.data();
   req.num_queries = 2;
+  req.dim = kDim;
   SearchResult res;
   SearchOptions cpu;
   cpu.device = Device::kCpu;
@@ -279,6 +283,7 @@ TEST_F(DBImplTest, GpuWithoutADeviceIsUnavailableAndAutoRunsOnTheCpu) {
   SearchRequest req;
   req.queries = q.data();
   req.num_queries = 1;
+  req.dim = kDim;
   req.k = 2;
   SearchOptions opts;
   opts.device = Device::kGpu;
@@ -322,6 +327,7 @@ TEST_F(DBImplTest, PlannerThresholdsAreStoredPerDevice) {
   SearchRequest req;
   req.queries = q.data();
   req.num_queries = 1;
+  req.dim = kDim;
   req.k = 1;
   SearchOptions cpu;
   cpu.device = Device::kCpu;

@@ -178,6 +178,7 @@ TEST_F(ServerTest, RoundTripsEqualOracleAndDbSearch) {
       SearchRequest req;
       req.queries = queries.data();
       req.num_queries = 6;
+      req.dim = kDim;
       req.k = k;
       req.filter = f;
       SearchResult direct;
@@ -457,6 +458,7 @@ TEST_F(ServerTest, ConcurrentClientsWithDifferentFiltersAreBatchedCorrectly) {
       SearchRequest req;
       req.queries = &queries[i * kDim];
       req.num_queries = 1;
+      req.dim = kDim;
       req.k = 10;
       req.filter = filter_of(c);
       SearchResult direct;

@@ -152,33 +152,39 @@ TEST(RewriteTest, DropRemovesEverythingAndFreesTheName) {
   EXPECT_EQ(got.id, again.id);
 }
 
-TEST(RewriteTest, CommitColumnsReplacesAttributesOnly) {
+TEST(RewriteTest, UpdateColumnsReplacesAttributesOnly) {
   test::ScratchDir dir;
   std::unique_ptr<Store> store;
   ASSERT_TRUE(Store::Open(StoreOptions(), dir.path(), &store).ok());
   CollectionMeta meta;
   ASSERT_TRUE(store->CreateCollection(Spec(), &meta).ok());
-  const Chunk original = Rows(0, 40, 3);
-  ASSERT_TRUE(Append(store.get(), meta, 0, original).ok());
-  Chunk update = original;
-  update.columns[0] = Column();
-  update.columns[0].type = AttrType::kInt;
-  for (uint32_t r = 0; r < 40; ++r) update.columns[0].Append(Value(int64_t{-1} * r));
-  ASSERT_TRUE(store->CommitColumns(meta, {{0, &update}}).ok());
+  const Chunk first = Rows(0, 40, 3), second = Rows(40, 40, 4);
+  ASSERT_TRUE(Append(store.get(), meta, 0, first).ok());
+  ASSERT_TRUE(Append(store.get(), meta, 0, second).ok());
+  // Rows in both stored chunks, one set twice (the last change wins), one to null.
+  std::vector<Store::ColumnChange> changes = {{0, 5, 0, Value(int64_t{-5})},
+                                              {0, 45, 1, Value(std::string("new"))},
+                                              {0, 5, 0, Value(int64_t{-6})},
+                                              {0, 46, 0, Value()}};
+  ASSERT_TRUE(store->UpdateColumns(meta, changes).ok());
   store.reset();
   ASSERT_TRUE(Store::Open(StoreOptions(), dir.path(), &store).ok());
   std::vector<Chunk> chunks = Scan(store.get(), meta, 0);
-  ASSERT_EQ(chunks.size(), 1u);
-  EXPECT_EQ(chunks[0].vectors, original.vectors);
-  EXPECT_EQ(chunks[0].ids, original.ids);
-  EXPECT_EQ(chunks[0].columns[0].Get(5), Value(int64_t{-5}));
-  EXPECT_EQ(chunks[0].columns[1].Get(5), original.columns[1].Get(5));
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[0].vectors, first.vectors);
+  EXPECT_EQ(chunks[1].ids, second.ids);
+  EXPECT_EQ(chunks[0].columns[0].Get(5), Value(int64_t{-6}));
+  EXPECT_EQ(chunks[0].columns[1].Get(5), first.columns[1].Get(5));
+  EXPECT_EQ(chunks[0].columns[0].Get(6), first.columns[0].Get(6));
+  EXPECT_EQ(chunks[1].columns[1].Get(5), Value(std::string("new")));
+  EXPECT_EQ(chunks[1].columns[0].Get(6), Value());
   ExpectClean(store.get());
-  // A chunk of another size, or no such chunk, is refused whole.
-  Chunk wrong = Rows(0, 39, 3);
-  EXPECT_TRUE(store->CommitColumns(meta, {{0, &wrong}}).IsInvalidArgument());
-  Chunk missing = Rows(40, 40, 3);
-  EXPECT_FALSE(store->CommitColumns(meta, {{0, &missing}}).ok());
+  // A wrong type or a row past the end is refused whole.
+  EXPECT_TRUE(store->UpdateColumns(meta, {{0, 1, 0, Value(1.5)}}).IsInvalidArgument());
+  EXPECT_TRUE(store->UpdateColumns(meta, {{0, 7, 0, Value(int64_t{1})},
+                                          {0, 80, 0, Value(int64_t{1})}})
+                  .IsInvalidArgument());
+  EXPECT_EQ(Scan(store.get(), meta, 0)[0].columns[0].Get(7), first.columns[0].Get(7));
 }
 
 TEST(RewriteTest, CompactionRenumbersLiveRowsInANewKeySpace) {

@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   sieve::SearchRequest warm;
   warm.queries = q.data();
   warm.num_queries = 1;
+  warm.dim = static_cast<uint32_t>(dim);
   warm.k = 1;
   warm.filter = "cat = -1";
   sieve::SearchResult wr;
@@ -192,6 +193,7 @@ int main(int argc, char** argv) {
     sieve::SearchRequest req;
     req.queries = q.data();
     req.num_queries = nq;
+    req.dim = static_cast<uint32_t>(dim);
     req.k = static_cast<int>(k);
     req.filter = c == 1000 ? "" : "cat < " + std::to_string(c);
     std::vector<double> st;

@@ -15,6 +15,7 @@
 #include "tools/cli/flags.h"
 #include "tools/io/attributes_reader.h"
 #include "tools/io/neighbors_json.h"
+#include "tools/io/rows_json.h"
 #include "tools/io/npy.h"
 #include "tools/io/vectors_reader.h"
 
@@ -52,24 +53,33 @@ const char kCreateUsage[] =
 
 const char kIngestUsage[] =
     "usage: sieve ingest DB --collection NAME --vectors FILE [--attributes FILE] [--ids FILE]\n"
-    "                       [--batch-rows N]\n"
+    "                       [--batch-rows N] [--upsert] [--auto-ids]\n"
     "  vectors: .npy (2-D float32/float16/float64, C order) or .fvecs\n"
     "  attributes: .jsonl (one object per vector row; an absent key is null) or .csv with a\n"
     "              header row (an empty field is null; tags are '|'-separated)\n"
-    "  ids: .npy 1-D int64; without it ids are assigned in ingest order\n"
+    "  ids: .npy 1-D int64; without it ids are assigned in ingest order, continuing past the\n"
+    "       largest id the collection ever held (0 for a new collection)\n"
+    "  --upsert: rows whose id is live replace that row (vector and attributes); the others\n"
+    "            are inserted. Needs --ids. Without it an id that is live is an error.\n"
+    "  --auto-ids: rows without --ids go into a collection that already has live rows as new\n"
+    "            rows with new ids; without it that is an error, so that running the same\n"
+    "            ingest twice cannot add every row twice\n"
     "  The whole input is validated before anything is written; rows are then committed in\n"
     "  atomic, durable batches of --batch-rows rows (default 65536).\n"
-    "  stdout: {\"ingested\": N, \"rows\": LIVE_ROWS}\n";
+    "  stdout: {\"ingested\": N, \"replaced\": R, \"rows\": LIVE_ROWS}\n";
 
 const char kQueryUsage[] =
     "usage: sieve query DB --collection NAME --queries FILE --k K\n"
     "                      [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
     "                      [--path auto|sddmm|gather|dense] [--max-memory BYTES|auto]\n"
-    "                      [--explain]\n"
+    "                      [--include LIST] [--explain]\n"
     "  --filters: a text file whose line i is query i's filter (an empty line: no filter)\n"
     "  --max-memory: host memory the search may use (e.g. 2G; default auto: half of the\n"
     "    smaller of physical memory and the address-space limits); a search that needs more\n"
     "    fails at once with a message naming the sizes\n"
+    "  --include: attribute names, '*' for every attribute, 'vector' for the vector\n"
+    "    (comma-separated): each line then has \"attributes\": [{...} per neighbour] and\n"
+    "    \"vectors\": [[...] per neighbour]\n"
     "  stdout: one line per query: {\"query\": i, \"ids\": [...], \"distances\": [...]}\n"
     "  --explain: the plan and stage times as one JSON line on stderr\n";
 
@@ -141,7 +151,7 @@ int Create(const Args& args) {
 }
 
 int Ingest(const Args& args) {
-  Flags flags({"collection", "vectors", "attributes", "ids", "batch-rows"}, {});
+  Flags flags({"collection", "vectors", "attributes", "ids", "batch-rows"}, {"upsert", "auto-ids"});
   std::string path;
   if (int rc = ParseFlags("ingest", kIngestUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name, vectors_path;
@@ -149,6 +159,13 @@ int Ingest(const Args& args) {
   Status s = flags.Require("collection", &name);
   if (s.ok()) s = flags.Require("vectors", &vectors_path);
   if (s.ok()) s = flags.GetInt("batch-rows", 65536, 1, 1LL << 32, &batch_rows);
+  const bool upsert = flags.Has("upsert");
+  if (s.ok() && upsert && !flags.Has("ids")) {
+    s = Status::InvalidArgument("--upsert needs --ids FILE (rows are replaced by id)");
+  }
+  if (s.ok() && upsert && flags.Has("auto-ids")) {
+    s = Status::InvalidArgument("give --upsert or --auto-ids, not both");
+  }
   if (!s.ok()) return Fail("ingest", s);
 
   std::unique_ptr<DB> db;
@@ -186,11 +203,13 @@ int Ingest(const Args& args) {
 
   RowBatch batch;
   batch.num_rows = vectors.rows;
+  batch.dim = static_cast<uint32_t>(vectors.cols);
   batch.vectors = vectors.data.data();
   batch.ids = flags.Has("ids") ? ids.data() : nullptr;
   batch.attributes = flags.Has("attributes") ? attributes.data() : nullptr;
   IngestOptions options;
   options.batch_rows = static_cast<size_t>(batch_rows);
+  options.auto_ids = flags.Has("auto-ids");
   auto t0 = std::chrono::steady_clock::now();
   if (vectors.rows > static_cast<size_t>(batch_rows)) {
     options.progress = [t0](size_t done, size_t total) {
@@ -200,15 +219,18 @@ int Ingest(const Args& args) {
     };
   }
   IngestResult result;
-  s = db->Ingest(name, batch, options, &result);
+  s = upsert ? db->Upsert(name, batch, options, &result)
+             : db->Ingest(name, batch, options, &result);
   if (!s.ok()) return Fail("ingest", s);
-  std::printf("{\"ingested\": %zu, \"rows\": %llu}\n", result.ingested,
+  std::printf("{\"ingested\": %zu, \"replaced\": %llu, \"rows\": %llu}\n", result.ingested,
+              static_cast<unsigned long long>(result.replaced),
               static_cast<unsigned long long>(result.live_rows));
   return 0;
 }
 
 int Query(const Args& args) {
-  Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path", "max-memory"},
+  Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path", "max-memory",
+               "include"},
               {"explain"});
   std::string path;
   if (int rc = ParseFlags("query", kQueryUsage, args, &flags, &path); rc >= 0) return rc;
@@ -245,6 +267,9 @@ int Query(const Args& args) {
   SearchRequest request;
   request.queries = queries.data.data();
   request.num_queries = queries.rows;
+  request.dim = static_cast<uint32_t>(queries.cols);
+  s = Include::Parse(flags.Get("include"), &request.include);
+  if (!s.ok()) return Fail("query", s.WithContext("--include"));
   request.k = static_cast<int>(k);
   request.filter = flags.Get("filter");
   if (flags.Has("filters")) {
@@ -274,6 +299,24 @@ int Query(const Args& args) {
     out += "{\"query\": " + std::to_string(q) + ", ";
     s = io::AppendNeighborsJson(nb, &out);
     if (!s.ok()) return Fail("query", s.WithContext("query " + std::to_string(q)));
+    if (!request.include.empty()) {
+      if (!result.attribute_names.empty()) {
+        out += ", \"attributes\": [";
+        for (size_t i = 0; i < nb.attributes.size(); ++i) {
+          if (i) out += ", ";
+          io::AppendAttributesJson(result.attribute_names, nb.attributes[i], &out);
+        }
+        out += "]";
+      }
+      if (request.include.vector) {
+        out += ", \"vectors\": [";
+        for (size_t i = 0; i < nb.vectors.size(); ++i) {
+          if (i) out += ", ";
+          io::AppendVectorJson(nb.vectors[i], &out);
+        }
+        out += "]";
+      }
+    }
     out += "}\n";
     if (out.size() > (1 << 20)) {
       std::fwrite(out.data(), 1, out.size(), stdout);

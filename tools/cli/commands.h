@@ -7,12 +7,18 @@
 #ifndef SIEVE_TOOLS_CLI_COMMANDS_H_
 #define SIEVE_TOOLS_CLI_COMMANDS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "sieve/status.h"
 
 namespace sieve::cli {
 
 using Args = std::vector<std::string>;
+
+// A whole decimal integer as an id; InvalidArgument quoting the text otherwise.
+Status ParseId(const std::string& text, int64_t* id);
 
 int Create(const Args& args);
 int Ingest(const Args& args);
@@ -22,6 +28,13 @@ int Stats(const Args& args);
 int Check(const Args& args);
 int Repair(const Args& args);
 int Collections(const Args& args);
+// tools/cli/row_commands.cc
+int Get(const Args& args);
+int Count(const Args& args);
+int Export(const Args& args);
+int Update(const Args& args);
+int Drop(const Args& args);
+int Compact(const Args& args);
 
 }  // namespace sieve::cli
 

@@ -20,9 +20,15 @@ const char kUsage[] =
     "\n"
     "commands:\n"
     "  create       create a collection\n"
-    "  ingest       add rows from .npy/.fvecs vectors, .jsonl/.csv attributes, .npy ids\n"
+    "  ingest       add (or --upsert) rows from .npy/.fvecs vectors, .jsonl/.csv attributes\n"
     "  query        exact filtered k-nearest-neighbour search; JSON lines on stdout\n"
     "  delete       delete rows by id or by filter\n"
+    "  get          rows by id, with their attributes (and vectors)\n"
+    "  count        the exact number of rows a filter passes\n"
+    "  export       every row a filter passes, in id order, as JSONL, CSV or .npy\n"
+    "  update       set attributes of rows chosen by id or filter\n"
+    "  drop         remove a collection and its files\n"
+    "  compact      reclaim the space of deleted rows\n"
     "  stats        rows, dim, metric and schema of the collections\n"
     "  collections  list the collections\n"
     "  check        verify every invariant of the store and every byte of its files\n"
@@ -41,6 +47,12 @@ int Dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "ingest") return Ingest(args);
   if (cmd == "query") return Query(args);
   if (cmd == "delete") return Delete(args);
+  if (cmd == "get") return Get(args);
+  if (cmd == "count") return Count(args);
+  if (cmd == "export") return Export(args);
+  if (cmd == "update") return Update(args);
+  if (cmd == "drop") return Drop(args);
+  if (cmd == "compact") return Compact(args);
   if (cmd == "stats") return Stats(args);
   if (cmd == "collections") return Collections(args);
   if (cmd == "check") return Check(args);

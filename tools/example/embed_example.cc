@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   }
   sieve::RowBatch batch;
   batch.num_rows = n;
+  batch.dim = spec.dim;
   batch.vectors = vectors.data();
   batch.attributes = attributes.data();
   sieve::IngestResult ingested;
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   sieve::SearchRequest request;
   request.queries = vectors.data();  // the first two rows as queries
   request.num_queries = 2;
+  request.dim = spec.dim;
   request.k = 5;
   request.filter = "color = 'red' AND price < 50";
   sieve::SearchResult result;

@@ -437,8 +437,9 @@ Status ReadInt64Vector(const std::string& path, std::vector<int64_t>* out) {
       });
 }
 
-Status WriteArray(const std::string& path, const std::string& descr, const std::string& shape,
-                  const void* data, size_t bytes) {
+}  // namespace
+
+std::string NpyPreamble(const std::string& descr, const std::string& shape) {
   std::string header =
       "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // NumPy pads so that the data starts on a 64-byte boundary; readers that mmap rely on it.
@@ -450,10 +451,17 @@ Status WriteArray(const std::string& path, const std::string& descr, const std::
   preamble.push_back('\x00');
   preamble.push_back(static_cast<char>(header.size() & 0xFF));
   preamble.push_back(static_cast<char>(header.size() >> 8));
+  return preamble + header;
+}
+
+namespace {
+
+Status WriteArray(const std::string& path, const std::string& descr, const std::string& shape,
+                  const void* data, size_t bytes) {
+  const std::string preamble = NpyPreamble(descr, shape);
   OutputFile file;
   SIEVE_RETURN_IF_ERROR(file.Open(path));
   SIEVE_RETURN_IF_ERROR(file.Append(preamble.data(), preamble.size()));
-  SIEVE_RETURN_IF_ERROR(file.Append(header.data(), header.size()));
   if (bytes > 0) SIEVE_RETURN_IF_ERROR(file.Append(data, bytes));
   return file.Close();
 }

@@ -48,6 +48,11 @@ Status ReadNpyInt64Vector(const std::string& path, std::vector<int64_t>* out);
 Status WriteNpyMatrix(const std::string& path, const float* data, size_t rows, size_t cols);
 Status WriteNpyInt64(const std::string& path, const int64_t* data, size_t n);
 
+// The magic, version, header length and header of a version 1.0 file of dtype `descr`
+// ("<f4", "<i8") and `shape` ("(3, 4)", "(3,)"), padded so the data starts on a 64-byte
+// boundary: what a writer that streams the data after it puts first.
+std::string NpyPreamble(const std::string& descr, const std::string& shape);
+
 }  // namespace sieve::io
 
 #endif  // SIEVE_TOOLS_IO_NPY_H_

@@ -35,7 +35,7 @@ void Batcher::Submit(QueryJob job) {
     return;
   }
   const size_t max_batch = options_.max_batch < 1 ? 1 : options_.max_batch;
-  if (job.solo || job.num_queries >= max_batch) {
+  if (job.solo || !job.include.empty() || job.num_queries >= max_batch) {
     Batch b;
     b.num_queries = job.num_queries;
     b.jobs.push_back(std::move(job));
@@ -110,6 +110,8 @@ void Batcher::RunOne(QueryJob* job) {
   SearchRequest req;
   req.queries = job->queries.data();
   req.num_queries = job->num_queries;
+  req.dim = job->dim;
+  req.include = job->include;
   req.k = job->k;
   req.filter = job->filter;
   req.filters = job->filters;
@@ -148,6 +150,7 @@ void Batcher::Run(std::vector<QueryJob>* jobs) {
   }
   req.queries = queries.data();
   req.num_queries = nq;
+  req.dim = first.dim;
   req.k = first.k;
   if (one_filter) req.filter = first.filter;
   SearchResult result;

@@ -40,6 +40,8 @@ struct QueryJob {
   SearchOptions options;
   std::vector<float> queries;  // num_queries × dim, row-major
   size_t num_queries = 0;
+  uint32_t dim = 0;                  // of each query vector
+  Include include;                   // stored fields with each neighbour (then run alone)
   std::string filter;                // used when `filters` is empty
   std::vector<std::string> filters;  // one per query vector, or empty
   // Runs alone (never merged with other requests) and gets its Explain: for `explain`.

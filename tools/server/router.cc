@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/io/neighbors_json.h"
+#include "tools/io/rows_json.h"
 #include "tools/io/json_value.h"
 #include "tools/server/npy_body.h"
 
@@ -212,17 +213,38 @@ Status ParseAttributes(const json& v, const std::vector<AttributeSpec>& schema, 
 // (at most 15, "-1.2345678e-38"), and their separators.
 constexpr uint64_t kMaxResultTextBytes = 20 + 15 + 4;
 
+// The text attribute values can take in a response, names included (an upper bound: every
+// byte escaped as \uXXXX).
+uint64_t ValuesTextBound(const std::vector<Value>& values) {
+  uint64_t bytes = 2;
+  for (const Value& v : values) {
+    bytes += 2 * 64 + 8;  // the name (names are short identifiers) and punctuation
+    if (const auto* s = std::get_if<std::string>(&v)) {
+      bytes += 6 * s->size() + 2;
+    } else if (const auto* t = std::get_if<std::vector<std::string>>(&v)) {
+      for (const std::string& x : *t) bytes += 6 * x.size() + 4;
+    } else {
+      bytes += 32;
+    }
+  }
+  return bytes;
+}
+
 // The size ResultsBody's text can reach for `results` (an upper bound).
 uint64_t ResultsBodyBound(const std::vector<Neighbors>& results) {
   uint64_t bytes = 64;
-  for (const Neighbors& nb : results) bytes += 40 + nb.ids.size() * kMaxResultTextBytes;
+  for (const Neighbors& nb : results) {
+    bytes += 60 + nb.ids.size() * kMaxResultTextBytes;
+    for (const auto& row : nb.attributes) bytes += ValuesTextBound(row);
+    for (const auto& v : nb.vectors) bytes += 4 + v.size() * 17;
+  }
   return bytes;
 }
 
 // The query response body, or the error why it cannot be given: a distance that is not
 // finite (JSON has no infinity; DB::Search never returns one).
 Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain,
-                   std::string* body) {
+                   const std::vector<std::string>& names, bool vectors, std::string* body) {
   SIEVE_RETURN_IF_ERROR(io::CheckNeighbors(results));
   std::string& out = *body;
   out.reserve(ResultsBodyBound(results) + (explain != nullptr ? 4096 : 0));
@@ -231,11 +253,50 @@ Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain
     const Neighbors& nb = results[q];
     out += q ? ", {" : "{";
     SIEVE_RETURN_IF_ERROR(io::AppendNeighborsJson(nb, &out));
+    if (!names.empty()) {
+      out += ", \"attributes\": [";
+      for (size_t i = 0; i < nb.attributes.size(); ++i) {
+        if (i) out += ", ";
+        io::AppendAttributesJson(names, nb.attributes[i], &out);
+      }
+      out += "]";
+    }
+    if (vectors) {
+      out += ", \"vectors\": [";
+      for (size_t i = 0; i < nb.vectors.size(); ++i) {
+        if (i) out += ", ";
+        io::AppendVectorJson(nb.vectors[i], &out);
+      }
+      out += "]";
+    }
     out += "}";
   }
   out += "]";
   if (explain != nullptr) out += ", \"plan\": " + explain->ToJson();
   out += "}\n";
+  return Status::OK();
+}
+
+// "include": "price,color" (Include::Parse's list) or ["price", "*", "vector"].
+Status ParseInclude(const json& v, Include* out) {
+  *out = Include();
+  if (v.is_string()) return Include::Parse(v.get<std::string>(), out);
+  if (!v.is_array()) {
+    return Status::InvalidArgument("'include' must be a string or an array of strings");
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) {
+      return Status::InvalidArgument("include[" + std::to_string(i) + "] is not a string");
+    }
+    const std::string item = v[i].get<std::string>();
+    if (item == "*") {
+      out->all_attributes = true;
+    } else if (item == "vector") {
+      out->vector = true;
+    } else {
+      out->attributes.push_back(item);
+    }
+  }
   return Status::OK();
 }
 
@@ -307,7 +368,9 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
     } else if (parts.size() == 2 && parts[0] == "collections") {
       route = "/collections/{name}";
     } else if (parts.size() == 3 && parts[0] == "collections" &&
-               (parts[2] == "rows" || parts[2] == "query" || parts[2] == "delete")) {
+               (parts[2] == "rows" || parts[2] == "query" || parts[2] == "delete" ||
+                parts[2] == "get" || parts[2] == "scroll" || parts[2] == "count" ||
+                parts[2] == "update" || parts[2] == "compact")) {
       route = "/collections/{name}/" + parts[2];
     }
   }
@@ -353,13 +416,32 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
         done(std::move(r));
       }
     } else if (route == "/collections/{name}") {
-      if (allow("GET")) done(Stats(parts[1]));
+      if (req.method == "GET") {
+        done(Stats(parts[1]));
+      } else if (req.method == "DELETE") {
+        done(Drop(parts[1]));
+      } else {
+        HttpResponse r = Error(405, "method " + req.method + " is not allowed on " + route +
+                                        " (use GET or DELETE)");
+        r.allow = "GET, DELETE";
+        done(std::move(r));
+      }
     } else if (route == "/collections/{name}/rows") {
       if (allow("POST")) done(Ingest(parts[1], req));
     } else if (route == "/collections/{name}/delete") {
       if (allow("POST")) done(Delete(parts[1], req));
     } else if (route == "/collections/{name}/query") {
       if (allow("POST")) Query(parts[1], req, done);
+    } else if (route == "/collections/{name}/get") {
+      if (allow("POST")) done(Get(parts[1], req));
+    } else if (route == "/collections/{name}/scroll") {
+      if (allow("POST")) done(Scroll(parts[1], req));
+    } else if (route == "/collections/{name}/count") {
+      if (allow("POST")) done(Count(parts[1], req));
+    } else if (route == "/collections/{name}/update") {
+      if (allow("POST")) done(Update(parts[1], req));
+    } else if (route == "/collections/{name}/compact") {
+      if (allow("POST")) done(Compact(parts[1]));
     }
   } catch (const json::exception& e) {
     done(Error(400, std::string("bad request body: ") + e.what()));
@@ -452,7 +534,7 @@ HttpResponse Router::Ingest(const std::string& name, const HttpRequest& req) {
   size_t n = 0;
   std::vector<int64_t> ids;
   std::vector<std::vector<Value>> attributes;
-  bool have_ids = false, have_attributes = false;
+  bool have_ids = false, have_attributes = false, upsert = false, auto_ids = false;
   const std::string_view ct(req.content_type);
   if (ct.rfind("application/octet-stream", 0) == 0 || ct.rfind("application/x-npy", 0) == 0) {
     io::NpyMatrix m;
@@ -464,11 +546,20 @@ HttpResponse Router::Ingest(const std::string& name, const HttpRequest& req) {
     }
     n = m.rows;
     vectors = std::move(m.data);
+    auto_ids = true;  // a body of bare vectors has no ids: it always adds new rows
   } else {
     json j;
     HttpResponse err;
     if (!ParseObject(req.body, &j, &err)) return err;
-    if (!OnlyKeys(j, {"ids", "vectors", "attributes"}, &err)) return err;
+    if (!OnlyKeys(j, {"ids", "vectors", "attributes", "upsert", "auto_ids"}, &err)) return err;
+    for (const char* flag : {"upsert", "auto_ids"}) {
+      if (j.contains(flag) && !j[flag].is_boolean()) {
+        return Error(400, std::string("'") + flag + "' must be true or false");
+      }
+    }
+    upsert = j.value("upsert", false);
+    auto_ids = j.value("auto_ids", false);
+    if (upsert && auto_ids) return Error(400, "give 'upsert' or 'auto_ids', not both");
     if (!j.contains("vectors")) return Error(400, "'vectors' is required");
     s = ParseVectors(j["vectors"], spec.dim, name, &vectors, &n);
     if (s.ok() && j.contains("ids") && !j["ids"].is_null()) {
@@ -487,15 +578,20 @@ HttpResponse Router::Ingest(const std::string& name, const HttpRequest& req) {
   }
   RowBatch batch;
   batch.num_rows = n;
+  batch.dim = spec.dim;
   batch.vectors = vectors.data();
   batch.ids = have_ids ? ids.data() : nullptr;
   batch.attributes = have_attributes ? attributes.data() : nullptr;
   IngestOptions options;
   options.batch_rows = 0;  // one request, one atomic commit
+  options.auto_ids = auto_ids;
   IngestResult result;
-  s = db_->Ingest(name, batch, options, &result);
+  s = upsert ? db_->Upsert(name, batch, options, &result)
+             : db_->Ingest(name, batch, options, &result);
   if (!s.ok()) return Error(s);
-  return Json(200, json{{"ingested", result.ingested}, {"rows", result.live_rows}});
+  return Json(200, json{{"ingested", result.ingested},
+                        {"replaced", result.replaced},
+                        {"rows", result.live_rows}});
 }
 
 HttpResponse Router::Delete(const std::string& name, const HttpRequest& req) {
@@ -525,7 +621,8 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return reply(err);
-  if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain"}, &err)) {
+  if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain", "include"},
+                &err)) {
     return reply(err);
   }
   uint32_t dim = 0;
@@ -535,6 +632,7 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   job.collection = name;
   if (!j.contains("vectors")) return reply(Error(400, "'vectors' is required"));
   s = ParseVectors(j["vectors"], dim, name, &job.queries, &job.num_queries);
+  job.dim = dim;
   if (!s.ok()) return reply(Error(s));
   if (job.num_queries > options_.max_request_queries) {
     return reply(Error(413, std::to_string(job.num_queries) + " query vectors in one request, " +
@@ -585,14 +683,22 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     if (!j["explain"].is_boolean()) return reply(Error(400, "'explain' must be true or false"));
     job.solo = j["explain"].get<bool>();
   }
+  std::vector<std::string> names;
+  if (j.contains("include") && !j["include"].is_null()) {
+    s = ParseInclude(j["include"], &job.include);
+    CollectionStats stats;
+    if (s.ok()) s = db_->GetStats(name, &stats);
+    if (s.ok()) s = job.include.AttributeNames(stats.spec, &names);
+    if (!s.ok()) return reply(Error(s));
+  }
   if (job.num_queries == 0) {
     // Still validate the filter and k against the collection: run it (cheap, nothing to do).
     job.solo = true;
   }
   const bool explain = job.solo && job.num_queries > 0;
   const uint64_t budget = memory_budget_bytes_;
-  job.done = [reply, explain, budget](const Status& st, std::vector<Neighbors> results,
-                                      const Explain* ex) {
+  job.done = [reply, explain, budget, names, vectors = job.include.vector](
+                 const Status& st, std::vector<Neighbors> results, const Explain* ex) {
     if (!st.ok()) {
       // A search that alone needs more than the budget can never be served: 413. Memory that
       // ran out (other searches hold it, or the machine has less) may be there later: 503.
@@ -611,11 +717,179 @@ void Router::Query(const std::string& name, const HttpRequest& req,
                                   " bytes (--max-memory); ask for fewer queries or a smaller k"));
     }
     HttpResponse r;
-    Status s = ResultsBody(results, explain ? ex : nullptr, &r.body);
+    Status s = ResultsBody(results, explain ? ex : nullptr, names, vectors, &r.body);
     if (!s.ok()) return reply(Error(500, s.message()));
     reply(std::move(r));
   };
   batcher_->Submit(std::move(job));
+}
+
+HttpResponse Router::Get(const std::string& name, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"ids", "include"}, &err)) return err;
+  if (!j.contains("ids")) return Error(400, "'ids' is required");
+  std::vector<int64_t> ids;
+  Status s = ParseIds(j["ids"], "ids", &ids);
+  Include include;
+  include.all_attributes = true;
+  if (s.ok() && j.contains("include") && !j["include"].is_null()) {
+    s = ParseInclude(j["include"], &include);
+  }
+  GetResult result;
+  if (s.ok()) s = db_->Get(name, ids.data(), ids.size(), include, &result);
+  if (!s.ok()) return Error(s);
+  HttpResponse r;
+  std::string& out = r.body;
+  out = "{\"rows\": [";
+  for (size_t i = 0; i < result.rows.size(); ++i) {
+    out += i ? ", {" : "{";
+    if (result.found[i]) {
+      io::AppendRowJson(result.rows[i], result.attribute_names, include.vector, &out);
+      out += ", \"found\": true}";
+    } else {
+      out += "\"id\": " + std::to_string(result.rows[i].id) + ", \"found\": false}";
+    }
+  }
+  out += "]}\n";
+  return r;
+}
+
+HttpResponse Router::Scroll(const std::string& name, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"filter", "include", "limit", "after"}, &err)) return err;
+  ScanRequest request;
+  request.include.all_attributes = true;
+  Status s;
+  if (j.contains("filter") && !j["filter"].is_null()) {
+    if (!j["filter"].is_string()) return Error(400, "'filter' must be a string");
+    request.filter = j["filter"].get<std::string>();
+  }
+  if (j.contains("include") && !j["include"].is_null()) s = ParseInclude(j["include"], &request.include);
+  if (!s.ok()) return Error(s);
+  if (j.contains("limit")) {
+    int64_t limit = 0;
+    if (!GetInt64(j["limit"], &limit) || limit < 1 || limit > 100000) {
+      return Error(400, "'limit' must be an integer in [1, 100000], got " + j["limit"].dump());
+    }
+    request.limit = static_cast<size_t>(limit);
+  }
+  if (j.contains("after") && !j["after"].is_null()) {
+    if (!GetInt64(j["after"], &request.after)) {
+      return Error(400, "'after' must be an integer id (the 'next' of the previous page)");
+    }
+    request.has_after = true;
+  }
+  ScanResult result;
+  s = db_->Scan(name, request, &result);
+  if (!s.ok()) return Error(s);
+  uint64_t bound = 64;
+  for (const Row& row : result.rows) {
+    bound += 64 + ValuesTextBound(row.attributes) + row.vector.size() * 17;
+  }
+  if (bound > memory_budget_bytes_) {
+    return Error(413, "this page could take " + std::to_string(bound) +
+                          " bytes, over the server's memory budget; ask for a smaller 'limit'");
+  }
+  HttpResponse r;
+  std::string& out = r.body;
+  out.reserve(bound);
+  out = "{\"rows\": [";
+  for (size_t i = 0; i < result.rows.size(); ++i) {
+    out += i ? ", {" : "{";
+    io::AppendRowJson(result.rows[i], result.attribute_names, request.include.vector, &out);
+    out += "}";
+  }
+  out += "], \"next\": ";
+  out += result.done ? "null" : std::to_string(result.next);
+  out += "}\n";
+  return r;
+}
+
+HttpResponse Router::Count(const std::string& name, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"filter"}, &err)) return err;
+  std::string filter;
+  if (j.contains("filter") && !j["filter"].is_null()) {
+    if (!j["filter"].is_string()) return Error(400, "'filter' must be a string");
+    filter = j["filter"].get<std::string>();
+  }
+  uint64_t count = 0;
+  Status s = db_->Count(name, filter, &count);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"count", count}});
+}
+
+HttpResponse Router::Update(const std::string& name, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"ids", "filter", "set"}, &err)) return err;
+  if (j.contains("ids") == j.contains("filter")) {
+    return Error(400, "give exactly one of 'ids' or 'filter'");
+  }
+  if (!j.contains("set") || !j["set"].is_object() || j["set"].empty()) {
+    return Error(400, "'set' must be an object of attribute values, e.g. {\"price\": 3.5}");
+  }
+  CollectionStats stats;
+  Status s = db_->GetStats(name, &stats);
+  if (!s.ok()) return Error(s);
+  UpdateRequest request;
+  for (const auto& [attr, value] : j["set"].items()) {
+    const AttributeSpec* spec = nullptr;
+    for (const AttributeSpec& a : stats.spec.attributes) {
+      if (a.name == attr) spec = &a;
+    }
+    Value v;
+    if (spec == nullptr) {
+      request.set.emplace_back(attr, Value());  // the engine names the valid attributes
+      continue;
+    }
+    s = ParseValue(value, spec->type, &v);
+    if (!s.ok()) return Error(s.WithContext("set '" + attr + "'"));
+    request.set.emplace_back(attr, std::move(v));
+  }
+  std::vector<int64_t> ids;
+  if (j.contains("ids")) {
+    s = ParseIds(j["ids"], "ids", &ids);
+    if (!s.ok()) return Error(s);
+    if (ids.empty()) return Json(200, json{{"updated", 0}});
+    request.ids = ids.data();
+    request.num_ids = ids.size();
+  } else {
+    if (!j["filter"].is_string()) return Error(400, "'filter' must be a string");
+    request.filter = j["filter"].get<std::string>();
+    if (request.filter.empty()) return Error(400, "'filter' is empty");
+  }
+  uint64_t updated = 0;
+  s = db_->Update(name, request, &updated);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"updated", updated}});
+}
+
+HttpResponse Router::Drop(const std::string& name) {
+  Status s = db_->DropCollection(name);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    dims_.erase(name);
+  }
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"dropped", name}});
+}
+
+HttpResponse Router::Compact(const std::string& name) {
+  CompactResult result;
+  Status s = db_->Compact(name, &result);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"bytes_before", result.bytes_before},
+                        {"bytes_after", result.bytes_after},
+                        {"rows_removed", result.rows_removed},
+                        {"shards_rewritten", result.shards_rewritten}});
 }
 
 }  // namespace sieve::server

@@ -5,8 +5,11 @@
 // Batcher for queries. Routes (see README.md, "Server"):
 //
 //   GET  /health   GET /metrics   GET /collections   POST /collections
-//   GET  /collections/NAME        POST /collections/NAME/rows
+//   GET  /collections/NAME        DELETE /collections/NAME (drop)
+//   POST /collections/NAME/rows   (ingest; "upsert": true replaces live rows)
 //   POST /collections/NAME/query  POST /collections/NAME/delete
+//   POST /collections/NAME/get    POST /collections/NAME/scroll   POST /collections/NAME/count
+//   POST /collections/NAME/update POST /collections/NAME/compact
 //
 // Errors answer 4xx with {"error": "..."} naming what was wrong; 5xx only for internal
 // failures. A write is answered only after the DB call returned, i.e. once it is durable.
@@ -70,12 +73,18 @@ class Router {
   HttpResponse Stats(const std::string& name);
   HttpResponse Ingest(const std::string& name, const HttpRequest& req);
   HttpResponse Delete(const std::string& name, const HttpRequest& req);
+  HttpResponse Get(const std::string& name, const HttpRequest& req);
+  HttpResponse Scroll(const std::string& name, const HttpRequest& req);
+  HttpResponse Count(const std::string& name, const HttpRequest& req);
+  HttpResponse Update(const std::string& name, const HttpRequest& req);
+  HttpResponse Drop(const std::string& name);
+  HttpResponse Compact(const std::string& name);
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
   bool Authorized(const HttpRequest& req) const;
-  // The collection's dim, cached (a collection's dim never changes and collections are not
-  // dropped). NotFound for an unknown collection.
+  // The collection's dim, cached (a collection's dim never changes; Drop forgets it).
+  // NotFound for an unknown collection.
   Status Dim(const std::string& name, uint32_t* dim);
 
   DB* const db_;
