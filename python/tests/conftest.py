@@ -39,11 +39,13 @@ def sieve_cli() -> pathlib.Path:
 
 
 class Server:
-    """`sieve serve DB --listen 127.0.0.1:0` in a child process."""
+    """`sieve serve DB --create --listen 127.0.0.1:0` in a child process (an existing store is
+    served as it is; a missing one is created empty)."""
 
     def __init__(self, db_path, *extra):
         self.proc = subprocess.Popen(
-            [str(sieve_cli()), "serve", str(db_path), "--listen", "127.0.0.1:0", *extra],
+            [str(sieve_cli()), "serve", str(db_path), "--create", "--listen", "127.0.0.1:0",
+             *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line:

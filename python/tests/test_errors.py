@@ -55,7 +55,7 @@ def test_invalid_argument(db):
         (lambda: c.search(q, k=1, filter="a = 1", filters=["a = 1"]), "not both"),
         (lambda: c.search(q, k=1, device="tpu"), "tpu"),
         (lambda: c.search(q, k=1, path="fast"), "fast"),
-        (lambda: c.search(np.full((1, 4), np.nan, np.float32), k=1), "not finite"),
+        (lambda: c.search(np.full((1, 4), np.nan, np.float32), k=1), "query 0: component 0 is NaN"),
         (lambda: c.ingest(np.ones((1, 4), np.float32), ids=[2]), "id 2 already exists"),
         (lambda: c.ingest(np.ones((2, 4), np.float32), ids=[7, 7]), "repeats row 0"),
         (lambda: c.ingest(np.ones((2, 4), np.float32), ids=[7]), "1 ids for 2 vectors"),
