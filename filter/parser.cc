@@ -64,6 +64,17 @@ class Parser {
     return FilterError(t.pos, what, t.text);
   }
 
+  // "attributes: a, b, c" for messages, as the attributes readers word it.
+  std::string AttributeList() const {
+    if (spec_.attributes.empty()) return "the collection has no attributes";
+    std::string s = "attributes:";
+    for (size_t i = 0; i < spec_.attributes.size(); ++i) {
+      s += (i ? ", " : " ") + spec_.attributes[i].name;
+      if (s.size() > 200) return s.substr(0, 200) + "...";
+    }
+    return s;
+  }
+
   // The error for the next token when it is not what the grammar needs here. A lexical error
   // and the end of input take precedence, since they are what is really wrong.
   Status Unexpected(std::string_view expected) const {
@@ -217,7 +228,8 @@ class Parser {
       if (spec_.attributes[i].name == wanted) attr = i;
     }
     if (attr == spec_.attributes.size()) {
-      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "'");
+      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "' (" + AttributeList() +
+                               ")");
     }
     Take();
     const AttributeSpec& a = spec_.attributes[attr];

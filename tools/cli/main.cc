@@ -57,8 +57,9 @@ int Dispatch(const std::string& cmd, const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
+    // No command is bad input: exit 1, as the CLI contract says for every failure.
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    return argc < 2 ? 1 : 0;
   }
   // No exception may end the process: the engine returns Status codes, and anything thrown
   // by the CLI's own code (an allocation in a reader or the output) ends here, as one line.
