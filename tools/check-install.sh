@@ -3,6 +3,8 @@
 # (default build/) into a temporary prefix with `cmake --install`, checks the installed layout,
 # builds tools/example as a project of its own against it (find_package(sieve), C++17, nothing
 # from the source tree on its include path) and runs it, which checks its filtered search.
+# Then the same program in a parent project that takes Sieve with add_subdirectory (CPU
+# backend only: it checks the CMake wiring, not CUDA; SIEVE_CHECK_SUBPROJECT=0 skips it).
 # Usage: tools/check-install.sh [BUILD_DIR]   (run by tools/run-tests.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,3 +59,31 @@ fi
 }
 grep -q "^sieve 0.1.0$" "$tmp/run.log" || { cat "$tmp/run.log" >&2; exit 1; }
 echo "check-install: installed into a temporary prefix; tools/example built with find_package(sieve) and ran" >&2
+
+[ "${SIEVE_CHECK_SUBPROJECT:-1}" = 0 ] && exit 0
+mkdir -p "$tmp/parent"
+cat >"$tmp/parent/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.25)
+project(parent LANGUAGES C CXX)
+add_subdirectory("$root" sieve)
+add_executable(app "$root/tools/example/embed_example.cc")
+target_link_libraries(app PRIVATE sieve::sieve)
+CMAKE
+cmake -S "$tmp/parent" -B "$tmp/parent-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DSIEVE_CUDA=OFF >"$tmp/parent-configure.log" 2>&1 || {
+  cat "$tmp/parent-configure.log" >&2
+  echo "check-install: a project that adds Sieve with add_subdirectory does not configure" >&2
+  exit 1
+}
+cmake --build "$tmp/parent-build" --target app -j "${SIEVE_JOBS:-$(nproc)}" \
+  >"$tmp/parent-build.log" 2>&1 || {
+  tail -50 "$tmp/parent-build.log" >&2
+  echo "check-install: a project that adds Sieve with add_subdirectory does not build" >&2
+  exit 1
+}
+"$tmp/parent-build/app" "$tmp/db2" >"$tmp/parent-run.log" 2>&1 || {
+  cat "$tmp/parent-run.log" >&2
+  echo "check-install: tools/example built through add_subdirectory failed" >&2
+  exit 1
+}
+echo "check-install: tools/example built through add_subdirectory(sieve) and ran" >&2
