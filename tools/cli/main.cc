@@ -20,7 +20,7 @@ const char kUsage[] =
     "\n"
     "commands:\n"
     "  create       create a collection\n"
-    "  ingest       add rows from .npy/.fvecs vectors, .jsonl/.csv attributes, .npy ids\n"
+    "  ingest       add rows from .npy/.fvecs/HDF5 vectors, .jsonl/.csv attributes, .npy ids\n"
     "  query        exact filtered k-nearest-neighbour search; JSON lines on stdout\n"
     "  delete       delete rows by id or by filter\n"
     "  stats        rows, dim, metric and schema of the collections\n"
