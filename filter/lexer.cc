@@ -233,8 +233,14 @@ Status FilterError(size_t pos, std::string_view what, std::string_view got) {
     if (!shown.empty() && static_cast<unsigned char>(shown.back()) >= 0xC0) shown.pop_back();
     shown += "...";
   }
-  return Status::InvalidArgument("filter: at position " + std::to_string(pos) + ": " +
-                                 std::string(what) + " (got '" + shown + "')");
+  // A string literal's text brings its own quotes; a message that already quotes the token
+  // ("unknown attribute 'colour'") does not repeat it.
+  const std::string quoted = shown.starts_with('\'') ? shown : "'" + shown + "'";
+  std::string message = "filter: at position " + std::to_string(pos) + ": " + std::string(what);
+  if (got.empty() || what.find(quoted) == std::string_view::npos) {
+    message += " (got " + quoted + ")";
+  }
+  return Status::InvalidArgument(message);
 }
 
 }  // namespace sieve

@@ -100,7 +100,8 @@ bool IsBareIdentifier(std::string_view name);
 std::vector<Token> Tokenize(std::string_view text);
 
 // InvalidArgument "filter: at position P: <what> (got '<token>')"; long lexemes are
-// shortened.
+// shortened. A string literal is shown as written ("(got 'abc')", not "(got ''abc'')"), and the
+// "(got ...)" part is left out when <what> already quotes the token.
 Status FilterError(size_t pos, std::string_view what, std::string_view got);
 
 }  // namespace sieve

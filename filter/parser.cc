@@ -64,6 +64,17 @@ class Parser {
     return FilterError(t.pos, what, t.text);
   }
 
+  // "attributes: a, b, c" for messages, as the attributes readers word it.
+  std::string AttributeList() const {
+    if (spec_.attributes.empty()) return "the collection has no attributes";
+    std::string s = "attributes:";
+    for (size_t i = 0; i < spec_.attributes.size(); ++i) {
+      s += (i ? ", " : " ") + spec_.attributes[i].name;
+      if (s.size() > 200) return s.substr(0, 200) + "...";
+    }
+    return s;
+  }
+
   // The error for the next token when it is not what the grammar needs here. A lexical error
   // and the end of input take precedence, since they are what is really wrong.
   Status Unexpected(std::string_view expected) const {
@@ -228,13 +239,8 @@ class Parser {
     // holds that name (it is then reached as the attribute).
     const bool is_id = attr == spec_.attributes.size() && !name.quoted && wanted == "id";
     if (attr == spec_.attributes.size() && !is_id) {
-      std::string known;
-      for (const AttributeSpec& a : spec_.attributes) {
-        known += (known.empty() ? "" : ", ") + a.name;
-      }
-      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "' (the collection has " +
-                               (known.empty() ? std::string("no attributes") : known) +
-                               ", and the row id `id`)");
+      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "' (" + AttributeList() +
+                               "; and the row id `id`)");
     }
     Take();
     const AttributeSpec& a = is_id ? IdSpec() : spec_.attributes[attr];

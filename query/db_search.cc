@@ -161,7 +161,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       w.bf.union_set = &w.union_set;
       sets_bytes += w.union_set.MemoryBytes();
       in.union_rows = w.union_set.Cardinality();
-      ex.passing_rows += sum;
+      ex.passing_rows += in.union_rows;
     } else {
       in.passing_rows = bf.passing_rows[0];
       in.union_rows = in.passing_rows;

@@ -27,7 +27,7 @@ Status Executors::Resolve(Device device, Executor** executor, Device* resolved) 
     gpu_status_ = gpu::CreateGpuExecutor(gpu_options_, &gpu_);
   }
   if (device == Device::kGpu && gpu_ == nullptr) {
-    return Status::Unavailable("--device gpu: " + gpu_status_.message());
+    return Status::Unavailable("device gpu requested: " + gpu_status_.message());
   }
   const bool gpu = device != Device::kCpu && gpu_ != nullptr;
   *executor = gpu ? gpu_.get() : cpu_.get();

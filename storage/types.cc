@@ -5,6 +5,7 @@
 
 #include "sieve/types.h"
 
+#include <cmath>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -65,10 +66,42 @@ constexpr NamedValue<SearchPath> kSearchPaths[] = {{"auto", SearchPath::kAuto},
                                                    {"gather", SearchPath::kGather},
                                                    {"dense", SearchPath::kDense}};
 
-// Invalid UTF-8 in user strings must not make dump() throw.
-std::string DumpLine(const nlohmann::ordered_json& j) {
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+// One line, spaced as the CLI's other output is ({"a": 1, "b": [1, 2]}, as `create` and
+// `query` print it). Invalid UTF-8 in user strings must not make dump() throw.
+void AppendLine(const nlohmann::ordered_json& j, std::string* out) {
+  if (j.is_object()) {
+    out->push_back('{');
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!first) out->append(", ");
+      first = false;
+      out->append(nlohmann::ordered_json(it.key()).dump(
+          -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+      out->append(": ");
+      AppendLine(it.value(), out);
+    }
+    out->push_back('}');
+  } else if (j.is_array()) {
+    out->push_back('[');
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (i > 0) out->append(", ");
+      AppendLine(j[i], out);
+    }
+    out->push_back(']');
+  } else {
+    out->append(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  }
 }
+
+std::string DumpLine(const nlohmann::ordered_json& j) {
+  std::string out;
+  AppendLine(j, &out);
+  return out;
+}
+
+// Stage times to the microsecond: a difference of two clock readings in milliseconds otherwise
+// prints as 1.1492559999999998.
+double RoundMs(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 
 }  // namespace
 
@@ -155,7 +188,7 @@ std::string Explain::ToJson() const {
     }
     j["shards"] = std::move(shard_list);
     auto stages = nlohmann::ordered_json::object();
-    for (const auto& [name, ms] : stage_ms) stages[name] = ms;
+    for (const auto& [name, ms] : stage_ms) stages[name] = RoundMs(ms);
     j["stages_ms"] = std::move(stages);
     if (!thresholds.empty()) j["thresholds"] = thresholds;
     j["memory"] = {{"host_bytes", host_memory_bytes},

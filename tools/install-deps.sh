@@ -10,6 +10,7 @@ pkgs=(
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev
   libopenblas-dev
+  libhdf5-dev
   nlohmann-json3-dev
   libfaiss-dev
   dataset-fashion-mnist

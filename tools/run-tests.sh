@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command: installs dependencies, builds everything (the Python module too)
 # and runs every test: the C++ suites (ctest; GPU tests skip themselves without a device), the
-# Python package's suite (pytest, against the module of this build) and the wheel check (a
-# `pip wheel .` installed into a fresh virtual environment, tools/check-wheel.sh).
+# Python package's suite (pytest, against the module of this build), the install check (the
+# build installed into a temporary prefix and tools/example built against it with
+# find_package(sieve), tools/check-install.sh) and the wheel check (a `pip wheel .` installed
+# into a fresh virtual environment, tools/check-wheel.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/tools/install-deps.sh"
@@ -12,6 +14,7 @@ export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
 bash "$root/tools/build.sh" -DSIEVE_PYTHON=ON -DPython_EXECUTABLE="$py"
 cd "$root/build"
 ctest --output-on-failure -j "${SIEVE_JOBS:-$(nproc)}" --timeout 900
+bash "$root/tools/check-install.sh" "$root/build"
 # pytest exits non-zero on a failure and with 5 when it collected no test: both fail this script.
 cd "$root"
 PYTHONPATH="$root/build/python" SIEVE_CLI="$root/build/tools/sieve" \

@@ -28,6 +28,7 @@
 #include "sieve/gpu_options.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
+#include "sieve/version.h"
 
 namespace sieve {
 
@@ -220,7 +221,9 @@ struct PlannerThresholds {
 struct Explain {
   std::string device;  // "cpu" | "gpu:<name>"
   std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
-  uint64_t passing_rows = 0;  // total over shards; for bitmaps, the sum over queries
+  // Rows that pass the filter, summed over shards; for bitmaps (a filter per query), rows that
+  // pass at least one query's filter (each filter's own count is in shards[].passing_rows).
+  uint64_t passing_rows = 0;
   std::vector<ShardPlan> shards;
   // Stage name → milliseconds, in the order the stages ran ("parse", "compile", "plan",
   // "execute", "merge", …).

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/testutil.h"
+#include "tools/io/hdf5.h"
 #include "tools/io/npy.h"
 
 namespace sieve {
@@ -292,9 +293,159 @@ TEST_F(CliTest, PerQueryFiltersAndLargeK) {
         ExpectMatchesOracle(lines[q], Metric::kL2, queries.data() + q * kDim, std::stoul(k),
                             cases[pick[q]].pass);
       }
-      EXPECT_EQ(json::parse(r.err)["filter_mode"], "bitmap");
+      const json plan = json::parse(r.err);
+      EXPECT_EQ(plan["filter_mode"], "bitmap");
+      // Top-level passing_rows: the rows that pass at least one query's filter (not the sum
+      // over queries, which can exceed the collection).
+      size_t any = 0;
+      for (const Row& row : rows_) {
+        bool passes = false;
+        for (size_t q = 0; q < nq; ++q) passes = passes || cases[pick[q]].pass(row);
+        any += passes;
+      }
+      EXPECT_EQ(plan["passing_rows"], any);
+      // Stage times to the microsecond, not 1.1492559999999998.
+      const std::string stages = plan["stages_ms"].dump();
+      for (const auto& [stage, ms] : plan["stages_ms"].items()) {
+        const double v = ms.get<double>();
+        EXPECT_DOUBLE_EQ(v, std::round(v * 1000) / 1000) << stage;
+      }
+      const size_t at = r.err.find("\"stages_ms\": {");
+      ASSERT_NE(at, std::string::npos) << r.err;
+      const std::string text = r.err.substr(at, r.err.find('}', at) - at);
+      size_t digits = 0, most = 0;
+      bool after_point = false;
+      for (char ch : text) {
+        if (ch == '.') {
+          after_point = true;
+          digits = 0;
+        } else if (ch >= '0' && ch <= '9') {
+          digits += after_point;
+        } else {
+          after_point = false;
+        }
+        most = std::max(most, digits);
+      }
+      EXPECT_LE(most, 3u) << text;
     }
   }
+}
+
+TEST_F(CliTest, FiltersFileErrorsNameTheLine) {
+  CreateAndIngest("l2", 200);
+  auto queries = test::RandomVectors(4, kDim, 5);
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("q.npy"), queries.data(), 4, kDim).ok());
+  const std::string file = dir_.Join("filters.txt");
+  // Line 3 is bad; line 4 repeats it (the first occurrence is the one reported).
+  std::ofstream(file) << "cat = 1\n\ncat = 'x'\ncat = 'x'\n";
+  auto r = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "3",
+                "--filters", file});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(r.err, "sieve query: file " + file + ": line 3 (query 2): filter: at position 7: "
+                   "attribute 'cat' is int and can only be compared with a number (got 'x')\n");
+  std::ofstream(file) << "nosuch = 1\n\n\n\n";
+  r = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "3",
+           "--filters", file});
+  EXPECT_EQ(r.err, "sieve query: file " + file + ": line 1 (query 0): filter: at position 1: "
+                   "unknown attribute 'nosuch' (attributes: cat, price, name, flag, tags)\n");
+  // --filter is one filter for every query: no file, no line.
+  r = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "3",
+           "--filter", "colour = 'red'"});
+  EXPECT_EQ(r.err, "sieve query: filter: at position 1: unknown attribute 'colour' (attributes: "
+                   "cat, price, name, flag, tags)\n");
+}
+
+TEST_F(CliTest, NoArgumentsIsBadInputAndStatsPrintsLikeCreate) {
+  auto r = Run({});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("usage: sieve COMMAND"), std::string::npos) << r.err;
+  EXPECT_EQ(Run({"--help"}).code, 0);
+  r = Run({"create", db_, "--collection", "c", "--dim", "3", "--attr", "a:int"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "{\"created\": \"c\", \"dim\": 3, \"metric\": \"l2\", \"dtype\": \"f32\"}\n");
+  r = Run({"stats", db_});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "{\"collection\": \"c\", \"rows\": 0, \"deleted_rows\": 0, \"total_rows\": 0, "
+                   "\"dim\": 3, \"metric\": \"l2\", \"dtype\": \"f32\", \"shards\": 1, "
+                   "\"attributes\": {\"a\": \"int\"}}\n");
+}
+
+// ann-benchmarks files (--vectors FILE.hdf5:train, --queries FILE.hdf5:test) and ids from a
+// column of the attributes file (--id-field).
+TEST_F(CliTest, IngestsHdf5VectorsWithIdsFromTheAttributesFile) {
+  auto c = Run({"create", db_, "--collection", "c", "--dim", std::to_string(kDim), "--attr",
+                "cat:int"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  const size_t n = 500;
+  const std::string h5 = dir_.Join("ann.hdf5");
+  ASSERT_TRUE(io::WriteHdf5Matrix(h5, "train", vectors_.data(), n, kDim, /*float64=*/true).ok());
+  auto queries = test::RandomVectors(3, kDim, 8);
+  ASSERT_TRUE(io::WriteHdf5Matrix(dir_.Join("q.h5"), "test", queries.data(), 3, kDim).ok());
+  {
+    std::ofstream csv(dir_.Join("attrs.csv"));
+    csv << "pk,cat\n";
+    for (size_t i = 0; i < n; ++i) csv << rows_[i].id << "," << i % 4 << "\n";
+  }
+  auto r = Run({"ingest", db_, "--collection", "c", "--vectors", h5 + ":train", "--attributes",
+                dir_.Join("attrs.csv"), "--id-field", "pk"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Lines()[0]["ingested"], n);
+  rows_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    rows_[i].has_cat = true;
+    rows_[i].cat = static_cast<int64_t>(i % 4);
+  }
+  r = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.h5") + ":test", "--k",
+           "7", "--filter", "cat = 2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto lines = r.Lines();
+  ASSERT_EQ(lines.size(), 3u);
+  for (size_t q = 0; q < 3; ++q) {
+    ExpectMatchesOracle(lines[q], Metric::kL2, queries.data() + q * kDim, 7,
+                        [](const Row& row) { return row.cat == 2; });
+  }
+
+  // Bad input: one line naming the file, the dataset, the line; the store is unchanged.
+  {
+    std::ofstream(dir_.Join("dup.csv")) << "pk,cat\n1,0\n2,0\n1,0\n";
+    std::ofstream(dir_.Join("neg.jsonl")) << "{\"pk\": 1}\n{\"pk\": -2}\n{\"pk\": 3}\n";
+  }
+  auto three = test::RandomVectors(3, kDim, 9);
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("three.npy"), three.data(), 3, kDim).ok());
+  struct Bad {
+    std::vector<std::string> extra;
+    std::string must_mention;
+  };
+  const std::vector<Bad> bad = {
+      {{"--vectors", h5 + ":nope"}, "file " + h5 + ": no dataset 'nope' (datasets: train)"},
+      {{"--vectors", h5}, "name the dataset after a colon"},
+      {{"--vectors", dir_.Join("three.npy"), "--attributes", dir_.Join("dup.csv"), "--id-field",
+        "pk"},
+       "line 4 (row 2): id 1 repeats the id of line 2 (row 0)"},
+      {{"--vectors", dir_.Join("three.npy"), "--attributes", dir_.Join("neg.jsonl"),
+        "--id-field", "pk"},
+       "line 2 (row 1): id field 'pk': expected an integer id >= 0, found -2"},
+      {{"--vectors", dir_.Join("three.npy"), "--attributes", dir_.Join("dup.csv"), "--id-field",
+        "cat"},
+       "the id field 'cat' is an attribute of the collection"},
+      {{"--vectors", dir_.Join("three.npy"), "--id-field", "pk"}, "--attributes FILE"},
+      {{"--vectors", dir_.Join("three.npy"), "--attributes", dir_.Join("dup.csv"), "--id-field",
+        "pk", "--ids", dir_.Join("x.npy")},
+       "not both"},
+  };
+  for (const Bad& b : bad) {
+    std::vector<std::string> args = {"ingest", db_, "--collection", "c"};
+    args.insert(args.end(), b.extra.begin(), b.extra.end());
+    SCOPED_TRACE(b.must_mention);
+    r = Run(args);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(b.must_mention), std::string::npos) << r.err;
+  }
+  r = Run({"stats", db_, "--collection", "c"});
+  EXPECT_EQ(r.Lines()[0]["rows"], n);
 }
 
 TEST_F(CliTest, DeletesByIdsAndFilterAreExcludedAndDurable) {

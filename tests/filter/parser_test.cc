@@ -48,9 +48,21 @@ void ExpectErrorAt(const std::string& text, size_t pos, const std::string& got,
   std::string prefix = "filter: at position " + std::to_string(pos) + ": ";
   EXPECT_EQ(m.substr(0, prefix.size()), prefix) << m;
   EXPECT_NE(m.find(what), std::string::npos) << m;
-  std::string tail = "(got '" + got + "')";
-  ASSERT_GE(m.size(), tail.size()) << m;
-  EXPECT_EQ(m.substr(m.size() - tail.size()), tail) << m;
+  // The token, quoted once (a string literal brings its own quotes), and named once: in `what`
+  // or in a "(got ...)" tail.
+  const std::string quoted = got.starts_with('\'') ? got : "'" + got + "'";
+  if (!got.empty()) EXPECT_EQ(m.find("''" + got), std::string::npos) << "doubled quotes: " << m;
+  if (!got.empty()) {
+    const size_t first = m.find(quoted);
+    EXPECT_EQ(m.find(quoted, first + 1), std::string::npos) << "names the token twice: " << m;
+  }
+  if (m.find("(got ") == std::string::npos) {
+    EXPECT_NE(m.find(quoted), std::string::npos) << "does not name the token: " << m;
+  } else {
+    std::string tail = "(got " + quoted + ")";
+    ASSERT_GE(m.size(), tail.size()) << m;
+    EXPECT_EQ(m.substr(m.size() - tail.size()), tail) << m;
+  }
 }
 
 TEST(FilterParseTest, EmptyAndBlankMatchAll) {
@@ -214,8 +226,12 @@ TEST(FilterParseTest, ErrorsNameThePosition) {
 }
 
 TEST(FilterParseTest, ExactMessageFormat) {
-  EXPECT_EQ(Error("i = 1 AND zz = 2"), "filter: at position 11: unknown attribute 'zz' (got 'zz')");
-  EXPECT_EQ(Error("s = 'abc"), "filter: at position 5: unterminated string (got ''abc')");
+  EXPECT_EQ(Error("i = 1 AND zz = 2"),
+            "filter: at position 11: unknown attribute 'zz' (attributes: i, f, s, b, t, Price_2)");
+  EXPECT_EQ(Error("s = 'abc"), "filter: at position 5: unterminated string (got 'abc)");
+  EXPECT_EQ(Error("i = '5'"),
+            "filter: at position 5: attribute 'i' is int and can only be compared with a number "
+            "(got '5')");
   // A long lexeme is shortened in the message.
   std::string m = Error("s = '" + std::string(500, 'x'));
   EXPECT_LT(m.size(), 120u) << m;

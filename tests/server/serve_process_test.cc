@@ -324,6 +324,65 @@ TEST(ServeProcessTest, AnswersEqualTheClis) {
   }
 }
 
+// The CLI's read-only commands open the store read-only, which takes no lock: they work while
+// `sieve serve` holds the database open for writing, and see what it has committed. A writing
+// command is refused with one line that says why.
+TEST(ServeProcessTest, ReadOnlyCommandsWorkWhileServeRuns) {
+  test::ScratchDir dir;
+  const std::string db = dir.Join("db");
+  ServeProcess server;
+  ASSERT_TRUE(server.Start({db, "--create", "--listen", "127.0.0.1:0"}, dir.Join("err")))
+      << ReadFile(dir.Join("err"));
+  const uint16_t port = server.port();
+  ASSERT_EQ(Http(port, "POST", "/collections",
+                 R"({"name": "c", "dim": 2, "attributes": {"cat": "int"}})")
+                .status,
+            201);
+  ASSERT_EQ(Http(port, "POST", "/collections/c/rows",
+                 R"({"ids": [10, 20, 30], "vectors": [[0, 0], [1, 1], [5, 5]],
+                     "attributes": [{"cat": 1}, {"cat": 2}, {"cat": 1}]})")
+                .status,
+            200);
+  const std::vector<float> q = {0.9f, 0.8f};
+  ASSERT_TRUE(io::WriteNpyMatrix(dir.Join("q.npy"), q.data(), 1, 2).ok());
+  const std::string out = dir.Join("out"), err = dir.Join("cli.err");
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    const int rows = round == 0 ? 3 : 4;
+    ASSERT_EQ(RunCli({"stats", db, "--collection", "c"}, err, out), 0) << ReadFile(err);
+    EXPECT_EQ(json::parse(ReadFile(out))["rows"], rows);
+    ASSERT_EQ(RunCli({"collections", db}, err, out), 0) << ReadFile(err);
+    EXPECT_EQ(json::parse(ReadFile(out))["collection"], "c");
+    ASSERT_EQ(RunCli({"query", db, "--collection", "c", "--queries", dir.Join("q.npy"), "--k",
+                      "5", "--filter", "cat = 1"},
+                     err, out),
+              0)
+        << ReadFile(err);
+    EXPECT_EQ(json::parse(ReadFile(out))["ids"],
+              round == 0 ? json::array({10, 30}) : json::array({40, 10, 30}));
+    ASSERT_EQ(RunCli({"check", db}, err, out), 0) << ReadFile(err) << ReadFile(out);
+    // The server took more rows meanwhile; the next read-only open sees them.
+    if (round == 0) {
+      ASSERT_EQ(Http(port, "POST", "/collections/c/rows",
+                     R"({"ids": [40], "vectors": [[0.9, 0.8]], "attributes": [{"cat": 1}]})")
+                    .status,
+                200);
+    }
+  }
+  // A write needs the lock the server holds.
+  std::vector<int64_t> del = {10};
+  ASSERT_TRUE(io::WriteNpyInt64(dir.Join("del.npy"), del.data(), 1).ok());
+  EXPECT_EQ(RunCli({"delete", db, "--collection", "c", "--ids", dir.Join("del.npy")}, err, out), 1);
+  const std::string message = ReadFile(err);
+  EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+  EXPECT_NE(message.find("another process"), std::string::npos) << message;
+  // And the server is unharmed.
+  HttpReply r = Http(port, "GET", "/collections/c");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["rows"], 4);
+  EXPECT_EQ(server.Stop(SIGTERM), 0);
+}
+
 TEST(ServeProcessTest, NonLoopbackNeedsATokenFile) {
   test::ScratchDir dir;
   ServeProcess refused;

@@ -257,13 +257,26 @@ TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
   StartServer(o);
   CreateAndIngest();
   const std::string q1 = VectorsJson(vectors_.data(), 1, kDim);
+  std::string npy;  // one query vector as a .npy file, posted where JSON is expected
+  {
+    const std::string file = dir_.Join("q1.npy");
+    ASSERT_TRUE(io::WriteNpyMatrix(file, vectors_.data(), 1, kDim).ok());
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    npy = ss.str();
+  }
   struct Case {
     std::string method, target, body;
     int status;
     std::string needle;  // in the error message
   };
   const std::vector<Case> cases = {
-      {"POST", "/collections/items/query", "{\"vectors\": [[1, 2", 400, "malformed JSON"},
+      {"POST", "/collections/items/query", "{\"vectors\": [[1, 2", 400,
+       "malformed JSON body: parse error at line 1, column "},
+      {"POST", "/collections/items/query", npy, 400,
+       "the body is a .npy array, not JSON: this route takes a JSON object"},
+      {"POST", "/collections/items/delete", npy, 400, "the body is a .npy array"},
       {"POST", "/collections/items/query", "[1, 2]", 400, "must be an object"},
       {"POST", "/collections/items/query",
        "{\"vectors\": " + q1 + ", \"k\": 5, \"filter\": \"cat = = 3\"}", 400, "position"},
@@ -319,8 +332,19 @@ TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
                                   << " → " << r.body;
     json j = json::parse(r.body, nullptr, false);
     ASSERT_TRUE(j.is_object() && j.contains("error")) << r.body;
-    EXPECT_NE(j["error"].get<std::string>().find(c.needle), std::string::npos)
+    const std::string error = j["error"].get<std::string>();
+    EXPECT_NE(error.find(c.needle), std::string::npos)
         << c.target << " " << c.body.substr(0, 200) << " → " << r.body;
+    // A client sees neither the JSON library's exception ids nor the CLI's flags.
+    EXPECT_EQ(error.find("json.exception"), std::string::npos) << error;
+    EXPECT_EQ(error.find("--"), std::string::npos) << error;
+  }
+  // Asked for the GPU where there is none (a CPU build, or no device), the reason names no flag.
+  HttpReply r0 = Http(port_, "POST", "/collections/items/query",
+            "{\"vectors\": " + q1 + ", \"k\": 5, \"device\": \"gpu\"}");
+  if (r0.status != 200) {
+    EXPECT_EQ(r0.body.find("--"), std::string::npos) << r0.body;
+    EXPECT_NE(r0.body.find("device gpu requested: "), std::string::npos) << r0.body;
   }
   // Nothing was written by the bad requests, and the server still serves.
   HttpReply r = Http(port_, "GET", "/collections/items");

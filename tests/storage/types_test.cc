@@ -136,6 +136,32 @@ TEST(CollectionStatsTest, ToJson) {
   EXPECT_EQ(j["attributes"].begin().key(), "year");
 }
 
+// `stats` prints as `create` and `query` do: spaced, one line, keys in order.
+TEST(CollectionStatsTest, ToJsonIsSpacedAsTheOtherCliOutput) {
+  CollectionStats stats;
+  stats.spec.name = "it's \"q\"";
+  stats.spec.dim = 4;
+  stats.spec.attributes = {{"a", AttrType::kInt}, {"b", AttrType::kString}};
+  stats.rows = 3;
+  EXPECT_EQ(stats.ToJson(),
+            "{\"collection\": \"it's \\\"q\\\"\", \"rows\": 3, \"deleted_rows\": 0, "
+            "\"total_rows\": 0, \"dim\": 4, \"metric\": \"l2\", \"dtype\": \"f32\", "
+            "\"shards\": 1, \"attributes\": {\"a\": \"int\", \"b\": \"string\"}}");
+  stats.spec.attributes.clear();
+  EXPECT_NE(stats.ToJson().find("\"attributes\": {}"), std::string::npos) << stats.ToJson();
+}
+
+TEST(ExplainTest, StageTimesPrintToTheMicrosecond) {
+  Explain e;
+  e.stage_ms = {{"parse", 1.1492559999999998}, {"execute", 0.0004}, {"total", 12.3456789}};
+  const std::string line = e.ToJson();
+  EXPECT_NE(line.find("\"stages_ms\": {\"parse\": 1.149, \"execute\": 0.0, "
+                      "\"total\": 12.346}"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("\"memory\": {\"host_bytes\": 0, "), std::string::npos) << line;
+}
+
 TEST(ColumnTest, AppendAndGetEveryType) {
   Column ints;
   ints.type = AttrType::kInt;

@@ -478,5 +478,122 @@ TEST_F(AttributesReaderTest, ExplicitFormatFunctionsIgnoreExtension) {
   EXPECT_EQ(rows, (std::vector<Row>{{int64_t{6}, kNull, kNull, kNull, kNull}}));
 }
 
+// ---------------------------------------------------------------------------------------------
+// The id field (--id-field)
+
+class IdFieldTest : public ::testing::Test {
+ protected:
+  const std::vector<AttributeSpec> schema_ = {{"price", AttrType::kFloat},
+                                              {"tags", AttrType::kTags}};
+
+  Status Read(const std::string& name, const std::string& text, size_t expected_rows,
+              std::vector<Row>* rows, std::vector<int64_t>* ids,
+              const std::string& id_field = "pk") {
+    path_ = dir_.Join(name);
+    WriteBytes(path_, text);
+    return ReadAttributes(path_, schema_, expected_rows, rows, id_field, ids);
+  }
+  void ExpectBad(const std::string& name, const std::string& text, size_t expected_rows,
+                 std::initializer_list<std::string> parts, const std::string& id_field = "pk") {
+    std::vector<Row> rows;
+    std::vector<int64_t> ids;
+    Status s = Read(name, text, expected_rows, &rows, &ids, id_field);
+    ExpectInvalid(s, {"attributes file " + path_});
+    ExpectInvalid(s, parts);
+  }
+
+  test::ScratchDir dir_;
+  std::string path_;
+};
+
+TEST_F(IdFieldTest, JsonlIdsComeFromTheField) {
+  std::vector<Row> rows;
+  std::vector<int64_t> ids;
+  // The id anywhere in the object; the third line takes the slow path (a float for price
+  // written as an integer goes fast too, so a duplicate-free odd spacing is used instead).
+  const std::string text =
+      "{\"pk\": 7, \"price\": 1.5}\n"
+      "{\"tags\": [\"a\"], \"pk\": 9223372036854775807}\n"
+      "{\"price\": 2, \"pk\": 0}\n";
+  Status s = Read("a.jsonl", text, 3, &rows, &ids);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(ids, (std::vector<int64_t>{7, INT64_MAX, 0}));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (Row{1.5, kNull}));  // the id is not an attribute
+  EXPECT_EQ(rows[1], (Row{kNull, Tags{"a"}}));
+  EXPECT_EQ(rows[2], (Row{2.0, kNull}));
+  // Without an id field, the same key is an unknown attribute, as before.
+  s = ReadAttributes(path_, schema_, 3, &rows);
+  ExpectInvalid(s, {"line 1 (row 0): unknown attribute 'pk'", "attributes: price, tags"});
+}
+
+TEST_F(IdFieldTest, JsonlRejectsBadIds) {
+  ExpectBad("a.jsonl", "{\"pk\": 1}\n{\"price\": 1.0}\n", 2,
+            {"line 2 (row 1): no id field 'pk'; every row needs its id"});
+  ExpectBad("a.jsonl", "{\"pk\": 1}\n{\"pk\": null}\n", 2,
+            {"line 2 (row 1): id field 'pk': expected an integer id >= 0, found null"});
+  ExpectBad("a.jsonl", "{\"pk\": -3}\n", 1,
+            {"line 1 (row 0): id field 'pk': expected an integer id >= 0, found -3"});
+  ExpectBad("a.jsonl", "{\"pk\": 3.0}\n", 1, {"expected an integer id >= 0, found 3.0"});
+  ExpectBad("a.jsonl", "{\"pk\": \"3\"}\n", 1, {"expected an integer id >= 0, found string \"3\""});
+  ExpectBad("a.jsonl", "{\"pk\": 9223372036854775808}\n", 1,
+            {"found a number beyond int64's range"});
+  ExpectBad("a.jsonl", "{\"pk\": 1, \"pk\": 2}\n", 1, {"attribute 'pk' appears twice"});
+  ExpectBad("a.jsonl", "{\"pk\": 4}\n{\"pk\": 5}\n{\"pk\": 4}\n", 3,
+            {"line 3 (row 2): id 4 repeats the id of line 1 (row 0); ids must be unique"});
+  ExpectBad("a.jsonl", "{\"price\": 1}\n", 1,
+            {"the id field 'price' is an attribute of the collection"}, "price");
+}
+
+TEST_F(IdFieldTest, JsonlLargeFileAcrossThreads) {
+  // Enough bytes for several parsing ranges (one per MiB): ids and their repeats are found
+  // whichever range holds them.
+  const size_t n = 60000;
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    text += "{\"price\": " + std::to_string(i) + ".25, \"tags\": [\"padding-padding\"], \"pk\": " +
+            std::to_string(3 * i + 1) + "}\n";
+  }
+  ASSERT_GT(text.size(), size_t{3} << 20);
+  std::vector<Row> rows;
+  std::vector<int64_t> ids;
+  Status s = Read("big.jsonl", text, n, &rows, &ids);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(ids.size(), n);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(ids[i], static_cast<int64_t>(3 * i + 1)) << i;
+  EXPECT_EQ(rows[n - 1][0], Value(static_cast<double>(n - 1) + 0.25));
+  // The last line repeats the id of line 2.
+  const std::string last = "\"pk\": " + std::to_string(3 * (n - 1) + 1) + "}";
+  text.replace(text.rfind(last), last.size(), "\"pk\": 4}");
+  ExpectBad("big.jsonl", text, n,
+            {"line 60000 (row 59999): id 4 repeats the id of line 2 (row 1)"});
+}
+
+TEST_F(IdFieldTest, CsvIdsComeFromTheColumn) {
+  std::vector<Row> rows;
+  std::vector<int64_t> ids;
+  Status s = Read("a.csv", "price,pk,tags\n1.5, 10 ,a|b\n,+11,\n", 2, &rows, &ids);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(ids, (std::vector<int64_t>{10, 11}));
+  EXPECT_EQ(rows[0], (Row{1.5, Tags{"a", "b"}}));
+  EXPECT_EQ(rows[1], (Row{kNull, kNull}));
+}
+
+TEST_F(IdFieldTest, CsvRejectsBadIds) {
+  ExpectBad("a.csv", "price,tags\n1,a\n", 1, {"line 1 (header): no column 'pk', the id field"});
+  ExpectBad("a.csv", "pk,price,pk\n1,2,3\n", 1,
+            {"line 1 (header): id column 'pk' appears twice (columns 1 and 3)"});
+  ExpectBad("a.csv", "pk,price\n1,2\n,3\n", 2,
+            {"line 3 (row 1): id field 'pk' is empty; every row needs its id"});
+  ExpectBad("a.csv", "pk,price\n-1,2\n", 1,
+            {"line 2 (row 0): id field 'pk': expected an integer id >= 0, found '-1'"});
+  ExpectBad("a.csv", "pk,price\n1.0,2\n", 1, {"expected an integer id >= 0, found '1.0'"});
+  ExpectBad("a.csv", "pk,price\n99999999999999999999,2\n", 1, {"beyond int64's range"});
+  // Line numbers count physical lines: the quoted field of row 0 spans two.
+  ExpectBad("a.csv", "pk,tags\n5,\"a\nb\"\n6,c\n5,d\n", 3,
+            {"line 5 (row 2): id 5 repeats the id of line 2 (row 0); ids must be unique"});
+  ExpectBad("a.csv", "price\n1\n", 1, {"the id field 'price' is an attribute"}, "price");
+}
+
 }  // namespace
 }  // namespace sieve::io

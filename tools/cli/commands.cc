@@ -23,6 +23,20 @@ namespace sieve::cli {
 
 namespace {
 
+// The engine names a bad per-query filter by its query ("query 2: filter: at position 5: ...");
+// a --filters file's user looks for its line, which is the query's number plus one.
+Status AtFiltersLine(const Status& s, const std::string& filters_path, size_t num_queries) {
+  const std::string& m = s.message();
+  if (!m.starts_with("query ")) return s;
+  size_t q = 0, i = 6;
+  for (; i < m.size() && m[i] >= '0' && m[i] <= '9' && q <= num_queries; ++i) {
+    q = q * 10 + static_cast<size_t>(m[i] - '0');
+  }
+  if (i == 6 || q >= num_queries || m.compare(i, 10, ": filter: ") != 0) return s;
+  return Status::InvalidArgument("file " + filters_path + ": line " + std::to_string(q + 1) +
+                                 " (query " + std::to_string(q) + "): " + m.substr(i + 2));
+}
+
 int Usage(const char* cmd, const char* usage, const Status& s) {
   (void)usage;
   std::fprintf(stderr, "sieve %s: %s (see sieve %s --help)\n", cmd, s.message().c_str(), cmd);
@@ -52,16 +66,19 @@ const char kCreateUsage[] =
     "  every attribute may be null. Creates DB when it does not exist.\n";
 
 const char kIngestUsage[] =
-    "usage: sieve ingest DB --collection NAME --vectors FILE [--attributes FILE] [--ids FILE]\n"
-    "                       [--batch-rows N] [--upsert] [--auto-ids]\n"
-    "  vectors: .npy (2-D float32/float16/float64, C order) or .fvecs\n"
+    "usage: sieve ingest DB --collection NAME --vectors FILE [--attributes FILE]\n"
+    "                       [--ids FILE | --id-field NAME] [--batch-rows N] [--upsert | --auto-ids]\n"
+    "  vectors: .npy (2-D float32/float16/float64, C order), .fvecs, or one dataset of an\n"
+    "           HDF5 file as FILE.hdf5:DATASET (ann-benchmarks: glove-100-angular.hdf5:train)\n"
     "  attributes: .jsonl (one object per vector row; an absent key is null) or .csv with a\n"
     "              header row (an empty field is null; tags are '|'-separated)\n"
-    "  ids: .npy 1-D int64; without it ids are assigned in ingest order, continuing past the\n"
-    "       largest id the collection ever held (0 for a new collection)\n"
+    "  ids: .npy 1-D int64; --id-field NAME takes them from the attributes file's column or\n"
+    "       key NAME instead (integers >= 0, unique); without either, ids are assigned in\n"
+    "       ingest order, continuing past the largest id the collection has held (0 for a new\n"
+    "       collection)\n"
     "  --upsert: rows whose id is live replace that row (vector and attributes); the others\n"
-    "            are inserted. Needs --ids. Without it an id that is live is an error.\n"
-    "  --auto-ids: rows without --ids go into a collection that already has live rows as new\n"
+    "            are inserted. Needs ids. Without it an id that is live is an error.\n"
+    "  --auto-ids: rows without ids go into a collection that already has live rows as new\n"
     "            rows with new ids; without it that is an error, so that running the same\n"
     "            ingest twice cannot add every row twice\n"
     "  The whole input is validated before anything is written; rows are then committed in\n"
@@ -73,6 +90,7 @@ const char kQueryUsage[] =
     "                      [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
     "                      [--path auto|sddmm|gather|dense] [--max-memory BYTES|auto]\n"
     "                      [--include LIST] [--explain]\n"
+    "  queries: .npy, .fvecs or FILE.hdf5:DATASET, as ingest's --vectors\n"
     "  --filters: a text file whose line i is query i's filter (an empty line: no filter)\n"
     "  --max-memory: host memory the search may use (e.g. 2G; default auto: half of the\n"
     "    smaller of physical memory and the address-space limits); a search that needs more\n"
@@ -151,7 +169,8 @@ int Create(const Args& args) {
 }
 
 int Ingest(const Args& args) {
-  Flags flags({"collection", "vectors", "attributes", "ids", "batch-rows"}, {"upsert", "auto-ids"});
+  Flags flags({"collection", "vectors", "attributes", "ids", "id-field", "batch-rows"},
+              {"upsert", "auto-ids"});
   std::string path;
   if (int rc = ParseFlags("ingest", kIngestUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name, vectors_path;
@@ -159,9 +178,21 @@ int Ingest(const Args& args) {
   Status s = flags.Require("collection", &name);
   if (s.ok()) s = flags.Require("vectors", &vectors_path);
   if (s.ok()) s = flags.GetInt("batch-rows", 65536, 1, 1LL << 32, &batch_rows);
+  const std::string id_field = flags.Get("id-field");
+  if (s.ok() && flags.Has("id-field")) {
+    if (id_field.empty()) {
+      s = Status::InvalidArgument("--id-field: expected the name of a column of --attributes");
+    } else if (flags.Has("ids")) {
+      s = Status::InvalidArgument("give --ids FILE or --id-field NAME, not both");
+    } else if (!flags.Has("attributes")) {
+      s = Status::InvalidArgument("--id-field names a column of --attributes FILE, which is "
+                                  "missing");
+    }
+  }
   const bool upsert = flags.Has("upsert");
-  if (s.ok() && upsert && !flags.Has("ids")) {
-    s = Status::InvalidArgument("--upsert needs --ids FILE (rows are replaced by id)");
+  if (s.ok() && upsert && !flags.Has("ids") && id_field.empty()) {
+    s = Status::InvalidArgument("--upsert needs ids (--ids FILE or --id-field NAME): rows are "
+                                "replaced by id");
   }
   if (s.ok() && upsert && flags.Has("auto-ids")) {
     s = Status::InvalidArgument("give --upsert or --auto-ids, not both");
@@ -197,7 +228,8 @@ int Ingest(const Args& args) {
   }
   std::vector<std::vector<Value>> attributes;
   if (flags.Has("attributes")) {
-    s = io::ReadAttributes(flags.Get("attributes"), spec.attributes, vectors.rows, &attributes);
+    s = io::ReadAttributes(flags.Get("attributes"), spec.attributes, vectors.rows, &attributes,
+                           id_field, &ids);
     if (!s.ok()) return Fail("ingest", s);
   }
 
@@ -205,7 +237,7 @@ int Ingest(const Args& args) {
   batch.num_rows = vectors.rows;
   batch.dim = static_cast<uint32_t>(vectors.cols);
   batch.vectors = vectors.data.data();
-  batch.ids = flags.Has("ids") ? ids.data() : nullptr;
+  batch.ids = flags.Has("ids") || !id_field.empty() ? ids.data() : nullptr;
   batch.attributes = flags.Has("attributes") ? attributes.data() : nullptr;
   IngestOptions options;
   options.batch_rows = static_cast<size_t>(batch_rows);
@@ -290,6 +322,7 @@ int Query(const Args& args) {
   }
   SearchResult result;
   s = db->Search(name, request, options, &result);
+  if (!s.ok() && flags.Has("filters")) s = AtFiltersLine(s, flags.Get("filters"), queries.rows);
   // Every line is checked before the first is written: output is whole or absent.
   if (s.ok()) s = io::CheckNeighbors(result.results);
   if (!s.ok()) return Fail("query", s);

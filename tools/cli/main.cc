@@ -20,7 +20,7 @@ const char kUsage[] =
     "\n"
     "commands:\n"
     "  create       create a collection\n"
-    "  ingest       add (or --upsert) rows from .npy/.fvecs vectors, .jsonl/.csv attributes\n"
+    "  ingest       add (or --upsert) rows: .npy/.fvecs/HDF5 vectors, .jsonl/.csv attributes\n"
     "  query        exact filtered k-nearest-neighbour search; JSON lines on stdout\n"
     "  delete       delete rows by id or by filter\n"
     "  get          rows by id, with their attributes (and vectors)\n"
@@ -69,8 +69,9 @@ int Dispatch(const std::string& cmd, const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
+    // No command is bad input: exit 1, as the CLI contract says for every failure.
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    return argc < 2 ? 1 : 0;
   }
   // No exception may end the process: the engine returns Status codes, and anything thrown
   // by the CLI's own code (an allocation in a reader or the output) ends here, as one line.

@@ -1,7 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
 // Embedding Sieve: open a database, create a collection, ingest rows with attributes, and run
-// a filtered search. Usage: embed_example DB_PATH
+// a filtered search, and check that every hit passes the filter. Usage: embed_example DB_PATH
+// (a path where no database exists yet). Exits 0 when the search gave what it must.
 
 #include <cstdio>
 #include <memory>
@@ -9,12 +10,14 @@
 #include <vector>
 
 #include "sieve/db.h"
+#include "sieve/version.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: embed_example DB_PATH\n");
     return 2;
   }
+  std::printf("sieve %s\n", SIEVE_VERSION);
   std::unique_ptr<sieve::DB> db;
   sieve::Status s = sieve::DB::Open(sieve::Options(), argv[1], &db);
   if (!s.ok()) {
@@ -67,14 +70,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "search: %s\n", s.ToString().c_str());
     return 1;
   }
+  // Ids were assigned in ingest order from 0 (the collection was empty), so id i is row i.
+  bool ok = result.results.size() == request.num_queries;
   for (size_t q = 0; q < result.results.size(); ++q) {
     std::printf("query %zu:", q);
-    for (size_t i = 0; i < result.results[q].ids.size(); ++i) {
-      std::printf(" %lld (%.4f)", static_cast<long long>(result.results[q].ids[i]),
-                  result.results[q].distances[i]);
+    const sieve::Neighbors& hits = result.results[q];
+    ok = ok && hits.ids.size() == static_cast<size_t>(request.k);
+    for (size_t i = 0; i < hits.ids.size(); ++i) {
+      const long long id = static_cast<long long>(hits.ids[i]);
+      std::printf(" %lld (%.4f)", id, hits.distances[i]);
+      ok = ok && id >= 0 && static_cast<size_t>(id) < n && id % 3 == 0 && id % 100 < 50;
+      if (i > 0) ok = ok && hits.distances[i - 1] <= hits.distances[i];
     }
     std::printf("\n");
   }
   std::printf("plan: %s\n", result.explain.ToJson().c_str());
+  if (!ok) {
+    std::fprintf(stderr, "embed_example: the search returned rows that do not pass the filter, "
+                         "or not k of them\n");
+    return 1;
+  }
   return 0;
 }

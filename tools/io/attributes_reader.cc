@@ -34,12 +34,40 @@ constexpr double kTwoTo63 = 9223372036854775808.0;
 using SchemaIndex = std::unordered_map<std::string, size_t>;
 
 Status BuildIndex(const std::string& path, const std::vector<AttributeSpec>& schema,
-                  SchemaIndex* index) {
+                  const std::string& id_field, SchemaIndex* index) {
   for (size_t i = 0; i < schema.size(); ++i) {
     if (!index->emplace(schema[i].name, i).second) {
       return Status::InvalidArgument("attributes file " + Printable(path) + ": schema names '" +
                                      Printable(schema[i].name) + "' twice");
     }
+  }
+  if (index->count(id_field)) {
+    return Status::InvalidArgument("attributes file " + Printable(path) + ": the id field '" +
+                                   Printable(id_field) + "' is an attribute of the collection; " +
+                                   "ids are not attributes, so name a field that is not one");
+  }
+  return Status::OK();
+}
+
+// The message for an id field's value that is not an integer >= 0 within int64.
+std::string IdError(const std::string& id_field, const std::string& found) {
+  return "id field '" + Printable(id_field) + "': expected an integer id >= 0, found " + found;
+}
+
+// Rejects an id that appeared on an earlier row. `line_of_row(r)` gives row r's line.
+template <typename LineOfRow>
+Status CheckUniqueIds(const std::string& path, const std::vector<int64_t>& ids,
+                      LineOfRow line_of_row) {
+  std::unordered_map<int64_t, size_t> first_row;
+  first_row.reserve(ids.size());
+  for (size_t r = 0; r < ids.size(); ++r) {
+    auto [it, inserted] = first_row.emplace(ids[r], r);
+    if (inserted) continue;
+    return Status::InvalidArgument(
+        "attributes file " + Printable(path) + ": line " + std::to_string(line_of_row(r)) +
+        " (row " + std::to_string(r) + "): id " + std::to_string(ids[r]) +
+        " repeats the id of line " + std::to_string(line_of_row(it->second)) + " (row " +
+        std::to_string(it->second) + "); ids must be unique");
   }
   return Status::OK();
 }
@@ -102,9 +130,10 @@ std::string FindDuplicateKey(std::string_view line) {
 
 // Reads one line the slow way, through a DOM: the reference for what a line means and the only
 // code that words JSON Lines errors. REQUIRES: `values` holds schema.size() nulls.
+// With an id field (`id_field` not empty), its value goes to *id.
 Status ReadJsonlLine(const std::string& path, std::string_view line, size_t line_no, size_t row,
                      const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
-                     std::vector<Value>* values) {
+                     const std::string& id_field, std::vector<Value>* values, int64_t* id) {
   if (line.find_first_not_of(" \t") == std::string_view::npos) {
     return Status::InvalidArgument(Where(path, line_no, row) +
                                    ": blank line; each line must hold one JSON object");
@@ -130,7 +159,23 @@ Status ReadJsonlLine(const std::string& path, std::string_view line, size_t line
     return Status::InvalidArgument(Where(path, line_no, row) + ": attribute '" +
                                    Printable(FindDuplicateKey(line)) + "' appears twice");
   }
+  bool has_id = false;
   for (const auto& [key, value] : obj.items()) {
+    if (!id_field.empty() && key == id_field) {
+      has_id = true;
+      if (value.is_number_unsigned() &&
+          value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+        return Status::InvalidArgument(Where(path, line_no, row) + ": " +
+                                       IdError(id_field, "a number beyond int64's range"));
+      }
+      if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+        return Status::InvalidArgument(
+            Where(path, line_no, row) + ": " +
+            IdError(id_field, value.is_number() ? Printable(value.dump()) : DescribeJson(value)));
+      }
+      *id = value.get<int64_t>();
+      continue;
+    }
     auto it = index.find(key);
     if (it == index.end()) {
       return Status::InvalidArgument(Where(path, line_no, row) + ": unknown attribute '" +
@@ -144,6 +189,10 @@ Status ReadJsonlLine(const std::string& path, std::string_view line, size_t line
                                      "): " + error);
     }
   }
+  if (!id_field.empty() && !has_id) {
+    return Status::InvalidArgument(Where(path, line_no, row) + ": no id field '" +
+                                   Printable(id_field) + "'; every row needs its id");
+  }
   return Status::OK();
 }
 
@@ -154,40 +203,49 @@ Status ReadJsonlLine(const std::string& path, std::string_view line, size_t line
 // (for instance a parse error later on the line outranks a wrong type before it).
 class JsonlRowHandler {
  public:
-  JsonlRowHandler(const std::vector<AttributeSpec>& schema, const SchemaIndex& index)
-      : schema_(schema), index_(index), seen_(schema.size()) {}
+  JsonlRowHandler(const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
+                  const std::string& id_field)
+      : schema_(schema), index_(index), id_field_(id_field), seen_(schema.size()) {}
 
-  // Parses `line` into `values` (schema.size() nulls); false when the slow path must decide.
-  bool Parse(std::string_view line, std::vector<Value>* values) {
+  // Parses `line` into `values` (schema.size() nulls) and, with an id field, `*id`; false when
+  // the slow path must decide.
+  bool Parse(std::string_view line, std::vector<Value>* values, int64_t* id) {
     values_ = values;
+    id_ = id;
     depth_ = kTopLevel;
+    seen_id_ = false;
     std::fill(seen_.begin(), seen_.end(), 0);
-    return Json::sax_parse(line.data(), line.data() + line.size(), this) && depth_ == kDone;
+    return Json::sax_parse(line.data(), line.data() + line.size(), this) && depth_ == kDone &&
+           (id_field_.empty() || seen_id_);
   }
 
-  // The SAX interface (nlohmann::json_sax); returning false ends the parse.
-  bool null() { return depth_ == kInObject; }  // the row's values start null
+  // The SAX interface (nlohmann::json_sax); returning false ends the parse. The id field takes
+  // only an integer >= 0 (number_integer, number_unsigned).
+  bool null() { return depth_ == kInObject && !InId(); }  // the row's values start null
   bool boolean(bool b) { return Put(AttrType::kBool, b); }
   bool number_integer(int64_t i) {
     if (depth_ != kInObject) return false;
+    if (InId()) return i >= 0 && SetId(i);
     if (type() == AttrType::kInt) return Set(i);
     return type() == AttrType::kFloat && Set(static_cast<double>(i));
   }
   bool number_unsigned(uint64_t u) {
     if (depth_ != kInObject) return false;
+    if (InId()) return u <= static_cast<uint64_t>(INT64_MAX) && SetId(static_cast<int64_t>(u));
     if (type() == AttrType::kInt) {
       return u <= static_cast<uint64_t>(INT64_MAX) && Set(static_cast<int64_t>(u));
     }
     return type() == AttrType::kFloat && Set(static_cast<double>(u));
   }
   bool number_float(double d, const std::string&) {
-    if (depth_ != kInObject) return false;
+    if (depth_ != kInObject || InId()) return false;
     if (type() == AttrType::kFloat) return std::isfinite(d) && Set(d);
     // The int rules of JsonToValue (json_value.h); NaN and infinities fail the first test.
     return type() == AttrType::kInt && std::fabs(d) < kTwoTo53 && d == std::trunc(d) &&
            Set(static_cast<int64_t>(d));
   }
   bool string(std::string& s) {
+    if (InId()) return false;
     if (depth_ == kInTags) {
       tags_.push_back(std::move(s));
       return true;
@@ -201,6 +259,12 @@ class JsonlRowHandler {
     return true;
   }
   bool key(std::string& k) {
+    if (!id_field_.empty() && k == id_field_) {
+      if (seen_id_) return false;
+      seen_id_ = true;
+      current_ = kIdSlot;
+      return true;
+    }
     size_t i = Find(k);
     if (i == kNotFound || seen_[i]) return false;
     seen_[i] = 1;
@@ -212,7 +276,7 @@ class JsonlRowHandler {
     return true;
   }
   bool start_array(size_t) {
-    if (depth_ != kInObject || type() != AttrType::kTags) return false;
+    if (depth_ != kInObject || InId() || type() != AttrType::kTags) return false;
     depth_ = kInTags;
     tags_.clear();
     return true;
@@ -232,6 +296,13 @@ class JsonlRowHandler {
   enum Depth { kTopLevel, kInObject, kInTags, kDone };
 
   static constexpr size_t kNotFound = SIZE_MAX;
+  static constexpr size_t kIdSlot = SIZE_MAX - 1;  // current_ while the id field's value comes
+
+  bool InId() const { return current_ == kIdSlot; }
+  bool SetId(int64_t id) {
+    *id_ = id;
+    return true;
+  }
 
   // A few names are faster to compare than to hash.
   size_t Find(const std::string& k) const {
@@ -254,13 +325,16 @@ class JsonlRowHandler {
   }
   template <typename T>
   bool Put(AttrType type, T v) {
-    return depth_ == kInObject && this->type() == type && Set(std::move(v));
+    return depth_ == kInObject && !InId() && this->type() == type && Set(std::move(v));
   }
 
   const std::vector<AttributeSpec>& schema_;
   const SchemaIndex& index_;
+  const std::string& id_field_;
   std::vector<char> seen_;  // per attribute: has this line named it yet?
+  bool seen_id_ = false;
   std::vector<Value>* values_ = nullptr;
+  int64_t* id_ = nullptr;
   Depth depth_ = kTopLevel;
   size_t current_ = 0;  // the attribute whose value comes next
   std::vector<std::string> tags_;
@@ -270,6 +344,7 @@ class JsonlRowHandler {
 struct JsonlRange {
   size_t begin = 0, end = 0;  // byte offsets; `end` is just past a '\n' or the end of the text
   std::vector<std::vector<Value>> rows;
+  std::vector<int64_t> ids;   // with an id field: one per row of `rows`
   bool failed = false;        // stopped at a bad line: the one after `rows`, at `failed_at`
   size_t failed_at = 0;
   std::exception_ptr exception;
@@ -279,9 +354,10 @@ struct JsonlRange {
 // `failed` false, once `stop` says an earlier range failed (its error outranks any here).
 void ParseJsonlRange(const std::string& path, const std::string& text,
                      const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
-                     size_t range_no, std::atomic<size_t>* stop, JsonlRange* range) {
+                     const std::string& id_field, size_t range_no, std::atomic<size_t>* stop,
+                     JsonlRange* range) {
   try {
-    JsonlRowHandler handler(schema, index);
+    JsonlRowHandler handler(schema, index, id_field);
     size_t pos = range->begin;
     while (pos < range->end) {
       if ((range->rows.size() & 4095) == 0 && stop->load(std::memory_order_relaxed) < range_no) {
@@ -292,11 +368,12 @@ void ParseJsonlRange(const std::string& path, const std::string& text,
       std::string_view line(text.data() + pos, end - pos);
       if (line.ends_with('\r')) line.remove_suffix(1);
       std::vector<Value>& values = range->rows.emplace_back(schema.size());
-      if (!handler.Parse(line, &values)) {
+      int64_t id = 0;
+      if (!handler.Parse(line, &values, &id)) {
         // Line and row numbers are found later, when the ranges before are counted; this only
         // asks whether the line is bad.
         std::fill(values.begin(), values.end(), Value());
-        if (!ReadJsonlLine(path, line, 0, 0, schema, index, &values).ok()) {
+        if (!ReadJsonlLine(path, line, 0, 0, schema, index, id_field, &values, &id).ok()) {
           range->rows.pop_back();
           range->failed = true;
           range->failed_at = pos;
@@ -306,6 +383,7 @@ void ParseJsonlRange(const std::string& path, const std::string& text,
           return;
         }
       }
+      if (!id_field.empty()) range->ids.push_back(id);
       pos = end + 1;
     }
   } catch (...) {
@@ -321,7 +399,8 @@ constexpr size_t kMaxThreads = 8;
 
 Status ReadJsonlText(const std::string& path, const std::string& text,
                      const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
-                     std::vector<std::vector<Value>>* rows) {
+                     const std::string& id_field, std::vector<std::vector<Value>>* rows,
+                     std::vector<int64_t>* ids) {
   const size_t start = BomLength(text);
   {
     size_t first = text.find_first_not_of(" \t\r\n", start);
@@ -371,13 +450,15 @@ Status ReadJsonlText(const std::string& path, const std::string& text,
   for (size_t i = 1; i < ranges.size(); ++i) {
     try {
       workers.emplace_back(ParseJsonlRange, std::cref(path), std::cref(text), std::cref(schema),
-                           std::cref(index), i, &stop, &ranges[i]);
+                           std::cref(index), std::cref(id_field), i, &stop, &ranges[i]);
     } catch (const std::system_error&) {  // no thread to be had: do its share here
       inline_ranges.push_back(i);
     }
   }
   for (size_t i : inline_ranges) {
-    if (i < ranges.size()) ParseJsonlRange(path, text, schema, index, i, &stop, &ranges[i]);
+    if (i < ranges.size()) {
+      ParseJsonlRange(path, text, schema, index, id_field, i, &stop, &ranges[i]);
+    }
   }
   for (std::thread& t : workers) t.join();
 
@@ -385,6 +466,8 @@ Status ReadJsonlText(const std::string& path, const std::string& text,
   // range before it parsed whole and fixes the line and row numbers.
   for (JsonlRange& r : ranges) {
     if (r.exception) std::rethrow_exception(r.exception);
+    ids->insert(ids->end(), r.ids.begin(), r.ids.end());
+    r.ids = {};
     if (rows->empty()) {
       rows->swap(r.rows);
     } else {
@@ -399,9 +482,12 @@ Status ReadJsonlText(const std::string& path, const std::string& text,
       if (line.ends_with('\r')) line.remove_suffix(1);
       std::vector<Value> values(schema.size());
       const size_t row = rows->size();
-      return ReadJsonlLine(path, line, row + 1, row, schema, index, &values);
+      int64_t id = 0;
+      return ReadJsonlLine(path, line, row + 1, row, schema, index, id_field, &values, &id);
     }
   }
+  // Every line holds one row (blank lines are errors), so row r is on line r + 1.
+  if (!id_field.empty()) return CheckUniqueIds(path, *ids, [](size_t r) { return r + 1; });
   return Status::OK();
 }
 
@@ -626,9 +712,26 @@ std::string ConvertCsv(const CsvField& f, AttrType type, Value* out) {
   return "unknown attribute type";
 }
 
+// The id column's field as an id: an optionally '+'-signed decimal integer >= 0 within int64.
+std::string ConvertCsvId(const std::string& id_field, const CsvField& f, int64_t* id) {
+  std::string_view s = TrimSpaces(f.text);
+  if (s.empty()) return "id field '" + Printable(id_field) + "' is empty; every row needs its id";
+  std::string_view digits = s;
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *id);
+  if (ptr == digits.data() + digits.size() && ec == std::errc::result_out_of_range) {
+    return IdError(id_field, "'" + Printable(s) + "', beyond int64's range");
+  }
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || *id < 0) {
+    return IdError(id_field, "'" + Printable(s) + "'");
+  }
+  return "";
+}
+
 Status ReadCsvText(const std::string& path, const std::string& text,
                    const std::vector<AttributeSpec>& schema, const SchemaIndex& index,
-                   std::vector<std::vector<Value>>* rows) {
+                   const std::string& id_field, std::vector<std::vector<Value>>* rows,
+                   std::vector<int64_t>* ids) {
   std::string_view body(text);
   body.remove_prefix(BomLength(text));
   CsvReader reader(path, body);
@@ -637,14 +740,28 @@ Status ReadCsvText(const std::string& path, const std::string& text,
   std::vector<CsvField> fields;
   size_t line;
   SIEVE_RETURN_IF_ERROR(reader.Next(&fields, &line));
+  constexpr size_t kIdColumn = SIZE_MAX;  // column_attr's mark for the id column
   std::vector<size_t> column_attr(fields.size());
   std::vector<int> column_of_attr(schema.size(), -1);
+  int id_column = -1;
+  const std::string header = "attributes file " + Printable(path) + ": line 1 (header): ";
   for (size_t c = 0; c < fields.size(); ++c) {
     const std::string name(TrimSpaces(fields[c].text));
-    const std::string where = "attributes file " + Printable(path) + ": line 1 (header): ";
+    const std::string& where = header;
     if (name.empty()) {
       return Status::InvalidArgument(where + "column " + std::to_string(c + 1) +
                                      " has an empty name");
+    }
+    if (!id_field.empty() && name == id_field) {
+      if (id_column >= 0) {
+        return Status::InvalidArgument(where + "id column '" + Printable(name) +
+                                       "' appears twice (columns " +
+                                       std::to_string(id_column + 1) + " and " +
+                                       std::to_string(c + 1) + ")");
+      }
+      id_column = static_cast<int>(c);
+      column_attr[c] = kIdColumn;
+      continue;
     }
     auto it = index.find(name);
     if (it == index.end()) {
@@ -660,6 +777,11 @@ Status ReadCsvText(const std::string& path, const std::string& text,
     column_of_attr[it->second] = static_cast<int>(c);
     column_attr[c] = it->second;
   }
+  if (!id_field.empty() && id_column < 0) {
+    return Status::InvalidArgument(header + "no column '" + Printable(id_field) +
+                                   "', the id field");
+  }
+  std::vector<size_t> row_lines;  // with an id column: the line each row starts on
 
   while (!reader.Done()) {
     SIEVE_RETURN_IF_ERROR(reader.Next(&fields, &line));
@@ -672,7 +794,15 @@ Status ReadCsvText(const std::string& path, const std::string& text,
           (blank ? std::string("a blank line") : std::to_string(fields.size())));
     }
     std::vector<Value>& values = rows->emplace_back(schema.size());
+    if (id_column >= 0) {
+      int64_t id = 0;
+      std::string error = ConvertCsvId(id_field, fields[id_column], &id);
+      if (!error.empty()) return Status::InvalidArgument(Where(path, line, row) + ": " + error);
+      ids->push_back(id);
+      row_lines.push_back(line);
+    }
     for (size_t c = 0; c < fields.size(); ++c) {
+      if (column_attr[c] == kIdColumn) continue;
       const AttributeSpec& spec = schema[column_attr[c]];
       std::string error = ConvertCsv(fields[c], spec.type, &values[column_attr[c]]);
       if (!error.empty()) {
@@ -682,24 +812,33 @@ Status ReadCsvText(const std::string& path, const std::string& text,
       }
     }
   }
+  if (id_column >= 0) {
+    return CheckUniqueIds(path, *ids, [&row_lines](size_t r) { return row_lines[r]; });
+  }
   return Status::OK();
 }
 
 using TextReader = Status (*)(const std::string&, const std::string&,
                               const std::vector<AttributeSpec>&, const SchemaIndex&,
-                              std::vector<std::vector<Value>>*);
+                              const std::string&, std::vector<std::vector<Value>>*,
+                              std::vector<int64_t>*);
 
 Status ReadWith(TextReader read_text, const std::string& path,
                 const std::vector<AttributeSpec>& schema, size_t expected_rows,
-                std::vector<std::vector<Value>>* rows) {
+                std::vector<std::vector<Value>>* rows, const std::string& id_field,
+                std::vector<int64_t>* ids) {
   try {
     SchemaIndex index;
-    SIEVE_RETURN_IF_ERROR(BuildIndex(path, schema, &index));
+    SIEVE_RETURN_IF_ERROR(BuildIndex(path, schema, id_field, &index));
     std::string text;
     SIEVE_RETURN_IF_ERROR(ReadWholeFile(path, &text));
     rows->clear();
     rows->reserve(expected_rows);
-    SIEVE_RETURN_IF_ERROR(read_text(path, text, schema, index, rows));
+    std::vector<int64_t> no_ids;
+    if (ids == nullptr) ids = &no_ids;
+    ids->clear();
+    if (!id_field.empty()) ids->reserve(expected_rows);
+    SIEVE_RETURN_IF_ERROR(read_text(path, text, schema, index, id_field, rows, ids));
     return CheckRowCount(path, rows->size(), expected_rows);
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("attributes file " + Printable(path) +
@@ -712,22 +851,25 @@ Status ReadWith(TextReader read_text, const std::string& path,
 }  // namespace
 
 Status ReadAttributesJsonl(const std::string& path, const std::vector<AttributeSpec>& schema,
-                           size_t expected_rows, std::vector<std::vector<Value>>* rows) {
-  return ReadWith(ReadJsonlText, path, schema, expected_rows, rows);
+                           size_t expected_rows, std::vector<std::vector<Value>>* rows,
+                           const std::string& id_field, std::vector<int64_t>* ids) {
+  return ReadWith(ReadJsonlText, path, schema, expected_rows, rows, id_field, ids);
 }
 
 Status ReadAttributesCsv(const std::string& path, const std::vector<AttributeSpec>& schema,
-                         size_t expected_rows, std::vector<std::vector<Value>>* rows) {
-  return ReadWith(ReadCsvText, path, schema, expected_rows, rows);
+                         size_t expected_rows, std::vector<std::vector<Value>>* rows,
+                         const std::string& id_field, std::vector<int64_t>* ids) {
+  return ReadWith(ReadCsvText, path, schema, expected_rows, rows, id_field, ids);
 }
 
 Status ReadAttributes(const std::string& path, const std::vector<AttributeSpec>& schema,
-                      size_t expected_rows, std::vector<std::vector<Value>>* rows) {
+                      size_t expected_rows, std::vector<std::vector<Value>>* rows,
+                      const std::string& id_field, std::vector<int64_t>* ids) {
   const std::string ext = LowerExtension(path);
   if (ext == ".jsonl" || ext == ".ndjson" || ext == ".json") {
-    return ReadAttributesJsonl(path, schema, expected_rows, rows);
+    return ReadAttributesJsonl(path, schema, expected_rows, rows, id_field, ids);
   }
-  if (ext == ".csv") return ReadAttributesCsv(path, schema, expected_rows, rows);
+  if (ext == ".csv") return ReadAttributesCsv(path, schema, expected_rows, rows, id_field, ids);
   return Status::InvalidArgument("attributes file " + Printable(path) + ": unsupported format '" +
                                  Printable(ext) + "'; expected .jsonl or .csv");
 }

@@ -37,6 +37,7 @@
 #define SIEVE_TOOLS_IO_ATTRIBUTES_READER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,14 +54,26 @@ namespace sieve::io {
 // an unsupported extension or a row count other than `expected_rows` ("attributes file X has
 // N rows, vectors have M"); IOError when the file cannot be read; ResourceExhausted when
 // memory runs out. `*rows` is unspecified on error.
+//
+// With a non-empty `id_field` (the CLI's --id-field), that key (JSON Lines) or column (CSV) is
+// not an attribute but the row's id, stored in (*ids)[i] (REQUIRES: `ids` not null then). Every
+// row must have one: an integer >= 0 within int64 (JSON: an integer literal, not 3.0; CSV: an
+// optionally '+'-signed decimal integer, spaces around it ignored), and no two rows of the file
+// may share one. InvalidArgument, naming the line and the row (for a repeat, both lines), for a
+// missing, malformed, negative or repeated id, for a CSV header without the column, and when
+// `id_field` names an attribute of the schema.
 Status ReadAttributes(const std::string& path, const std::vector<AttributeSpec>& schema,
-                      size_t expected_rows, std::vector<std::vector<Value>>* rows);
+                      size_t expected_rows, std::vector<std::vector<Value>>* rows,
+                      const std::string& id_field = "", std::vector<int64_t>* ids = nullptr);
 
 // The two formats, whatever the extension.
 Status ReadAttributesJsonl(const std::string& path, const std::vector<AttributeSpec>& schema,
-                           size_t expected_rows, std::vector<std::vector<Value>>* rows);
+                           size_t expected_rows, std::vector<std::vector<Value>>* rows,
+                           const std::string& id_field = "",
+                           std::vector<int64_t>* ids = nullptr);
 Status ReadAttributesCsv(const std::string& path, const std::vector<AttributeSpec>& schema,
-                         size_t expected_rows, std::vector<std::vector<Value>>* rows);
+                         size_t expected_rows, std::vector<std::vector<Value>>* rows,
+                         const std::string& id_field = "", std::vector<int64_t>* ids = nullptr);
 
 }  // namespace sieve::io
 

@@ -9,18 +9,24 @@
 
 #include "tools/io/file_util.h"
 #include "tools/io/fvecs.h"
+#include "tools/io/hdf5.h"
 
 namespace sieve::io {
 
 Status ReadVectorsFile(const std::string& path, NpyMatrix* out) {
   const std::string ext = LowerExtension(path);
-  if (ext == ".npy") {
+  if (IsHdf5Spec(path)) {
+    std::string file, dataset;
+    SplitHdf5Spec(path, &file, &dataset);
+    SIEVE_RETURN_IF_ERROR(ReadHdf5Matrix(file, dataset, out));
+  } else if (ext == ".npy") {
     SIEVE_RETURN_IF_ERROR(ReadNpyMatrix(path, out));
   } else if (ext == ".fvecs") {
     SIEVE_RETURN_IF_ERROR(ReadFvecs(path, out));
   } else {
     return Status::InvalidArgument("file " + Printable(path) + ": unsupported vectors format '" +
-                                   Printable(ext) + "'; expected .npy or .fvecs");
+                                   Printable(ext) +
+                                   "'; expected .npy, .fvecs or FILE.hdf5:DATASET");
   }
   return CheckFiniteVectors(path, *out);
 }

@@ -13,7 +13,8 @@
 
 namespace sieve::io {
 
-// Reads a .npy (ReadNpyMatrix) or .fvecs (ReadFvecs) file, chosen by the extension
+// Reads a .npy (ReadNpyMatrix) or .fvecs (ReadFvecs) file, or the dataset of an HDF5 file
+// named as "FILE.hdf5:DATASET" (also .h5; ReadHdf5Matrix), chosen by the extension
 // (case-insensitive), then rejects NaN and infinite components (CheckFiniteVectors).
 // InvalidArgument for any other extension and for any error those functions return.
 // `*out` is unspecified on error.

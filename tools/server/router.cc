@@ -90,8 +90,26 @@ size_t TooDeepAt(const std::string& body) {
   return std::string::npos;
 }
 
+// nlohmann's message without its "[json.exception.parse_error.101] " id, which means nothing
+// to a client.
+std::string JsonErrorText(const std::exception& e) {
+  std::string_view s = e.what();
+  if (s.starts_with("[json.exception.")) {
+    size_t close = s.find("] ");
+    if (close != std::string_view::npos) s.remove_prefix(close + 2);
+  }
+  return std::string(s);
+}
+
 // Parses an object body; on failure stores the 400 in *err.
 bool ParseObject(const std::string& body, json* out, HttpResponse* err) {
+  if (body.starts_with("\x93NUMPY")) {
+    *err = Error(400,
+                 "the body is a .npy array, not JSON: this route takes a JSON object (only POST "
+                 "/collections/{name}/rows takes .npy vectors, with Content-Type "
+                 "application/x-npy)");
+    return false;
+  }
   if (size_t at = TooDeepAt(body); at != std::string::npos) {
     *err = Error(400, "malformed JSON body: nested deeper than " + std::to_string(kMaxJsonDepth) +
                           " levels at byte " + std::to_string(at));
@@ -100,7 +118,7 @@ bool ParseObject(const std::string& body, json* out, HttpResponse* err) {
   try {
     *out = json::parse(body);
   } catch (const json::parse_error& e) {
-    *err = Error(400, std::string("malformed JSON body: ") + e.what());
+    *err = Error(400, "malformed JSON body: " + JsonErrorText(e));
     return false;
   }
   if (!out->is_object()) {
@@ -444,7 +462,7 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
       if (allow("POST")) done(Compact(parts[1]));
     }
   } catch (const json::exception& e) {
-    done(Error(400, std::string("bad request body: ") + e.what()));
+    done(Error(400, "bad request body: " + JsonErrorText(e)));
   } catch (const std::bad_alloc&) {
     done(Error(503, "out of memory"));
   } catch (const std::exception& e) {
@@ -714,7 +732,7 @@ void Router::Query(const std::string& name, const HttpRequest& req,
                                   " queries could take " + std::to_string(bound) +
                                   " bytes, over the server's memory budget of " +
                                   std::to_string(budget) +
-                                  " bytes (--max-memory); ask for fewer queries or a smaller k"));
+                                  " bytes; ask for fewer queries or a smaller k"));
     }
     HttpResponse r;
     Status s = ResultsBody(results, explain ? ex : nullptr, names, vectors, &r.body);
