@@ -13,6 +13,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -649,6 +650,171 @@ TEST_F(CliTest, KillDuringIngestLeavesWholeBatchesThatPassCheck) {
     }
     before = rows;
   }
+}
+
+// The attributes of `r` as the CLI prints them ("attributes": {...}, null for nulls).
+json AttributesJson(const Row& r) {
+  json j = json::object();
+  j["cat"] = r.has_cat ? json(r.cat) : json(nullptr);
+  j["price"] = r.has_price ? json(r.price) : json(nullptr);
+  j["name"] = r.name.empty() ? json(nullptr) : json(r.name);
+  j["flag"] = r.has_flag ? json(r.flag) : json(nullptr);
+  j["tags"] = r.has_tags ? json(r.tags) : json(nullptr);
+  return j;
+}
+
+TEST_F(CliTest, QueryIncludeGetCountAndExportReturnWhatWasIngested) {
+  CreateAndIngest("l2", 600);
+  rows_.resize(600);
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("q.npy"), vectors_.data(), 2, kDim).ok());
+  auto q = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "5",
+                "--filter", "cat >= 2", "--include", "*,vector"});
+  ASSERT_EQ(q.code, 0) << q.err;
+  std::map<int64_t, size_t> at;
+  for (size_t i = 0; i < rows_.size(); ++i) at[rows_[i].id] = i;
+  for (const json& line : q.Lines()) {
+    ExpectMatchesOracle(line, Metric::kL2, vectors_.data() + line["query"].get<size_t>() * kDim,
+                        5, [](const Row& r) { return r.has_cat && r.cat >= 2; });
+    ASSERT_EQ(line["attributes"].size(), line["ids"].size());
+    for (size_t i = 0; i < line["ids"].size(); ++i) {
+      const size_t row = at.at(line["ids"][i].get<int64_t>());
+      EXPECT_EQ(line["attributes"][i], AttributesJson(rows_[row]));
+      auto v = line["vectors"][i].get<std::vector<float>>();
+      EXPECT_EQ(v, std::vector<float>(vectors_.begin() + row * kDim,
+                                      vectors_.begin() + (row + 1) * kDim));
+    }
+  }
+  // get: in the order asked, missing ids reported per id.
+  auto g = Run({"get", db_, "--collection", "c", "--id", std::to_string(rows_[3].id), "--id", "5",
+                "--id", std::to_string(rows_[0].id), "--include", "name,cat"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  auto lines = g.Lines();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["id"], rows_[3].id);
+  EXPECT_EQ(lines[0]["found"], true);
+  EXPECT_EQ(lines[0]["attributes"]["cat"], AttributesJson(rows_[3])["cat"]);
+  EXPECT_EQ(lines[0]["attributes"].size(), 2u);
+  EXPECT_EQ(lines[1], json::parse(R"({"id": 5, "found": false})"));
+  EXPECT_EQ(lines[2]["id"], rows_[0].id);
+  // count against the oracle.
+  for (const FilterCase& c : FilterCases()) {
+    auto r = Run({"count", db_, "--collection", "c", "--filter", c.text});
+    ASSERT_EQ(r.code, 0) << c.text << ": " << r.err;
+    size_t want = 0;
+    for (const Row& row : rows_) want += c.pass(row);
+    EXPECT_EQ(r.Lines().at(0)["count"], want) << c.text;
+  }
+  // export jsonl: every passing row in id order, equal to what was ingested.
+  auto e = Run({"export", db_, "--collection", "c", "--filter", "flag = true", "--page-rows", "37",
+                "--include", "*,vector"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::vector<const Row*> want;
+  for (const Row& r : rows_) {
+    if (r.has_flag && r.flag) want.push_back(&r);
+  }
+  std::sort(want.begin(), want.end(), [](const Row* a, const Row* b) { return a->id < b->id; });
+  auto rows = e.Lines();
+  ASSERT_EQ(rows.size(), want.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    json expect = AttributesJson(*want[i]);
+    expect["id"] = want[i]->id;
+    const size_t row = at.at(want[i]->id);
+    expect["vector"] = std::vector<float>(vectors_.begin() + row * kDim,
+                                          vectors_.begin() + (row + 1) * kDim);
+    EXPECT_EQ(rows[i], expect);
+  }
+  EXPECT_NE(e.err.find("\"exported\": " + std::to_string(want.size())), std::string::npos) << e.err;
+  // export csv and npy.
+  auto csv = Run({"export", db_, "--collection", "c", "--format", "csv", "--include", "cat,name",
+                  "--filter", "id < 1100"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::istringstream in(csv.out);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "id,cat,name");
+  auto npy = Run({"export", db_, "--collection", "c", "--format", "npy", "--output",
+                  dir_.Join("out"), "--include", "cat"});
+  ASSERT_EQ(npy.code, 0) << npy.err;
+  io::NpyMatrix m;
+  ASSERT_TRUE(io::ReadNpyMatrix(dir_.Join("out.vectors.npy"), &m).ok());
+  std::vector<int64_t> ids;
+  ASSERT_TRUE(io::ReadNpyInt64Vector(dir_.Join("out.ids.npy"), &ids).ok());
+  ASSERT_EQ(ids.size(), rows_.size());
+  ASSERT_EQ(m.rows, rows_.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const size_t row = at.at(ids[i]);
+    EXPECT_TRUE(std::equal(m.data.begin() + i * kDim, m.data.begin() + (i + 1) * kDim,
+                           vectors_.begin() + row * kDim));
+  }
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(ReadFile(dir_.Join("out.attributes.jsonl")).size() > 0, true);
+  auto bad = Run({"export", db_, "--collection", "c", "--format", "xml"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("xml"), std::string::npos);
+}
+
+TEST_F(CliTest, UpsertUpdateDropAndCompact) {
+  CreateAndIngest("l2", 400);
+  rows_.resize(400);
+  // Running the same ingest without ids again is refused; with --auto-ids it adds rows.
+  auto again = Run({"ingest", db_, "--collection", "c", "--vectors", dir_.Join("all_vectors.npy")});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_NE(again.err.find("--auto-ids"), std::string::npos) << again.err;
+  // Upsert: the first 100 rows again with new vectors, and 50 new ids.
+  std::vector<float> fresh = test::RandomVectors(150, kDim, 77);
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < 100; ++i) ids.push_back(rows_[i].id);
+  for (int64_t i = 0; i < 50; ++i) ids.push_back(900000 + i);
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("up.npy"), fresh.data(), 150, kDim).ok());
+  ASSERT_TRUE(io::WriteNpyInt64(dir_.Join("up_ids.npy"), ids.data(), ids.size()).ok());
+  auto up = Run({"ingest", db_, "--collection", "c", "--vectors", dir_.Join("up.npy"), "--ids",
+                 dir_.Join("up_ids.npy"), "--upsert", "--batch-rows", "40"});
+  ASSERT_EQ(up.code, 0) << up.err;
+  EXPECT_EQ(up.Lines()[0]["replaced"], 100);
+  EXPECT_EQ(up.Lines()[0]["rows"], 450);
+  auto g = Run({"get", db_, "--collection", "c", "--id", std::to_string(ids[5]), "--include",
+                "vector,cat"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  EXPECT_EQ(g.Lines()[0]["vector"].get<std::vector<float>>(),
+            std::vector<float>(fresh.begin() + 5 * kDim, fresh.begin() + 6 * kDim));
+  EXPECT_TRUE(g.Lines()[0]["attributes"]["cat"].is_null());  // upserted without attributes
+  // Update by filter, then by ids.
+  auto u = Run({"update", db_, "--collection", "c", "--filter", "id >= 900000", "--set",
+                "name = 'new'", "--set", "tags = ('a', 'b')"});
+  ASSERT_EQ(u.code, 0) << u.err;
+  EXPECT_EQ(u.Lines()[0]["updated"], 50);
+  auto n = Run({"count", db_, "--collection", "c", "--filter", "name = 'new' AND tags CONTAINS 'b'"});
+  EXPECT_EQ(n.Lines().at(0)["count"], 50);
+  auto badset = Run({"update", db_, "--collection", "c", "--id", "1", "--set", "colour = 1"});
+  EXPECT_EQ(badset.code, 1);
+  EXPECT_NE(badset.err.find("cat, price, name, flag, tags"), std::string::npos) << badset.err;
+  // Delete most rows, compact: the rest stay, answers exact, ids the same.
+  auto d = Run({"delete", db_, "--collection", "c", "--filter", "id < 900000 AND NOT id IN (" +
+                                                                 std::to_string(rows_[7].id) + ")"});
+  ASSERT_EQ(d.code, 0) << d.err;
+  auto c = Run({"compact", db_});
+  ASSERT_EQ(c.code, 0) << c.err;
+  auto cj = c.Lines().at(0);
+  EXPECT_EQ(cj["rows_removed"], 100 + 399);  // the rows upsert replaced, and the deleted
+  EXPECT_LT(cj["bytes_after"].get<uint64_t>(), cj["bytes_before"].get<uint64_t>());
+  auto after = Run({"export", db_, "--collection", "c", "--include", "name"});
+  ASSERT_EQ(after.code, 0) << after.err;
+  auto lines = after.Lines();
+  ASSERT_EQ(lines.size(), 51u);
+  EXPECT_EQ(lines[0]["id"], rows_[7].id);
+  EXPECT_EQ(lines[1]["id"], 900000);
+  EXPECT_EQ(lines[1]["name"], "new");
+  auto check = Run({"check", db_});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+  // Drop: gone, durably; the name is free.
+  auto drop = Run({"drop", db_, "--collection", "c"});
+  ASSERT_EQ(drop.code, 0) << drop.err;
+  auto stats = Run({"stats", db_, "--collection", "c"});
+  EXPECT_EQ(stats.code, 1);
+  auto collections = Run({"collections", db_});
+  EXPECT_TRUE(collections.Lines().empty());
+  auto dropped_again = Run({"drop", db_, "--collection", "c"});
+  EXPECT_EQ(dropped_again.code, 1);
 }
 
 }  // namespace

@@ -556,5 +556,89 @@ TEST_F(ServerTest, MaxBatchOneNeverMerges) {
   EXPECT_EQ(MetricValue("sieve_batch_requests_sum"), 16);
 }
 
+TEST_F(ServerTest, RowRoutesGetScrollCountUpdateUpsertCompactAndDrop) {
+  StartServer();
+  CreateAndIngest();
+  // Query with include: each neighbour's attributes, as ingested.
+  std::string q = VectorsJson(vectors_.data(), 1, kDim);
+  HttpReply r = Http(port_, "POST", "/collections/items/query",
+                     "{\"vectors\": " + q + ", \"k\": 4, \"include\": [\"*\", \"vector\"]}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json res = json::parse(r.body)["results"][0];
+  ExpectOracle(vectors_.data(), 4, "", res);
+  ASSERT_EQ(res["attributes"].size(), 4u);
+  EXPECT_EQ(res["attributes"][0]["price"].get<double>(), attrs_[0].price);
+  EXPECT_EQ(res["vectors"][0].get<std::vector<float>>(),
+            std::vector<float>(vectors_.begin(), vectors_.begin() + kDim));
+  r = Http(port_, "POST", "/collections/items/query",
+           "{\"vectors\": " + q + ", \"k\": 4, \"include\": \"colour\"}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("cat, price"), std::string::npos) << r.body;
+  // get: per id.
+  r = Http(port_, "POST", "/collections/items/get",
+           "{\"ids\": [" + std::to_string(ids_[11]) + ", 7], \"include\": \"cat\"}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json rows = json::parse(r.body)["rows"];
+  EXPECT_EQ(rows[0]["id"], ids_[11]);
+  EXPECT_TRUE(rows[0]["attributes"]["cat"].is_null());  // every 11th row has no cat
+  EXPECT_EQ(rows[1], json::parse(R"({"id": 7, "found": false})"));
+  // count and scroll against the oracle.
+  size_t want = 0;
+  for (const RowAttrs& a : attrs_) want += Passes("cat = 3", a);
+  r = Http(port_, "POST", "/collections/items/count", R"({"filter": "cat = 3"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["count"], want);
+  std::vector<int64_t> scrolled;
+  json after = nullptr;
+  for (int pages = 0; pages < 1000; ++pages) {
+    json body = {{"filter", "cat = 3"}, {"limit", 17}, {"after", after}, {"include", "price"}};
+    r = Http(port_, "POST", "/collections/items/scroll", body.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    json page = json::parse(r.body);
+    for (const json& row : page["rows"]) scrolled.push_back(row["id"].get<int64_t>());
+    after = page["next"];
+    if (after.is_null()) break;
+  }
+  std::vector<int64_t> expect;
+  for (size_t i = 0; i < kRows; ++i) {
+    if (Passes("cat = 3", attrs_[i])) expect.push_back(ids_[i]);
+  }
+  std::sort(expect.begin(), expect.end());
+  EXPECT_EQ(scrolled, expect);
+  // update by filter; upsert; ingest of a live id without upsert is refused.
+  r = Http(port_, "POST", "/collections/items/update",
+           R"({"filter": "cat = 3", "set": {"price": 1000.5, "cat": null}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["updated"], want);
+  r = Http(port_, "POST", "/collections/items/count", R"({"filter": "price = 1000.5"})");
+  EXPECT_EQ(json::parse(r.body)["count"], want);
+  r = Http(port_, "POST", "/collections/items/update", R"({"ids": [1000], "set": {"colour": 1}})");
+  EXPECT_EQ(r.status, 400);
+  const std::string one = VectorsJson(vectors_.data() + kDim, 1, kDim);
+  r = Http(port_, "POST", "/collections/items/rows",
+           "{\"ids\": [" + std::to_string(ids_[0]) + "], \"vectors\": " + one + "}");
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = Http(port_, "POST", "/collections/items/rows",
+           "{\"ids\": [" + std::to_string(ids_[0]) + "], \"vectors\": " + one +
+               ", \"upsert\": true}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["replaced"], 1);
+  r = Http(port_, "POST", "/collections/items/rows", "{\"vectors\": " + one + "}");
+  EXPECT_EQ(r.status, 400) << r.body;  // no ids into a collection with rows
+  EXPECT_NE(r.body.find("auto"), std::string::npos) << r.body;
+  r = Http(port_, "POST", "/collections/items/compact", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["rows_removed"], 1);
+  // drop, then the name is free for another dim.
+  r = Http(port_, "DELETE", "/collections/items");
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Http(port_, "GET", "/collections/items");
+  EXPECT_EQ(r.status, 404);
+  r = Http(port_, "POST", "/collections", R"({"name": "items", "dim": 2})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Http(port_, "POST", "/collections/items/query", R"({"vectors": [[1, 2]], "k": 1})");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 }  // namespace
 }  // namespace sieve
