@@ -174,6 +174,10 @@ class MemoryLimitTest : public ::testing::Test {
     return json{{"vectors", vectors}, {"k", k}}.dump();
   }
 
+  // Starts `sieve serve --max-memory budget` under the limit, sends the search that cannot fit
+  // (expects `expected_status`), then one that fits (expects the oracle), then stops it.
+  void ServeAndRefuse(const std::string& budget, int expected_status);
+
   test::ScratchDir dir_;
   std::vector<float> rows_, big_, small_;
 };
@@ -191,6 +195,19 @@ TEST_F(MemoryLimitTest, CliRefusesWithOneLineAndAnswersWhatFits) {
   EXPECT_NE(lines[0].find("memory budget"), std::string::npos) << err;
   EXPECT_EQ(ReadFile(dir_.Join("big.out")), "") << "no partial answer";
 
+  // A budget above the limit (the operator's mistake): the allocation itself fails, and that is
+  // reported the same way.
+  e = RunLimited({"query", dir_.Join("db"), "--collection", "c", "--queries", dir_.Join("big.npy"),
+                  "--k", "1000000", "--max-memory", "100G"},
+                 dir_.Join("big.out"), dir_.Join("big.err"));
+  const std::string err2 = ReadFile(dir_.Join("big.err"));
+  ASSERT_TRUE(e.exited) << "killed by signal " << e.code << "; stderr: " << err2;
+  EXPECT_EQ(e.code, 1) << err2;
+  ASSERT_EQ(Lines(err2).size(), 1u) << err2;
+  EXPECT_EQ(err2.rfind("sieve query: ", 0), 0u) << err2;
+  EXPECT_NE(err2.find("memory"), std::string::npos) << err2;
+  EXPECT_EQ(ReadFile(dir_.Join("big.out")), "") << "no partial answer";
+
   e = RunLimited({"query", dir_.Join("db"), "--collection", "c", "--queries",
                   dir_.Join("small.npy"), "--k", std::to_string(kSmallK)},
                  dir_.Join("small.out"), dir_.Join("small.err"));
@@ -205,7 +222,16 @@ TEST_F(MemoryLimitTest, CliRefusesWithOneLineAndAnswersWhatFits) {
   }
 }
 
+// With the default budget (half the limit) the search is refused before it allocates: 413. With
+// a budget above the limit the allocation fails: 503. Either way the next request is served.
 TEST_F(MemoryLimitTest, ServerRefusesAndKeepsServing) {
+  for (const char* budget : {"auto", "100G"}) {
+    SCOPED_TRACE(std::string("--max-memory ") + budget);
+    ServeAndRefuse(budget, std::string(budget) == "auto" ? 413 : 503);
+  }
+}
+
+void MemoryLimitTest::ServeAndRefuse(const std::string& budget, int expected_status) {
   int p[2];
   ASSERT_EQ(pipe(p), 0);
   pid_t pid = fork();
@@ -213,7 +239,7 @@ TEST_F(MemoryLimitTest, ServerRefusesAndKeepsServing) {
     dup2(p[1], 1);
     close(p[0]);
     dup2(::open(dir_.Join("serve.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-    ExecLimited({"serve", dir_.Join("db"), "--listen", "127.0.0.1:0"});
+    ExecLimited({"serve", dir_.Join("db"), "--listen", "127.0.0.1:0", "--max-memory", budget});
   }
   ChildGuard guard{pid};
   close(p[1]);
@@ -237,7 +263,7 @@ TEST_F(MemoryLimitTest, ServerRefusesAndKeepsServing) {
 
   test::HttpReply r =
       test::Http(port, "POST", "/collections/c/query", QueryBody(big_, kBigQueries, 1000000));
-  EXPECT_TRUE(r.status == 413 || r.status == 503) << r.status << " " << r.body.substr(0, 300);
+  EXPECT_EQ(r.status, expected_status) << r.body.substr(0, 300);
   json err = json::parse(r.body, nullptr, false);
   EXPECT_TRUE(err.is_object() && err.contains("error")) << r.body.substr(0, 300);
 
