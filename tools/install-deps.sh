@@ -16,8 +16,8 @@ pkgs=(
   python3 python3-numpy
   python3-venv python3-dev
   # The sanitized build and the libFuzzer targets (tools/run-sanitized.sh, tools/run-fuzz.sh);
-  # llvm-14 brings llvm-symbolizer, which names source lines in their reports.
-  clang libclang-rt-14-dev llvm-14
+  # llvm brings llvm-symbolizer, which names source lines in their reports.
+  clang libclang-rt-14-dev llvm
 )
 missing=()
 for p in "${pkgs[@]}"; do
