@@ -30,6 +30,14 @@ double MsSince(Clock::time_point t0) {
 // Queries are handled in blocks of this many lanes: the selection pass and the SDDMM kernel
 // use fixed-width inner loops that g++ -O2 vectorizes (its cheap cost model only vectorizes
 // loops of known trip count).
+// GCC clones function templates for each target; clang (14) clones only plain functions, so
+// a clang build (the sanitized one) runs the templates' default version.
+#if defined(__clang__)
+#define SIEVE_TEMPLATE_CLONES
+#else
+#define SIEVE_TEMPLATE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 constexpr uint32_t kLanes = 16;
 // Rows per work item in the SDDMM path.
 constexpr uint32_t kSddmmChunk = 256;
@@ -138,7 +146,7 @@ inline float InvNorm(float sq) { return sq > 0.0f ? 1.0f / std::sqrt(sq) : 0.0f;
 // hits[j] when some query's key is within its current k-th (a superset of the rows to offer:
 // thresholds only tighten). Padded lanes stay finite (their query terms are 0) and never hit.
 template <Metric M>
-__attribute__((target_clones("avx512f", "avx2", "default")))
+SIEVE_TEMPLATE_CLONES
 void KeysAndHits(float* tile, size_t n, uint32_t ldc, const float* x_sq, const float* q_sq,
                  const float* q_inv, const float* worst, uint8_t* hits) {
   for (size_t j = 0; j < n; ++j) {

@@ -16,6 +16,9 @@ pkgs=(
   dataset-fashion-mnist
   python3 python3-numpy
   python3-venv python3-dev
+  # The sanitized build and the libFuzzer targets (tools/run-sanitized.sh, tools/run-fuzz.sh);
+  # llvm brings llvm-symbolizer, which names source lines in their reports.
+  clang libclang-rt-14-dev llvm
 )
 missing=()
 for p in "${pkgs[@]}"; do

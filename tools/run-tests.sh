@@ -4,7 +4,9 @@
 # Python package's suite (pytest, against the module of this build), the install check (the
 # build installed into a temporary prefix and tools/example built against it with
 # find_package(sieve), tools/check-install.sh) and the wheel check (a `pip wheel .` installed
-# into a fresh virtual environment, tools/check-wheel.sh).
+# into a fresh virtual environment, tools/check-wheel.sh); then the CPU suite once more under
+# ASan + UBSan (tools/run-sanitized.sh, a clang tree in build-asan/) and each libFuzzer target
+# for a bounded time in that tree (tools/run-fuzz.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/tools/install-deps.sh"
@@ -20,3 +22,5 @@ cd "$root"
 PYTHONPATH="$root/build/python" SIEVE_CLI="$root/build/tools/sieve" \
   "$py" -m pytest -p no:cacheprovider -q -rs "$root/python/tests"
 bash "$root/tools/check-wheel.sh"
+bash "$root/tools/run-sanitized.sh"
+bash "$root/tools/run-fuzz.sh"

@@ -301,6 +301,9 @@ TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
       {"POST", "/collections/nope/query", "{\"vectors\": " + q1 + ", \"k\": 5}", 404, "nope"},
       {"GET", "/collections/nope", "", 404, "nope"},
       {"GET", "/nothing/here", "", 404, "no route"},
+      // Bytes that are not UTF-8 in the target are quoted back as U+FFFD, in valid JSON.
+      {"GET", "/nothing/\xff\xfe", "", 404, "no route"},
+      {"POST", "/collections/items/\xc3", "", 404, "no route"},
       {"GET", "/collections/items/query", "", 405, "POST"},
       {"PUT", "/health", "", 405, "GET"},
       {"POST", "/collections", R"({"name": "items", "dim": 16})", 409, "items"},

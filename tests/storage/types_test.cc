@@ -94,7 +94,7 @@ TEST(ExplainTest, ToJsonIsOneLineWithPathAndPassingRows) {
   EXPECT_EQ(j["shards"][1]["shard"], 1);
   EXPECT_EQ(j["shards"][1]["path"], "gather");
   EXPECT_EQ(j["shards"][1]["select"], "heap");
-  EXPECT_EQ(j["shards"][1]["passing_rows"], nlohmann::json::array({500}));
+  EXPECT_EQ(j["shards"][1]["passing_rows"], nlohmann::ordered_json::array({500}));
   EXPECT_EQ(j["shards"][1]["rows"], 40000);
   EXPECT_EQ(j["shards"][1]["select_plan"], "candidates: sample 6144, cap 4096, tile 32 MiB");
   EXPECT_FALSE(j["shards"][0].contains("select_plan"));

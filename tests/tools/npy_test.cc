@@ -143,6 +143,11 @@ TEST_F(NpyTest, AcceptsHeaderVariants) {
     EXPECT_EQ(m.rows, 3u);
     EXPECT_EQ(m.cols, 2u);
     EXPECT_EQ(m.data, v);
+    NpyMatrix body;
+    s = ParseNpyMatrix(NpyBytes(1, dict, Raw(v)), "npy body: ", &body);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(body.rows, 3u);
+    EXPECT_EQ(body.data, v);
   }
 }
 
@@ -188,6 +193,13 @@ TEST_F(NpyTest, Float64IsRoundedToFloat32) {
   EXPECT_EQ(m.data[3], -std::numeric_limits<float>::infinity());
   EXPECT_EQ(m.data[4], 3.0f);
   EXPECT_EQ(m.data[5], 0.0f);
+  // A request body holding the same bytes reads the same (beyond float32's range included).
+  NpyMatrix body;
+  s = ParseNpyMatrix(NpyBytes(1, Dict("<f8", "(2, 3)"), Raw(v)), "npy body: ", &body);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(body.rows, 2u);
+  EXPECT_EQ(body.cols, 3u);
+  EXPECT_EQ(body.data, m.data);
 }
 
 TEST_F(NpyTest, Float64SpansSeveralChunks) {
@@ -289,6 +301,10 @@ TEST_F(NpyTest, RejectsBadFiles) {
     NpyMatrix m;
     Status s = ReadNpyMatrix(path, &m);
     ExpectInvalid(s, {"file " + path + ":"});
+    for (const std::string& p : c.parts) ExpectInvalid(s, {p});
+    // The same bytes in memory (a server request body) meet the same rules.
+    s = ParseNpyMatrix(c.bytes, "npy body: ", &m);
+    ExpectInvalid(s, {"npy body: "});
     for (const std::string& p : c.parts) ExpectInvalid(s, {p});
   }
 }

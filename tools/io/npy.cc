@@ -187,16 +187,33 @@ class HeaderParser {
   std::string error_;
 };
 
-Status ReadHeader(const InputFile& file, const std::string& path, NpyHeader* h) {
+// A .npy held in memory (an HTTP request body), read through InputFile's interface.
+class MemoryInput {
+ public:
+  explicit MemoryInput(std::string_view bytes) : bytes_(bytes) {}
+  uint64_t size() const { return bytes_.size(); }
+  // REQUIRES: [offset, offset + n) lies within the bytes (every caller checks the size first).
+  Status ReadAt(uint64_t offset, void* buf, size_t n) const {
+    if (n > 0) std::memcpy(buf, bytes_.data() + offset, n);
+    return Status::OK();
+  }
+
+ private:
+  std::string_view bytes_;
+};
+
+// `where` starts every message ("file <path>: " or "npy body: ").
+template <typename Input>
+Status ReadHeader(const Input& file, const std::string& where, NpyHeader* h) {
   const uint64_t size = file.size();
-  if (size == 0) return Status::InvalidArgument(Prefix(path) + "empty file, not a .npy file");
+  if (size == 0) return Status::InvalidArgument(where + "empty file, not a .npy file");
   unsigned char pre[12] = {};
   SIEVE_RETURN_IF_ERROR(file.ReadAt(0, pre, std::min<uint64_t>(size, sizeof(pre))));
   if (size < kMagicLen || std::memcmp(pre, kMagic, kMagicLen) != 0) {
-    return Status::InvalidArgument(Prefix(path) + "not a .npy file (bad magic)");
+    return Status::InvalidArgument(where + "not a .npy file (bad magic)");
   }
   if (size < 10) {
-    return Status::InvalidArgument(Prefix(path) + "truncated .npy preamble (" +
+    return Status::InvalidArgument(where + "truncated .npy preamble (" +
                                    std::to_string(size) + " bytes)");
   }
   const int major = pre[6], minor = pre[7];
@@ -206,31 +223,31 @@ Status ReadHeader(const InputFile& file, const std::string& path, NpyHeader* h) 
     preamble = 10;
   } else if ((major == 2 || major == 3) && minor == 0) {
     if (size < 12) {
-      return Status::InvalidArgument(Prefix(path) + "truncated .npy preamble (" +
+      return Status::InvalidArgument(where + "truncated .npy preamble (" +
                                      std::to_string(size) + " bytes)");
     }
     header_len =
         pre[8] | (uint64_t{pre[9]} << 8) | (uint64_t{pre[10]} << 16) | (uint64_t{pre[11]} << 24);
     preamble = 12;
   } else {
-    return Status::InvalidArgument(Prefix(path) + "unsupported .npy format version " +
+    return Status::InvalidArgument(where + "unsupported .npy format version " +
                                    std::to_string(major) + "." + std::to_string(minor) +
                                    " (expected 1.0, 2.0 or 3.0)");
   }
   if (header_len > size - preamble) {
-    return Status::InvalidArgument(Prefix(path) + "truncated header: declares " +
+    return Status::InvalidArgument(where + "truncated header: declares " +
                                    std::to_string(header_len) + " bytes, file has " +
                                    std::to_string(size - preamble) + " after the preamble");
   }
   if (header_len > kMaxHeaderLen) {
-    return Status::InvalidArgument(Prefix(path) + "implausible header length " +
+    return Status::InvalidArgument(where + "implausible header length " +
                                    std::to_string(header_len));
   }
   std::string text(header_len, '\0');
   SIEVE_RETURN_IF_ERROR(file.ReadAt(preamble, text.data(), text.size()));
   HeaderParser parser(text);
   if (!parser.Parse(h)) {
-    return Status::InvalidArgument(Prefix(path) + "bad .npy header: " + parser.error());
+    return Status::InvalidArgument(where + "bad .npy header: " + parser.error());
   }
 
   const std::string& d = h->descr;
@@ -240,19 +257,19 @@ Status ReadHeader(const InputFile& file, const std::string& path, NpyHeader* h) 
   }
   if (d.size() < 3 || std::string_view("<>|=").find(d[0]) == std::string_view::npos ||
       digits == 0 || 2 + digits != d.size() || digits > 2) {
-    return Status::InvalidArgument(Prefix(path) + "unsupported dtype '" + Printable(d) + "'");
+    return Status::InvalidArgument(where + "unsupported dtype '" + Printable(d) + "'");
   }
   h->byte_order = d[0];
   h->kind = d[1];
   h->itemsize = static_cast<size_t>(std::stoul(d.substr(2)));
   if (h->byte_order == '>' && h->itemsize > 1) {
-    return Status::InvalidArgument(Prefix(path) + "big-endian dtype '" + Printable(d) +
+    return Status::InvalidArgument(where + "big-endian dtype '" + Printable(d) +
                                    "' is not supported; convert it with a.astype('<" + h->kind +
                                    std::to_string(h->itemsize) + "')");
   }
   if (h->fortran_order) {
     return Status::InvalidArgument(
-        Prefix(path) +
+        where +
         "Fortran-order arrays are not supported; save np.ascontiguousarray(a) instead");
   }
   h->data_offset = preamble + header_len;
@@ -261,19 +278,19 @@ Status ReadHeader(const InputFile& file, const std::string& path, NpyHeader* h) 
 }
 
 // Checks that the data after the header is exactly `count` items.
-Status CheckDataSize(const std::string& path, const NpyHeader& h, uint64_t count) {
+Status CheckDataSize(const std::string& where, const NpyHeader& h, uint64_t count) {
   uint64_t expected;
   if (__builtin_mul_overflow(count, uint64_t{h.itemsize}, &expected)) {
-    return Status::InvalidArgument(Prefix(path) + "shape " + ShapeText(h.shape) +
+    return Status::InvalidArgument(where + "shape " + ShapeText(h.shape) +
                                    " is too large to represent");
   }
   if (h.data_bytes < expected) {
-    return Status::InvalidArgument(Prefix(path) + "truncated: expected " +
+    return Status::InvalidArgument(where + "truncated: expected " +
                                    std::to_string(expected) + " bytes of data for shape " +
                                    ShapeText(h.shape) + ", found " + std::to_string(h.data_bytes));
   }
   if (h.data_bytes > expected) {
-    return Status::InvalidArgument(Prefix(path) + "expected " + std::to_string(expected) +
+    return Status::InvalidArgument(where + "expected " + std::to_string(expected) +
                                    " bytes of data for shape " + ShapeText(h.shape) + ", found " +
                                    std::to_string(h.data_bytes) + " (trailing bytes)");
   }
@@ -309,8 +326,8 @@ float HalfToFloat(uint16_t h) {
 
 // Reads `count` items of `itemsize` bytes at `offset` in chunks, handing each item's bytes to
 // `convert(bytes, index)`, and stops at the first non-OK Status it returns.
-template <typename Convert>
-Status ReadItems(const InputFile& file, uint64_t offset, uint64_t count, size_t itemsize,
+template <typename Input, typename Convert>
+Status ReadItems(const Input& file, uint64_t offset, uint64_t count, size_t itemsize,
                  Convert&& convert) {
   const size_t per_chunk = std::max<size_t>(1, kChunkBytes / itemsize);
   std::vector<unsigned char> buf(std::min<uint64_t>(count, per_chunk) * itemsize);
@@ -332,29 +349,28 @@ T Load(const unsigned char* p) {
   return v;
 }
 
-Status ReadMatrix(const std::string& path, NpyMatrix* out) {
-  InputFile file;
-  SIEVE_RETURN_IF_ERROR(file.Open(path));
+template <typename Input>
+Status ReadMatrix(const Input& file, const std::string& where, NpyMatrix* out) {
   NpyHeader h;
-  SIEVE_RETURN_IF_ERROR(ReadHeader(file, path, &h));
+  SIEVE_RETURN_IF_ERROR(ReadHeader(file, where, &h));
   if (h.shape.size() != 2) {
-    return Status::InvalidArgument(Prefix(path) + "expected a 2-D array (rows, dim), found shape " +
+    return Status::InvalidArgument(where + "expected a 2-D array (rows, dim), found shape " +
                                    ShapeText(h.shape));
   }
   if (h.kind != 'f' || (h.itemsize != 2 && h.itemsize != 4 && h.itemsize != 8)) {
-    return Status::InvalidArgument(Prefix(path) + "unsupported dtype '" + Printable(h.descr) +
+    return Status::InvalidArgument(where + "unsupported dtype '" + Printable(h.descr) +
                                    "' for vectors; expected float32 ('<f4'), float16 ('<f2') "
                                    "or float64 ('<f8')");
   }
   if (h.shape[1] == 0) {
-    return Status::InvalidArgument(Prefix(path) + "shape " + ShapeText(h.shape) + " has 0 columns");
+    return Status::InvalidArgument(where + "shape " + ShapeText(h.shape) + " has 0 columns");
   }
   uint64_t count;
   if (__builtin_mul_overflow(h.shape[0], h.shape[1], &count)) {
-    return Status::InvalidArgument(Prefix(path) + "shape " + ShapeText(h.shape) +
+    return Status::InvalidArgument(where + "shape " + ShapeText(h.shape) +
                                    " is too large to represent");
   }
-  SIEVE_RETURN_IF_ERROR(CheckDataSize(path, h, count));
+  SIEVE_RETURN_IF_ERROR(CheckDataSize(where, h, count));
   out->rows = static_cast<size_t>(h.shape[0]);
   out->cols = static_cast<size_t>(h.shape[1]);
   out->data.clear();
@@ -389,7 +405,7 @@ Status ReadInt64Vector(const std::string& path, std::vector<int64_t>* out) {
   InputFile file;
   SIEVE_RETURN_IF_ERROR(file.Open(path));
   NpyHeader h;
-  SIEVE_RETURN_IF_ERROR(ReadHeader(file, path, &h));
+  SIEVE_RETURN_IF_ERROR(ReadHeader(file, Prefix(path), &h));
   if (!(h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1))) {
     return Status::InvalidArgument(Prefix(path) +
                                    "expected a 1-D array (n,) or (n, 1), found "
@@ -402,7 +418,7 @@ Status ReadInt64Vector(const std::string& path, std::vector<int64_t>* out) {
                                    "' for ids; expected int64 ('<i8') or another integer type");
   }
   const uint64_t count = h.shape[0];
-  SIEVE_RETURN_IF_ERROR(CheckDataSize(path, h, count));
+  SIEVE_RETURN_IF_ERROR(CheckDataSize(Prefix(path), h, count));
   out->clear();
   out->resize(static_cast<size_t>(count));
   int64_t* dst = out->data();
@@ -474,11 +490,23 @@ Status OutOfMemory(const std::string& path) {
 
 Status ReadNpyMatrix(const std::string& path, NpyMatrix* out) {
   try {
-    return ReadMatrix(path, out);
+    InputFile file;
+    SIEVE_RETURN_IF_ERROR(file.Open(path));
+    return ReadMatrix(file, Prefix(path), out);
   } catch (const std::bad_alloc&) {
     return OutOfMemory(path);
   } catch (const std::exception& e) {
     return Status::Internal(Prefix(path) + e.what());
+  }
+}
+
+Status ParseNpyMatrix(std::string_view bytes, const std::string& where, NpyMatrix* out) {
+  try {
+    return ReadMatrix(MemoryInput(bytes), where, out);
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted(where + "not enough memory to hold its data");
+  } catch (const std::exception& e) {
+    return Status::Internal(where + e.what());
   }
 }
 

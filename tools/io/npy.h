@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sieve/status.h"
@@ -36,6 +37,10 @@ struct NpyMatrix {
 // ResourceExhausted when memory for the data cannot be allocated. `*out` is unspecified on
 // error.
 Status ReadNpyMatrix(const std::string& path, NpyMatrix* out);
+
+// ReadNpyMatrix for a .npy held in memory (an HTTP request body): the same rules and the same
+// messages, each starting with `where` (e.g. "npy body: ") instead of "file <path>: ".
+Status ParseNpyMatrix(std::string_view bytes, const std::string& where, NpyMatrix* out);
 
 // Reads a 1-D array of shape (n,) or (n, 1) of signed or unsigned integers of 1, 2, 4 or 8
 // bytes ('<i8', '<i4', '<u4', '<u8', ...). InvalidArgument names the first row whose uint64

@@ -102,7 +102,10 @@ void Batcher::WorkerLoop() {
       pending_.erase(earliest);
       continue;
     }
-    cv_.wait_until(l, earliest->second.deadline);
+    // A copy: wait_until reads its deadline after the wait too, and while the lock is released
+    // another worker may take this batch and erase its node.
+    const auto deadline = earliest->second.deadline;
+    cv_.wait_until(l, deadline);
   }
 }
 

@@ -24,10 +24,16 @@ using json = nlohmann::ordered_json;
 
 constexpr int kMaxK = 1000000;
 
+// A body's JSON text. Messages quote what the client sent (a method, a target), which need not
+// be UTF-8: invalid bytes become U+FFFD instead of throwing.
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 HttpResponse Error(int status, const std::string& message) {
   HttpResponse r;
   r.status = status;
-  r.body = json{{"error", message}}.dump() + "\n";
+  r.body = Dump(json{{"error", message}}) + "\n";
   return r;
 }
 
@@ -59,7 +65,7 @@ HttpResponse Error(const Status& s) {
 HttpResponse Json(int status, const json& j) {
   HttpResponse r;
   r.status = status;
-  r.body = j.dump() + "\n";
+  r.body = Dump(j) + "\n";
   return r;
 }
 
