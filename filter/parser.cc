@@ -240,7 +240,7 @@ class Parser {
     const bool is_id = attr == spec_.attributes.size() && !name.quoted && wanted == "id";
     if (attr == spec_.attributes.size() && !is_id) {
       return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "' (" + AttributeList() +
-                               "; and the row id `id`)");
+                               ")");
     }
     Take();
     const AttributeSpec& a = is_id ? IdSpec() : spec_.attributes[attr];

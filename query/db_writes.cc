@@ -154,7 +154,7 @@ Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
             return Status::InvalidArgument(
                 "row " + Num(r) + ": id " + std::to_string(ids[r]) +
                 " already exists in collection '" + spec.name +
-                "' (upsert replaces live rows: DB::Upsert, sieve ingest --upsert)");
+                "' (an upsert replaces live rows)");
           }
         }
       }
@@ -165,8 +165,7 @@ Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
           "ingest: collection '" + spec.name + "' already has " + Num(live_rows) +
           " live rows and these rows have no ids: they would all be added again as new rows "
           "(ids from " + std::to_string(first_auto_id) +
-          "); give their ids, or ask for new ids explicitly (IngestOptions::auto_ids, "
-          "sieve ingest --auto-ids)");
+          "); give their ids, or ask for new ids explicitly (auto ids)");
     }
     if (first_auto_id > std::numeric_limits<int64_t>::max() - static_cast<int64_t>(n)) {
       return Status::InvalidArgument("ingest: assigned ids would overflow int64");

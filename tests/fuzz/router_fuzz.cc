@@ -56,6 +56,7 @@ Fixture* MakeFixture() {
   }
   sieve::RowBatch batch;
   batch.num_rows = kRows;
+  batch.dim = spec.dim;
   batch.vectors = vectors.data();
   batch.attributes = attrs.data();
   sieve::IngestResult result;

@@ -155,6 +155,7 @@ class MemoryLimitTest : public ::testing::Test {
       ASSERT_TRUE(db->CreateCollection(spec).ok());
       RowBatch batch;
       batch.num_rows = kRows;
+      batch.dim = kDim;
       batch.vectors = rows_.data();
       IngestResult result;
       ASSERT_TRUE(db->Ingest("c", batch, IngestOptions(), &result).ok());

@@ -251,6 +251,14 @@ int Ingest(const Args& args) {
     };
   }
   IngestResult result;
+  if (batch.ids == nullptr && batch.num_rows > 0 && stats.rows > 0 && !options.auto_ids) {
+    return Fail("ingest", Status::InvalidArgument(
+                              "collection '" + name + "' already has " +
+                              std::to_string(stats.rows) +
+                              " live rows and these rows have no ids: they would all be added "
+                              "again as new rows; give --ids FILE or --id-field NAME, or add "
+                              "them as new rows with new ids with --auto-ids"));
+  }
   s = upsert ? db->Upsert(name, batch, options, &result)
              : db->Ingest(name, batch, options, &result);
   if (!s.ok()) return Fail("ingest", s);

@@ -609,6 +609,12 @@ HttpResponse Router::Ingest(const std::string& name, const HttpRequest& req) {
   IngestOptions options;
   options.batch_rows = 0;  // one request, one atomic commit
   options.auto_ids = auto_ids;
+  if (!have_ids && !upsert && !auto_ids && n > 0 && stats.rows > 0) {
+    return Error(400, "collection '" + name + "' already has " + std::to_string(stats.rows) +
+                          " live rows and these rows have no ids: they would all be added again "
+                          "as new rows; send their \"ids\", or \"auto_ids\": true to add them "
+                          "as new rows with new ids");
+  }
   IngestResult result;
   s = upsert ? db_->Upsert(name, batch, options, &result)
              : db_->Ingest(name, batch, options, &result);
