@@ -76,15 +76,20 @@ bool ShardIndex::FindLive(int64_t id, uint32_t* ordinal) const {
   return true;
 }
 
-Status ShardIndex::Load(Store* store, const CollectionMeta& meta) {
+Status ShardIndex::Load(Store* store, const CollectionMeta& meta, bool vectors) {
   const std::string shard_name = ShardName(shard_);
   if (rows() != 0) return Status::InvalidArgument(shard_name + ": Load on a non-empty index");
   ShardState state;
   SIEVE_RETURN_IF_ERROR(store->ReadShardState(meta, shard_, &state));
   RowSet deleted;
   if (state.deleted != nullptr) deleted = FromRoaring(*state.deleted);
-  if (state.next_ordinal > 0) vectors_.Reserve(state.next_ordinal);
-  SIEVE_RETURN_IF_ERROR(store->ScanChunks(meta, shard_, kChunkAll, [&](Chunk&& chunk) {
+  has_vectors_ = vectors;
+  if (state.next_ordinal > 0) {
+    ids_.reserve(state.next_ordinal);
+    if (vectors) vectors_.Reserve(state.next_ordinal);
+  }
+  const uint32_t parts = vectors ? kChunkAll : (kChunkIds | kChunkColumns);
+  SIEVE_RETURN_IF_ERROR(store->ScanChunks(meta, shard_, parts, [&](Chunk&& chunk) {
     if (chunk.first_ordinal != rows()) {
       return Status::Corruption(shard_name + ": chunk starts at ordinal " +
                                 std::to_string(chunk.first_ordinal) + ", expected " +
@@ -95,7 +100,8 @@ Status ShardIndex::Load(Store* store, const CollectionMeta& meta) {
                                 std::to_string(chunk.first_ordinal) + " ends past next_ordinal " +
                                 std::to_string(state.next_ordinal));
     }
-    SIEVE_RETURN_IF_ERROR(CheckChunk(chunk, vectors_.dim(), attributes_).WithContext(shard_name));
+    SIEVE_RETURN_IF_ERROR(
+        CheckChunk(chunk, vectors ? vectors_.dim() : 0, attributes_).WithContext(shard_name));
     ApplyChunk(chunk);
     return Status::OK();
   }));
@@ -152,7 +158,7 @@ void ShardIndex::ApplyChunk(const Chunk& chunk) {
   }
   const uint32_t base = rows();
   const uint32_t n = chunk.num_rows;
-  vectors_.Append(chunk.vectors.data(), n);
+  if (has_vectors_) vectors_.Append(chunk.vectors.data(), n);
   ids_.insert(ids_.end(), chunk.ids.begin(), chunk.ids.begin() + n);
   for (uint32_t i = 0; i < n; ++i) live_ids_[chunk.ids[i]] = base + i;
   for (size_t a = 0; a < attributes_.size(); ++a) attributes_[a].Append(chunk.columns[a]);

@@ -31,7 +31,10 @@ class ShardIndex {
 
   uint32_t shard() const { return shard_; }
   // Rows ever appended (ordinals are [0, rows())).
-  uint32_t rows() const { return vectors_.rows(); }
+  uint32_t rows() const { return static_cast<uint32_t>(ids_.size()); }
+  // False for an image loaded without its vectors (Load's `vectors`): vectors() is then empty
+  // and ApplyChunk keeps none.
+  bool has_vectors() const { return has_vectors_; }
   uint64_t live_rows() const { return rows() - deleted_.Cardinality(); }
 
   const VectorArena& vectors() const { return vectors_; }
@@ -52,8 +55,10 @@ class ShardIndex {
   // Live rows with lo <= id <= hi.
   RowSet IdRange(int64_t lo, int64_t hi) const;
 
-  // Reads the shard's state and chunks from the store. Corruption when they disagree.
-  Status Load(Store* store, const CollectionMeta& meta);
+  // Reads the shard's state and chunks from the store (without the vector payload unless
+  // `vectors`: ids and attributes are enough for counts, gets and scans). Corruption when they
+  // disagree.
+  Status Load(Store* store, const CollectionMeta& meta, bool vectors = true);
   // Appends a chunk whose first ordinal is rows().
   void ApplyChunk(const Chunk& chunk);
   // Replaces the deleted set (a superset of the old one) and drops those ids from the map.
@@ -64,6 +69,7 @@ class ShardIndex {
  private:
   uint32_t shard_;
   VectorArena vectors_;
+  bool has_vectors_ = true;
   std::vector<AttributeIndex> attributes_;
   std::vector<int64_t> ids_;
   std::unordered_map<int64_t, uint32_t> live_ids_;

@@ -205,29 +205,31 @@ Status DBImpl::GetCollection(const std::string& name, std::shared_ptr<Collection
   return Status::OK();
 }
 
-Status DBImpl::LoadLocked(Collection* c) {
-  if (c->loaded) return Status::OK();
+Status DBImpl::LoadLocked(Collection* c, bool vectors) {
+  if (c->loaded && (c->vectors_loaded || !vectors)) return Status::OK();
+  // (An image without vectors is read again, whole, when vectors are needed.)
   std::vector<std::unique_ptr<ShardIndex>> shards;
   for (uint32_t s = 0; s < c->meta.spec.shards; ++s) {
     auto shard = std::make_unique<ShardIndex>(c->meta.spec, s);
-    SIEVE_RETURN_IF_ERROR(shard->Load(store_.get(), c->meta)
+    SIEVE_RETURN_IF_ERROR(shard->Load(store_.get(), c->meta, vectors)
                               .WithContext("loading collection '" + c->meta.spec.name + "'"));
     shards.push_back(std::move(shard));
   }
   c->shards = std::move(shards);
   c->loaded = true;
+  c->vectors_loaded = vectors;
   return Status::OK();
 }
 
-Status DBImpl::EnsureLoaded(Collection* c, double* load_ms) {
+Status DBImpl::EnsureLoaded(Collection* c, double* load_ms, bool vectors) {
   *load_ms = 0;
   {
     std::shared_lock<std::shared_mutex> l(c->mu);
-    if (c->loaded) return Status::OK();
+    if (c->loaded && (c->vectors_loaded || !vectors)) return Status::OK();
   }
   auto t0 = Clock::now();
   std::unique_lock<std::shared_mutex> l(c->mu);
-  Status s = LoadLocked(c);
+  Status s = LoadLocked(c, vectors);
   *load_ms = MsSince(t0);
   return s;
 }

@@ -69,15 +69,16 @@ class DBImpl : public DB {
     std::mutex write_mu;
     std::shared_mutex mu;
     bool loaded = false;
+    bool vectors_loaded = false;  // the image holds the vectors too (searches need them)
     bool dropped = false;  // by DropCollection; callers that still hold it get NotFound
     std::vector<std::unique_ptr<ShardIndex>> shards;
   };
 
   Status GetCollection(const std::string& name, std::shared_ptr<Collection>* out);
   // Loads every shard when not yet loaded. REQUIRES: c->mu held exclusively.
-  Status LoadLocked(Collection* c);
+  Status LoadLocked(Collection* c, bool vectors = true);
   // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
-  Status EnsureLoaded(Collection* c, double* load_ms);
+  Status EnsureLoaded(Collection* c, double* load_ms, bool vectors = true);
   Status CheckNotDropped(const Collection& c) const;
   // Checks a batch's dimension, vectors and attribute values; `op` names the call in messages.
   Status ValidateBatch(const Collection& c, const RowBatch& rows, const char* op) const;

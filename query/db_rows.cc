@@ -87,7 +87,7 @@ Status DBImpl::Get(const std::string& collection, const int64_t* ids, size_t n,
   std::vector<size_t> attrs;
   SIEVE_RETURN_IF_ERROR(ResolveInclude(c->meta.spec, include, &attrs, &result->attribute_names));
   double load_ms = 0;
-  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));
+  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, include.vector));
   std::shared_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   const uint32_t nshards = c->meta.spec.shards;
@@ -114,7 +114,7 @@ Status DBImpl::Count(const std::string& collection, const std::string& filter,
   std::unique_ptr<Filter> f;
   SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
   double load_ms = 0;
-  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));
+  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, /*vectors=*/false));
   std::shared_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   for (const auto& shard : c->shards) *count += f->Compile(*shard).Cardinality();
@@ -136,7 +136,7 @@ Status DBImpl::Scan(const std::string& collection, const ScanRequest& request,
   std::unique_ptr<Filter> f;
   SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, c->meta.spec, &f));
   double load_ms = 0;
-  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));
+  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, request.include.vector));
   std::shared_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
 

@@ -146,7 +146,7 @@ Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
     // Against the collection's live rows, which needs the loaded image (ids of deleted rows
     // may be reused).
     if (live_rows > 0) {
-      SIEVE_RETURN_IF_ERROR(LoadLocked(c.get()));
+      SIEVE_RETURN_IF_ERROR(LoadLocked(c.get(), /*vectors=*/false));
       if (!upsert) {
         for (size_t r = 0; r < n; ++r) {
           uint32_t ord;
@@ -316,7 +316,7 @@ Status DBImpl::DeleteByIds(const std::string& collection, const int64_t* ids, si
   std::lock_guard<std::mutex> write_lock(c->write_mu);
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
-  SIEVE_RETURN_IF_ERROR(LoadLocked(c.get()));
+  SIEVE_RETURN_IF_ERROR(LoadLocked(c.get(), /*vectors=*/false));
   std::vector<RowSet> sets;
   SelectByIds(*c, ids, n, &sets);
   return CommitDeletes(c.get(), &sets, deleted);
@@ -335,7 +335,7 @@ Status DBImpl::DeleteByFilter(const std::string& collection, const std::string& 
   std::lock_guard<std::mutex> write_lock(c->write_mu);
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
-  SIEVE_RETURN_IF_ERROR(LoadLocked(c.get()));
+  SIEVE_RETURN_IF_ERROR(LoadLocked(c.get(), /*vectors=*/false));
   std::vector<RowSet> sets;
   for (auto& shard : c->shards) sets.push_back(f->Compile(*shard));
   return CommitDeletes(c.get(), &sets, deleted);
@@ -397,7 +397,7 @@ Status DBImpl::Update(const std::string& collection, const UpdateRequest& reques
   std::lock_guard<std::mutex> write_lock(c->write_mu);
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
-  SIEVE_RETURN_IF_ERROR(LoadLocked(c.get()));
+  SIEVE_RETURN_IF_ERROR(LoadLocked(c.get(), /*vectors=*/false));
   std::vector<RowSet> sets;
   if (by_filter) {
     for (auto& shard : c->shards) sets.push_back(f->Compile(*shard));

@@ -74,11 +74,13 @@ double bench_ingest_s(void* handle, const float* vectors, size_t n, uint32_t dim
 double bench_search_ms(void* handle, const float* queries, size_t nq, int k,
                        const char* filter) {
   auto* db = static_cast<sieve::DB*>(handle);
+  sieve::CollectionStats stats;  // the queries' dim, outside the timed call
+  if (!Ok(db->GetStats("bench", &stats), "stats")) return -1;
   const auto t0 = Clock::now();
   sieve::SearchRequest req;
   req.queries = queries;
   req.num_queries = nq;
-  req.dim = dim;
+  req.dim = stats.spec.dim;
   req.k = k;
   req.filter = filter;
   sieve::SearchResult result;

@@ -496,5 +496,27 @@ TEST_F(RowsTest, CompactKeepsIdsAndAnswersAndGivesSpaceBack) {
   EXPECT_TRUE(db_->Compact("nope", &r).IsNotFound());
 }
 
+TEST_F(RowsTest, CountsAndGetsReadNoVectorsAndSearchesStillSeeThem) {
+  Create();
+  Write(Range(0, 400), 1, false);
+  Reopen();  // nothing loaded
+  uint64_t n = 0;
+  ASSERT_TRUE(db_->Count("c", "price > 3", &n).ok());  // loads ids and attributes only
+  size_t want = 0;
+  for (const auto& [id, row] : oracle_) want += std::get<double>(row.attrs[0]) > 3;
+  EXPECT_EQ(n, want);
+  // Writes on an image without vectors, then a search that needs them.
+  Write(Range(400, 450), 2, false);
+  Write(Range(0, 20), 3, true);
+  UpdateRequest u;
+  u.filter = "id < 5";
+  u.set = {{"color", Value(std::string("green"))}};
+  uint64_t updated = 0;
+  ASSERT_TRUE(db_->Update("c", u, &updated).ok());
+  for (int64_t id = 0; id < 5; ++id) oracle_[id].attrs[1] = Value(std::string("green"));
+  ExpectSearchExact("", [](const OracleRow&) { return true; });
+  ExpectScanEqualsOracle(64);
+}
+
 }  // namespace
 }  // namespace sieve
