@@ -53,15 +53,28 @@ Chunk BatchChunk(uint32_t b) {
   return chunk;
 }
 
-// Appends the batch that continues the shard as it stands.
-Status AppendNext(Store* store, const CollectionMeta& meta) {
+// The rows an upsert replaces: ordinals [kBatchRows, kBatchRows + kDeletedRows) of batch 1.
+constexpr uint32_t kReplacedFirst = kBatchRows;
+
+// Appends the batch that continues the shard as it stands; as an upsert (DBImpl::Upsert's
+// commit) it also deletes the rows it replaces, in the same commit.
+Status AppendNext(Store* store, const CollectionMeta& meta, bool upsert = false,
+                  uint32_t* batch = nullptr) {
   ShardState state;
   SIEVE_RETURN_IF_ERROR(store->ReadShardState(meta, 0, &state));
   const uint32_t b = state.next_ordinal / kBatchRows;
+  if (batch != nullptr) *batch = b;
   Chunk chunk = BatchChunk(b);
   ShardState next = state;
   next.next_ordinal = (b + 1) * kBatchRows;
-  next.live_rows = state.live_rows + kBatchRows;
+  if (upsert) {
+    auto deleted = std::make_shared<roaring::Roaring>(*state.deleted);
+    deleted->addRange(kReplacedFirst, kReplacedFirst + kDeletedRows);
+    next.deleted = deleted;
+    next.live_rows = next.next_ordinal - deleted->cardinality();
+  } else {
+    next.live_rows = state.live_rows + kBatchRows;
+  }
   Store::ShardAppend append{0, {&chunk}, next};
   return store->CommitAppend(meta, next.next_ordinal, {append});
 }
@@ -79,11 +92,13 @@ Status DeleteFirstRows(Store* store, const CollectionMeta& meta) {
 struct Outcome {
   uint32_t acked_batches = 0;  // batches whose append was acknowledged (a prefix)
   bool delete_acked = false;
+  bool upsert_acked = false;
+  uint32_t upsert_batch = 0;  // the batch the upsert appended (or tried to)
   int failed_calls = 0;
 };
 
-// The workload: three appends, the delete, two more appends; every call is made whatever the
-// earlier ones answered.
+// The workload: three appends, the delete, an append, an upsert (an append that replaces rows
+// of batch 1); every call is made whatever the earlier ones answered.
 void RunWorkload(Store* store, const CollectionMeta& meta, Outcome* out) {
   auto append = [&] {
     Status s = AppendNext(store, meta);
@@ -105,7 +120,14 @@ void RunWorkload(Store* store, const CollectionMeta& meta, Outcome* out) {
   } else {
     ++out->failed_calls;
   }
-  for (int i = 0; i < 2; ++i) append();
+  append();
+  s = AppendNext(store, meta, /*upsert=*/true, &out->upsert_batch);
+  if (s.ok()) {
+    out->upsert_acked = true;
+    out->acked_batches = out->upsert_batch + 1;
+  } else {
+    ++out->failed_calls;
+  }
 }
 
 // Reopened with a sound disk: whole batches [0, P) with P ≥ what was acknowledged, correct
@@ -124,6 +146,14 @@ void VerifyStore(const std::string& path, const Outcome& outcome, uint32_t base_
   if (outcome.delete_acked) {
     for (uint32_t r = 0; r < kDeletedRows; ++r) EXPECT_TRUE(state.deleted->contains(r)) << r;
   }
+  // The upsert is whole: acknowledged, its replaced rows are gone; and they are never gone
+  // without its new rows.
+  const bool replaced = state.deleted->contains(kReplacedFirst);
+  for (uint32_t r = kReplacedFirst; r < kReplacedFirst + kDeletedRows; ++r) {
+    EXPECT_EQ(state.deleted->contains(r), replaced) << r;
+  }
+  if (outcome.upsert_acked) EXPECT_TRUE(replaced);
+  if (replaced) EXPECT_GT(present, outcome.upsert_batch) << "replaced rows gone, new rows not";
   uint32_t seen = 0;
   s = store->ScanChunks(meta, 0, kChunkAll, [&](Chunk&& chunk) {
     const Chunk want = BatchChunk(seen);
