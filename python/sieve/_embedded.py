@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping, NamedTuple, Sequence, Union
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence, Union
 
 from . import _arrays, _columns
 from ._results import SearchResult
@@ -16,10 +16,11 @@ AttributeTypes = Union[Mapping[str, str], Sequence[tuple[str, str]]]
 
 class IngestResult(NamedTuple):
     """What an ingest wrote: ``ingested`` rows by this call, ``rows`` live in the collection
-    afterwards."""
+    afterwards, ``replaced`` of them live rows an upsert replaced."""
 
     ingested: int
     rows: int
+    replaced: int = 0
 
 
 def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.open
@@ -99,6 +100,14 @@ class Database:
         self._db.create_collection(name, int(dim), metric, dtype,
                                    [(str(a), str(t)) for a, t in pairs], int(shards))
         return Collection(self, name)
+
+    def drop_collection(self, name: str) -> None:
+        """Removes the collection and every row of it, durably (NotFound when there is none)."""
+        self._db.drop_collection(name)
+
+    def compact(self) -> dict[str, int]:
+        """Compacts every collection (see :meth:`Collection.compact`)."""
+        return dict(self._db.compact(""))
 
     def collection(self, name: str) -> "Collection":
         """The collection called ``name``. Raises NotFound when there is none."""
@@ -198,7 +207,8 @@ class Collection:
         self._schema = list(self.attributes)
 
     def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
-               batch_rows: int = 65536) -> IngestResult:
+               batch_rows: int = 65536, upsert: bool = False,
+               auto_ids: bool = False) -> IngestResult:
         """Adds rows: one per row of ``vectors``.
 
         Args:
@@ -212,6 +222,11 @@ class Collection:
             ids: one int64 id per row, unique among themselves and the collection's live rows;
                 without them ids continue past the largest id the collection has seen.
             batch_rows: rows per atomic, durable commit (0: the whole call in one commit).
+            upsert: rows whose id is live replace that row (vector and attributes), the others
+                are inserted, atomically per batch (needs ids); ``result.replaced`` counts them.
+            auto_ids: lets rows without ids into a collection that already has live rows, as
+                new rows with new ids (without it that is InvalidArgument, so running the same
+                ingest twice cannot add every row twice).
 
         The whole input is validated before anything is written: on error nothing changes.
         Then batches of ``batch_rows`` rows commit, each durable before the next begins. The
@@ -225,12 +240,59 @@ class Collection:
         n = v.shape[0]
         id_array = None if ids is None else _arrays.ids(ids)
         columns = _columns.normalize(attributes, self._schema, n)
-        ingested, rows = self._core.ingest(self.name, v, id_array, columns, int(batch_rows))
-        return IngestResult(ingested, rows)
+        if upsert and id_array is None:
+            raise InvalidArgument("upsert: every row needs an id (give ids)")
+        ingested, rows, replaced = self._core.ingest(self.name, v, id_array, columns,
+                                                     int(batch_rows), bool(upsert),
+                                                     bool(auto_ids))
+        return IngestResult(ingested, rows, replaced)
+
+    def upsert(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
+               batch_rows: int = 65536) -> IngestResult:
+        """``ingest(..., upsert=True)``: replaces the live rows with these ids, inserts the rest."""
+        return self.ingest(vectors, attributes, ids, batch_rows=batch_rows, upsert=True)
+
+    def get(self, ids: Any, include: str = "*") -> list[dict[str, Any] | None]:
+        """The live rows with these ids, in order: a dict ``{"id", <attribute>: value, ...,
+        "vector"?}`` each (``include``: attribute names, ``"*"``, ``"vector"``, comma-separated),
+        or None for an id without a live row."""
+        return self._core.get(self.name, _arrays.ids(ids), include)
+
+    def count(self, filter: str | None = None) -> int:
+        """The exact number of live rows passing ``filter`` (every live row without one)."""
+        return int(self._core.count(self.name, filter or ""))
+
+    def scan(self, filter: str | None = None, include: str = "*",
+             page_rows: int = 10000) -> Iterator[dict[str, Any]]:
+        """Every live row passing ``filter``, in ascending id order, read page by page (memory
+        stays bounded by ``page_rows``): dicts as :meth:`get` returns them."""
+        after = None
+        while True:
+            rows, after = self._core.scan(self.name, filter or "", include, after, int(page_rows))
+            yield from rows
+            if after is None:
+                return
+
+    def update(self, set: Mapping[str, Any], ids: Any = None,  # noqa: A002 - the API's word
+               filter: str | None = None) -> int:
+        """Sets attributes (``{"price": 3.5, "color": None}``) of the live rows with these ids
+        or passing ``filter`` (give exactly one), without rewriting their vectors, in one atomic
+        durable commit. Returns the rows updated."""
+        if (ids is None) == (filter is None):
+            raise InvalidArgument("give exactly one of ids or filter")
+        id_array = None if ids is None else _arrays.ids(ids)
+        return int(self._core.update(self.name, id_array, filter or "", dict(set)))
+
+    def compact(self) -> dict[str, int]:
+        """Rewrites this collection's shards that hold deleted rows and gives their space back;
+        ids stay. Returns ``{"bytes_before", "bytes_after", "rows_removed",
+        "shards_rewritten"}``."""
+        return dict(self._core.compact(self.name))
 
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",
-               path: str = "auto", explain: bool = False) -> SearchResult:
+               path: str = "auto", explain: bool = False,
+               include: str | None = None) -> SearchResult:
         """Exact k-nearest-neighbour search, optionally filtered by attributes.
 
         Args:
@@ -245,6 +307,9 @@ class Collection:
             path: ``"auto"`` (the planner chooses from the exact passing-row count), or
                 ``"sddmm"``, ``"gather"``, ``"dense"`` to force one.
             explain: also return the plan (``result.plan``).
+            include: stored fields to return with each neighbour (attribute names, ``"*"``,
+                ``"vector"``, comma-separated): ``result.rows[q]`` is then a list of dicts as
+                :meth:`get` returns them, best first.
 
         Returns:
             A :class:`SearchResult`: ``ids`` and ``distances`` of shape [queries, k], best first;
@@ -260,9 +325,12 @@ class Collection:
             raise InvalidArgument("give filter or filters, not both")
         q = _arrays.matrix(queries, "queries")
         per_query = None if filters is None else ["" if f is None else str(f) for f in filters]
-        ids, distances, counts, plan = self._core.search(
-            self.name, q, int(k), filter or "", per_query, device, path, bool(explain))
-        return SearchResult(ids, distances, counts, json.loads(plan) if plan else None)
+        ids, distances, counts, plan, rows = self._core.search(
+            self.name, q, int(k), filter or "", per_query, device, path, bool(explain),
+            include or "")
+        result = SearchResult(ids, distances, counts, json.loads(plan) if plan else None)
+        result.rows = rows
+        return result
 
     def delete(self, ids: Any = None, filter: str | None = None) -> int:
         """Deletes the live rows with these ids (unknown ids are ignored), or every row passing

@@ -25,7 +25,7 @@ class SearchResult:
     ``ids, distances = coll.search(...)`` unpacks the two arrays.
     """
 
-    __slots__ = ("ids", "distances", "counts", "plan")
+    __slots__ = ("ids", "distances", "counts", "plan", "rows")
 
     def __init__(self, ids: np.ndarray, distances: np.ndarray, counts: np.ndarray,
                  plan: dict[str, Any] | None = None) -> None:
@@ -33,6 +33,8 @@ class SearchResult:
         self.distances = distances
         self.counts = counts
         self.plan = plan
+        # With search(include=...): per query, the neighbours' rows (dicts), best first.
+        self.rows: list[list[dict[str, Any]]] | None = None
 
     @property
     def valid(self) -> np.ndarray:

@@ -31,8 +31,26 @@ class _DB:
     def stats_json(self, name: str) -> str:
         """DB::GetStats as CollectionStats::ToJson."""
 
-    def ingest(self, name: str, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int) -> tuple[int, int]:
-        """DB::Ingest; returns (ingested, live_rows)."""
+    def ingest(self, name: str, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int, upsert: bool, auto_ids: bool) -> tuple:
+        """DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced)."""
+
+    def get(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], include: str) -> list:
+        """DB::Get; a dict per id, None for an id without a live row."""
+
+    def count(self, name: str, filter: str) -> int:
+        """DB::Count."""
+
+    def scan(self, name: str, filter: str, include: str, after: int | None, limit: int) -> tuple:
+        """DB::Scan; returns (rows, next cursor or None)."""
+
+    def update(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, filter: str, set: dict) -> int:
+        """DB::Update; returns the rows updated."""
+
+    def drop_collection(self, name: str) -> None:
+        """DB::DropCollection."""
+
+    def compact(self, name: str) -> dict:
+        """DB::Compact; returns its CompactResult."""
 
     def delete_ids(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> int:
         """DB::DeleteByIds."""
@@ -40,8 +58,10 @@ class _DB:
     def delete_filter(self, name: str, filter: str) -> int:
         """DB::DeleteByFilter."""
 
-    def search(self, name: str, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool) -> tuple:
-        """DB::Search; returns (ids, distances, counts, plan JSON or None)."""
+    def search(self, name: str, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str) -> tuple:
+        """
+        DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).
+        """
 
     def check(self) -> tuple[str | None, list[str]]:
         """DB::Check; returns (None or the Corruption message, report)."""

@@ -235,10 +235,12 @@ class RemoteCollection:
     def __len__(self) -> int:
         return int(self.stats()["rows"])
 
-    def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None) -> IngestResult:
-        """Adds rows, as :meth:`sieve.Collection.ingest`; one call is one atomic commit on the
-        server. Without attributes and ids the vectors go as a binary ``.npy`` body (ids
-        assigned by the server); otherwise as JSON.
+    def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
+               upsert: bool = False, auto_ids: bool = False) -> IngestResult:
+        """Adds rows, as :meth:`sieve.Collection.ingest` (``upsert``, ``auto_ids`` alike); one
+        call is one atomic commit on the server. Without attributes and ids the vectors go as a
+        binary ``.npy`` body (always new rows with ids assigned by the server); otherwise as
+        JSON.
 
         Raises:
             InvalidArgument: what the embedded ingest rejects (HTTP 400).
@@ -249,6 +251,8 @@ class RemoteCollection:
         if v.shape[1] != self.dim and n > 0:
             raise InvalidArgument("vectors have %d components, collection %r has dim %d"
                                   % (v.shape[1], self.name, self.dim))
+        if upsert and ids is None:
+            raise InvalidArgument("upsert: every row needs an id (give ids)")
         if attributes is None and ids is None:
             r = self._client._request("POST", self._path + "/rows", _npy_bytes(v),
                                       content_type="application/x-npy", idempotent=False)
@@ -259,8 +263,12 @@ class RemoteCollection:
             columns = _columns.normalize(attributes, self._schema, n)
             if columns is not None:
                 body["attributes"] = _columns.to_rows(columns, self._schema, n)
+            if upsert:
+                body["upsert"] = True
+            if auto_ids:
+                body["auto_ids"] = True
             r = self._client._post(self._path + "/rows", body, idempotent=False)
-        return IngestResult(int(r["ingested"]), int(r["rows"]))
+        return IngestResult(int(r["ingested"]), int(r["rows"]), int(r.get("replaced", 0)))
 
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",

@@ -103,6 +103,74 @@ nb::ndarray<nb::numpy, T, nb::ndim<2>> Owned(std::unique_ptr<T[]> p, size_t rows
   return nb::ndarray<nb::numpy, T, nb::ndim<2>>(raw, {rows, cols}, owner);
 }
 
+// A stored value as a Python object: None, int, float, str, bool or a list of str.
+nb::object ValueToPython(const Value& v) {
+  switch (v.index()) {
+    case 1: return nb::int_(std::get<int64_t>(v));
+    case 2: return nb::float_(std::get<double>(v));
+    case 3: {
+      const std::string& t = std::get<std::string>(v);
+      return nb::steal(PyUnicode_DecodeUTF8(t.data(), static_cast<Py_ssize_t>(t.size()), "replace"));
+    }
+    case 4: return nb::bool_(std::get<bool>(v));
+    case 5: {
+      nb::list out;
+      for (const std::string& t : std::get<std::vector<std::string>>(v)) {
+        out.append(nb::steal(
+            PyUnicode_DecodeUTF8(t.data(), static_cast<Py_ssize_t>(t.size()), "replace")));
+      }
+      return out;
+    }
+    default: return nb::none();
+  }
+}
+
+// A Python value for an update: None, bool, int, float, str, or a list/tuple of str.
+Status PythonToValue(nb::handle h, const std::string& name, Value* out) {
+  if (h.is_none()) {
+    *out = std::monostate();
+  } else if (nb::isinstance<nb::bool_>(h)) {
+    *out = nb::cast<bool>(h);
+  } else if (nb::isinstance<nb::int_>(h)) {
+    *out = nb::cast<int64_t>(h);
+  } else if (nb::isinstance<nb::float_>(h)) {
+    *out = nb::cast<double>(h);
+  } else if (nb::isinstance<nb::str>(h)) {
+    *out = nb::cast<std::string>(h);
+  } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
+    std::vector<std::string> tags;
+    for (nb::handle t : h) {
+      if (!nb::isinstance<nb::str>(t)) {
+        return Status::InvalidArgument("set '" + name + "': a tags value is a list of strings");
+      }
+      tags.push_back(nb::cast<std::string>(t));
+    }
+    *out = std::move(tags);
+  } else {
+    return Status::InvalidArgument("set '" + name +
+                                   "': expected None, a bool, int, float, str or list of str");
+  }
+  return Status::OK();
+}
+
+// {"id": ..., attribute: value, ..., "vector": float32 array} for one row. REQUIRES: the GIL.
+nb::dict RowToPython(const Row& row, const std::vector<std::string>& names, bool vector) {
+  nb::dict d;
+  d["id"] = nb::int_(row.id);
+  for (size_t a = 0; a < names.size() && a < row.attributes.size(); ++a) {
+    d[nb::str(names[a].c_str())] = ValueToPython(row.attributes[a]);
+  }
+  if (vector) {
+    std::unique_ptr<float[]> v(new float[row.vector.size()]);
+    std::copy(row.vector.begin(), row.vector.end(), v.get());
+    const size_t n = row.vector.size();
+    float* raw = v.release();
+    nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<float*>(q); });
+    d["vector"] = nb::ndarray<nb::numpy, float, nb::ndim<1>>(raw, {n}, owner);
+  }
+  return d;
+}
+
 class PyDB {
  public:
   // Opens (or creates) the database at path (DB::Open).
@@ -189,9 +257,8 @@ class PyDB {
     return stats.ToJson();
   }
 
-  std::pair<size_t, uint64_t> Ingest(const std::string& name, const Matrix& vectors,
-                                     std::optional<Ids> ids, nb::handle columns,
-                                     size_t batch_rows) {
+  nb::tuple Ingest(const std::string& name, const Matrix& vectors, std::optional<Ids> ids,
+                   nb::handle columns, size_t batch_rows, bool upsert, bool auto_ids) {
     std::shared_ptr<DB> db = Get();
     const CollectionSpec spec = Spec(db.get(), name);
     const size_t n = vectors.shape(0);
@@ -214,6 +281,7 @@ class PyDB {
     }
     IngestOptions options;
     options.batch_rows = batch_rows;
+    options.auto_ids = auto_ids;
     IngestResult result;
     g_last_ingest_vectors = reinterpret_cast<uintptr_t>(batch.vectors);
     Status s;
@@ -221,13 +289,127 @@ class PyDB {
       nb::gil_scoped_release release;
       {
         EngineTimer timer;
-        s = db->Ingest(name, batch, options, &result);
+        s = upsert ? db->Upsert(name, batch, options, &result)
+                   : db->Ingest(name, batch, options, &result);
       }
       // Freed here, not after the GIL is back: a million rows of values take a while.
       FreeRows(&rows);
     }
     ThrowIfError(s);
-    return {result.ingested, result.live_rows};
+    return nb::make_tuple(result.ingested, result.live_rows, result.replaced);
+  }
+
+  // (found, rows): rows[i] is a dict (see RowToPython), or None when ids[i] is not live.
+  nb::list GetRows(const std::string& name, const Ids& ids, const std::string& include) {
+    std::shared_ptr<DB> db = Get();
+    Include inc;
+    ThrowIfError(Include::Parse(include, &inc));
+    GetResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->Get(name, ids.data(), ids.shape(0), inc, &result);
+    }
+    ThrowIfError(s);
+    nb::list out;
+    for (size_t i = 0; i < result.rows.size(); ++i) {
+      if (result.found[i]) {
+        out.append(RowToPython(result.rows[i], result.attribute_names, inc.vector));
+      } else {
+        out.append(nb::none());
+      }
+    }
+    return out;
+  }
+
+  uint64_t Count(const std::string& name, const std::string& filter) {
+    std::shared_ptr<DB> db = Get();
+    uint64_t count = 0;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->Count(name, filter, &count);
+    }
+    ThrowIfError(s);
+    return count;
+  }
+
+  // One page: (rows, next cursor or None).
+  nb::tuple Scan(const std::string& name, const std::string& filter, const std::string& include,
+                 std::optional<int64_t> after, size_t limit) {
+    std::shared_ptr<DB> db = Get();
+    ScanRequest request;
+    request.filter = filter;
+    ThrowIfError(Include::Parse(include, &request.include));
+    request.has_after = after.has_value();
+    request.after = after.value_or(0);
+    request.limit = limit;
+    ScanResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->Scan(name, request, &result);
+    }
+    ThrowIfError(s);
+    nb::list rows;
+    for (const Row& row : result.rows) {
+      rows.append(RowToPython(row, result.attribute_names, request.include.vector));
+    }
+    return nb::make_tuple(rows, result.done ? nb::none() : nb::object(nb::int_(result.next)));
+  }
+
+  uint64_t Update(const std::string& name, std::optional<Ids> ids, const std::string& filter,
+                  nb::dict set) {
+    std::shared_ptr<DB> db = Get();
+    UpdateRequest request;
+    if (ids) {
+      request.ids = ids->data();
+      request.num_ids = ids->shape(0);
+      if (request.num_ids == 0) return 0;
+    }
+    request.filter = filter;
+    for (auto [key, value] : set) {
+      if (!nb::isinstance<nb::str>(key)) Raise(Status::InvalidArgument("set: names are strings"));
+      const std::string attr = nb::cast<std::string>(key);
+      Value v;
+      ThrowIfError(PythonToValue(value, attr, &v));
+      request.set.emplace_back(attr, std::move(v));
+    }
+    uint64_t updated = 0;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->Update(name, request, &updated);
+    }
+    ThrowIfError(s);
+    return updated;
+  }
+
+  void DropCollection(const std::string& name) {
+    std::shared_ptr<DB> db = Get();
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->DropCollection(name);
+    }
+    ThrowIfError(s);
+  }
+
+  nb::dict Compact(const std::string& name) {
+    std::shared_ptr<DB> db = Get();
+    CompactResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->Compact(name, &result);
+    }
+    ThrowIfError(s);
+    nb::dict d;
+    d["bytes_before"] = result.bytes_before;
+    d["bytes_after"] = result.bytes_after;
+    d["rows_removed"] = result.rows_removed;
+    d["shards_rewritten"] = result.shards_rewritten;
+    return d;
   }
 
   uint64_t DeleteIds(const std::string& name, const Ids& ids) {
@@ -256,7 +438,7 @@ class PyDB {
 
   nb::tuple Search(const std::string& name, const Matrix& queries, int k, const std::string& filter,
                    std::optional<std::vector<std::string>> filters, const std::string& device,
-                   const std::string& path, bool explain) {
+                   const std::string& path, bool explain, const std::string& include) {
     std::shared_ptr<DB> db = Get();
     const CollectionSpec spec = Spec(db.get(), name);
     SearchRequest request;
@@ -267,6 +449,7 @@ class PyDB {
     request.k = k;
     request.filter = filter;
     if (filters) request.filters = std::move(*filters);
+    ThrowIfError(Include::Parse(include, &request.include));
     SearchOptions options;
     ThrowIfError(ParseDevice(device, &options.device));
     ThrowIfError(ParseSearchPath(path, &options.path));
@@ -313,8 +496,27 @@ class PyDB {
       nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<int64_t*>(q); });
       return nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(raw, {nq}, owner);
     }();
+    // With include: per query, a list of the neighbours' rows (dicts, best first).
+    nb::object rows = nb::none();
+    if (!request.include.empty()) {
+      nb::list per_query;
+      for (size_t q = 0; q < nq; ++q) {
+        const Neighbors& nbr = result.results[q];
+        nb::list list;
+        for (size_t i = 0; i < nbr.ids.size() && i < kk; ++i) {
+          Row row;
+          row.id = nbr.ids[i];
+          if (i < nbr.attributes.size()) row.attributes = nbr.attributes[i];
+          if (i < nbr.vectors.size()) row.vector = nbr.vectors[i];
+          list.append(RowToPython(row, result.attribute_names, request.include.vector));
+        }
+        per_query.append(list);
+      }
+      rows = std::move(per_query);
+    }
     return nb::make_tuple(Owned(std::move(ids), nq, kk), Owned(std::move(distances), nq, kk),
-                          counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none());
+                          counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none(),
+                          rows);
   }
 
   // (None, report) when every invariant holds; (message, problems) on Corruption; other
@@ -463,13 +665,22 @@ NB_MODULE(_sieve, m) {
       .def("list_collections", &PyDB::ListCollections, "DB::ListCollections.")
       .def("stats_json", &PyDB::StatsJson, "name"_a, "DB::GetStats as CollectionStats::ToJson.")
       .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(),
-           "ids"_a.noconvert().none(), "columns"_a.none(), "batch_rows"_a,
-           "DB::Ingest; returns (ingested, live_rows).")
+           "ids"_a.noconvert().none(), "columns"_a.none(), "batch_rows"_a, "upsert"_a,
+           "auto_ids"_a, "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
+      .def("get", &PyDB::GetRows, "name"_a, "ids"_a.noconvert(), "include"_a,
+           "DB::Get; a dict per id, None for an id without a live row.")
+      .def("count", &PyDB::Count, "name"_a, "filter"_a, "DB::Count.")
+      .def("scan", &PyDB::Scan, "name"_a, "filter"_a, "include"_a, "after"_a.none(), "limit"_a,
+           "DB::Scan; returns (rows, next cursor or None).")
+      .def("update", &PyDB::Update, "name"_a, "ids"_a.noconvert().none(), "filter"_a, "set"_a,
+           "DB::Update; returns the rows updated.")
+      .def("drop_collection", &PyDB::DropCollection, "name"_a, "DB::DropCollection.")
+      .def("compact", &PyDB::Compact, "name"_a, "DB::Compact; returns its CompactResult.")
       .def("delete_ids", &PyDB::DeleteIds, "name"_a, "ids"_a.noconvert(), "DB::DeleteByIds.")
       .def("delete_filter", &PyDB::DeleteFilter, "name"_a, "filter"_a, "DB::DeleteByFilter.")
       .def("search", &PyDB::Search, "name"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,
-           "filters"_a.none(), "device"_a, "path"_a, "explain"_a,
-           "DB::Search; returns (ids, distances, counts, plan JSON or None).")
+           "filters"_a.none(), "device"_a, "path"_a, "explain"_a, "include"_a,
+           "DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).")
       .def("check", &PyDB::Check, "DB::Check; returns (None or the Corruption message, report).")
       .def("planner_thresholds_json", &PyDB::PlannerThresholdsJson, "device"_a,
            "DB::GetPlannerThresholds; returns (PlannerThresholds::ToJson(), device name).")

@@ -65,7 +65,7 @@ def test_npy_bulk_ingest_and_json_with_ids(server):
     client = sieve.Client(server.address)  # without the scheme
     c = client.create_collection("bulk", DIM)
     rows, _, queries = data(2000, seed=1)
-    assert c.ingest(rows) == (2000, 2000)  # .npy body, ids assigned from 0
+    assert c.ingest(rows) == (2000, 2000, 0)  # .npy body, ids assigned from 0
     assert c.ingest(rows[:3].astype(np.float16), ids=[5000, 5001, 5002]).rows == 2003
     res = c.search(queries, k=5)
     assert_matches(res, oracle(rows, queries, "l2", 5), np.arange(2000), "l2", rtol=1e-3)

@@ -5,6 +5,8 @@ than k."""
 import numpy as np
 import pytest
 
+import sieve
+
 from conftest import assert_matches, oracle
 
 N, DIM, NQ = 3000, 24, 6
@@ -130,7 +132,9 @@ def test_ingest_assigns_ids_and_reports_rows(db):
     coll = db.create_collection("auto", 3)
     r = coll.ingest(np.eye(3, dtype=np.float32))
     assert (r.ingested, r.rows) == (3, 3)
-    r = coll.ingest(np.eye(3, dtype=np.float32) * 2, batch_rows=1)
+    with pytest.raises(sieve.InvalidArgument, match="auto ids"):
+        coll.ingest(np.eye(3, dtype=np.float32) * 2)  # a repeat cannot duplicate silently
+    r = coll.ingest(np.eye(3, dtype=np.float32) * 2, batch_rows=1, auto_ids=True)
     assert (r.ingested, r.rows) == (3, 6)
     res = coll.search(np.eye(3, dtype=np.float32) * 2, k=1)
     assert list(res.ids[:, 0]) == [3, 4, 5]

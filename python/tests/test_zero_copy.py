@@ -42,10 +42,10 @@ def test_other_inputs_are_converted_first(db):
     assert _sieve._last_input_pointers()["ingest_vectors"] != address(f64)
     strided = np.ones((10, 8), np.float32)[:, ::2]
     assert not strided.flags.c_contiguous
-    c.ingest(strided)
+    c.ingest(strided, auto_ids=True)
     assert _sieve._last_input_pointers()["ingest_vectors"] != address(strided)
     f16 = np.ones((10, 4), np.float16)  # widened to float32 for the engine
-    c.ingest(f16)
+    c.ingest(f16, auto_ids=True)
     assert _sieve._last_input_pointers()["ingest_vectors"] != address(f16)
     assert len(c) == 30
 
