@@ -49,7 +49,10 @@ namespace {
 using json = nlohmann::json;
 
 constexpr uint32_t kDim = 8;
-constexpr size_t kRows = 40000;
+// Enough rows that a search allowed past the limit (--max-memory 100G) fails on the engine's
+// own candidate lists (3000 queries x 200,000 rows x 24 bytes, far over 4 GiB) before any BLAS
+// call: OpenBLAS retries a failed buffer mmap for ever instead of failing.
+constexpr size_t kRows = 200000;
 constexpr size_t kBigQueries = 3000;
 constexpr size_t kSmallQueries = 3;
 constexpr int kSmallK = 10;
