@@ -157,6 +157,7 @@ std::string RepairReport::ToJson() const {
 
 DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options)
     : store_(std::move(store)),
+      read_only_(options.read_only),
       budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
                                                : DefaultMemoryBudget()),
       executors_(options.gpu) {}

@@ -80,6 +80,8 @@ class DBImpl : public DB {
   // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
   Status EnsureLoaded(Collection* c, double* load_ms, bool vectors = true);
   Status CheckNotDropped(const Collection& c) const;
+  // NotSupported when the database was opened read-only, before a write looks at its input.
+  Status RefuseIfReadOnly(const char* op) const;
   // Checks a batch's dimension, vectors and attribute values; `op` names the call in messages.
   Status ValidateBatch(const Collection& c, const RowBatch& rows, const char* op) const;
   // Ingest and Upsert.
@@ -96,6 +98,7 @@ class DBImpl : public DB {
   Status ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds);
 
   std::unique_ptr<Store> store_;
+  const bool read_only_;
   MemoryBudget budget_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<Collection>> collections_;

@@ -64,6 +64,11 @@ Status Include::Parse(std::string_view text, Include* out) {
   return Status::OK();
 }
 
+Status DBImpl::RefuseIfReadOnly(const char* op) const {
+  if (!read_only_) return Status::OK();
+  return Status::NotSupported(std::string(op) + ": the database is open read-only");
+}
+
 Status DBImpl::CheckNotDropped(const Collection& c) const {
   if (c.dropped) return Status::NotFound("no collection named '" + c.meta.spec.name + "'");
   return Status::OK();

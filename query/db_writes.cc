@@ -103,6 +103,7 @@ Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
                          const IngestOptions& options, bool upsert, IngestResult* result) {
   *result = IngestResult();
   const char* op = upsert ? "upsert" : "ingest";
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(op));
   std::shared_ptr<Collection> c;
   SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
   SIEVE_RETURN_IF_ERROR(ValidateBatch(*c, rows, op));
@@ -311,6 +312,7 @@ Status DBImpl::CommitDeletes(Collection* c, std::vector<RowSet>* to_delete, uint
 Status DBImpl::DeleteByIds(const std::string& collection, const int64_t* ids, size_t n,
                            uint64_t* deleted) {
   *deleted = 0;
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
   std::shared_ptr<Collection> c;
   SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
@@ -325,6 +327,7 @@ Status DBImpl::DeleteByIds(const std::string& collection, const int64_t* ids, si
 Status DBImpl::DeleteByFilter(const std::string& collection, const std::string& filter,
                               uint64_t* deleted) {
   *deleted = 0;
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
   std::shared_ptr<Collection> c;
   SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
   if (filter.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -359,6 +362,7 @@ void DBImpl::SelectByIds(const Collection& c, const int64_t* ids, size_t n,
 Status DBImpl::Update(const std::string& collection, const UpdateRequest& request,
                       uint64_t* updated) {
   *updated = 0;
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("update"));
   std::shared_ptr<Collection> c;
   SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
   const CollectionSpec& spec = c->meta.spec;
@@ -423,6 +427,7 @@ Status DBImpl::Update(const std::string& collection, const UpdateRequest& reques
 }
 
 Status DBImpl::DropCollection(const std::string& name) {
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("drop"));
   std::shared_ptr<Collection> c;
   SIEVE_RETURN_IF_ERROR(GetCollection(name, &c));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
@@ -442,6 +447,7 @@ Status DBImpl::DropCollection(const std::string& name) {
 
 Status DBImpl::Compact(const std::string& collection, CompactResult* result) {
   *result = CompactResult();
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("compact"));
   std::vector<std::string> names;
   if (collection.empty()) {
     SIEVE_RETURN_IF_ERROR(ListCollections(&names));

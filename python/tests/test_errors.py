@@ -144,7 +144,7 @@ def test_read_only_open_refuses_writes_with_not_supported(tmp_path):
         c = db["c"]
         assert list(c.search(np.array([0, 1], np.float32), k=1).ids[0]) == [5]
         with pytest.raises(sieve.NotSupported):
-            c.ingest(np.eye(2, dtype=np.float32), auto_ids=True)
+            c.ingest(np.eye(2, dtype=np.float32))  # refused as read-only before anything else
         with pytest.raises(sieve.NotSupported):
             db.create_collection("d", 2)
         assert len(c) == 2

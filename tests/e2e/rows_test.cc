@@ -518,5 +518,39 @@ TEST_F(RowsTest, CountsAndGetsReadNoVectorsAndSearchesStillSeeThem) {
   ExpectScanEqualsOracle(64);
 }
 
+TEST_F(RowsTest, ReadOnlyOpensRefuseEveryWriteFirst) {
+  Create();
+  Write(Range(0, 50), 1, false);
+  db_.reset();
+  Options o;
+  o.read_only = true;
+  ASSERT_TRUE(DB::Open(o, dir_.Join("db"), &db_).ok());
+  auto v = test::RandomVectors(1, kDim, 3);
+  RowBatch b;  // no ids into a collection with rows: read-only is what is said
+  b.num_rows = 1;
+  b.dim = kDim;
+  b.vectors = v.data();
+  IngestResult ir;
+  EXPECT_TRUE(db_->Ingest("c", b, IngestOptions(), &ir).IsNotSupported());
+  std::vector<int64_t> one = {1};
+  b.ids = one.data();
+  EXPECT_TRUE(db_->Upsert("c", b, IngestOptions(), &ir).IsNotSupported());
+  uint64_t n = 0;
+  EXPECT_TRUE(db_->DeleteByIds("c", one.data(), 1, &n).IsNotSupported());
+  EXPECT_TRUE(db_->DeleteByFilter("c", "id = 1", &n).IsNotSupported());
+  UpdateRequest u;
+  u.ids = one.data();
+  u.num_ids = 1;
+  u.set = {{"price", Value(1.0)}};
+  EXPECT_TRUE(db_->Update("c", u, &n).IsNotSupported());
+  EXPECT_TRUE(db_->DropCollection("c").IsNotSupported());
+  CompactResult cr;
+  EXPECT_TRUE(db_->Compact("", &cr).IsNotSupported());
+  // Reads work.
+  ASSERT_TRUE(db_->Count("c", "", &n).ok());
+  EXPECT_EQ(n, 50u);
+  ExpectScanEqualsOracle(20);
+}
+
 }  // namespace
 }  // namespace sieve
