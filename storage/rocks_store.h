@@ -13,10 +13,12 @@
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
-#include <functional>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -28,6 +30,25 @@
 namespace sieve {
 
 // How Open configures RocksDB.
+// Runs `fn`, turning any exception (allocation failure, a throwing callback) into a Status so
+// none crosses the storage boundary.
+template <typename Fn>
+Status Guarded(std::string_view what, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted(std::string(what) + ": out of memory");
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string(what) + ": " + e.what());
+  } catch (...) {
+    return Status::Internal(std::string(what) + ": unknown exception");
+  }
+}
+
+// Vector files are written in the database directory (so ingesting them is a hard link) under
+// this prefix; Open deletes leftovers of a crash (store_open.cc).
+inline constexpr char kVectorFilePrefix[] = "sieve-vectors-";
+
 enum class OpenMode : uint8_t {
   kReadWrite,
   kReadOnly,  // RocksDB read-only: nothing is written, the WAL is replayed in memory
