@@ -89,7 +89,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));
   if (load_ms > 0) ex.stage_ms.emplace_back("load", load_ms);
   std::shared_lock<std::shared_mutex> lock(c->mu);
-  if (c->dropped) return Status::NotFound("no collection named '" + spec.name + "'");
+  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   if (!c->vectors_loaded) {
     return Status::Internal("search: collection '" + spec.name + "' is loaded without vectors");
   }
