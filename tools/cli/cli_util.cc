@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "tools/cli/flags.h"
+
 namespace sieve::cli {
 
 int Fail(const char* cmd, const Status& s) {
@@ -65,6 +67,30 @@ Status ParseMemoryBudget(const std::string& flag, const std::string& text, uint6
   }
   *bytes = v;
   return Status::OK();
+}
+
+namespace {
+
+int Usage(const char* cmd, const Status& s) {
+  std::fprintf(stderr, "sieve %s: %s (see sieve %s --help)\n", cmd, s.message().c_str(), cmd);
+  return 1;
+}
+
+}  // namespace
+
+int ParseFlags(const char* cmd, const char* usage, const std::vector<std::string>& args,
+               Flags* flags, std::string* db_path) {
+  Status s = flags->Parse(args);
+  if (flags->help()) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (!s.ok()) return Usage(cmd, s);
+  if (flags->positional().empty()) {
+    return Usage(cmd, Status::InvalidArgument("missing the database path"));
+  }
+  *db_path = flags->positional()[0];
+  return -1;
 }
 
 }  // namespace sieve::cli

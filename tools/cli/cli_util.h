@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sieve/db.h"
 #include "sieve/status.h"
@@ -18,6 +19,12 @@ namespace sieve::cli {
 // Prints "sieve CMD: MESSAGE" as one line of stderr (newlines in the message become spaces)
 // and returns 1, the exit code of bad input or a failed operation.
 int Fail(const char* cmd, const Status& s);
+
+class Flags;
+// Parses a command's flags (the database path first) and handles --help: -1 to go on, else
+// the exit code (0 after --help; 1 after a usage error, printed as one line).
+int ParseFlags(const char* cmd, const char* usage, const std::vector<std::string>& args,
+               Flags* flags, std::string* db_path);
 
 // How a command opens its database.
 enum class OpenFor {

@@ -37,28 +37,6 @@ Status AtFiltersLine(const Status& s, const std::string& filters_path, size_t nu
                                  " (query " + std::to_string(q) + "): " + m.substr(i + 2));
 }
 
-int Usage(const char* cmd, const char* usage, const Status& s) {
-  (void)usage;
-  std::fprintf(stderr, "sieve %s: %s (see sieve %s --help)\n", cmd, s.message().c_str(), cmd);
-  return 1;
-}
-
-// Parses flags and handles --help. Returns -1 to go on, else the exit code.
-int ParseFlags(const char* cmd, const char* usage, const Args& args, Flags* flags,
-               std::string* db_path) {
-  Status s = flags->Parse(args);
-  if (flags->help()) {
-    std::fputs(usage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return Usage(cmd, usage, s);
-  if (flags->positional().empty()) {
-    return Usage(cmd, usage, Status::InvalidArgument("missing the database path"));
-  }
-  *db_path = flags->positional()[0];
-  return -1;
-}
-
 const char kCreateUsage[] =
     "usage: sieve create DB --collection NAME --dim D [--metric l2|ip|cosine] [--dtype f32|f16]\n"
     "                       [--attr NAME:TYPE]... [--shards N]\n"

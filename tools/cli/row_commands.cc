@@ -65,24 +65,6 @@ const char kCompactUsage[] =
     "  stdout: {\"bytes_before\": B, \"bytes_after\": A, \"rows_removed\": N,\n"
     "           \"shards_rewritten\": S}\n";
 
-int ParseCommand(const char* cmd, const char* usage, const Args& args, Flags* flags,
-                 std::string* path) {
-  Status s = flags->Parse(args);
-  if (flags->help()) {
-    std::fputs(usage, stdout);
-    return 0;
-  }
-  if (s.ok() && flags->positional().empty()) {
-    s = Status::InvalidArgument("missing the database path");
-  }
-  if (!s.ok()) {
-    std::fprintf(stderr, "sieve %s: %s (see sieve %s --help)\n", cmd, s.message().c_str(), cmd);
-    return 1;
-  }
-  *path = flags->positional()[0];
-  return -1;
-}
-
 // The ids of --ids FILE (.npy, or text with one id per line) or of every --id.
 Status ReadIds(const Flags& flags, std::vector<int64_t>* ids) {
   ids->clear();
@@ -141,7 +123,7 @@ Status ParseId(const std::string& text, int64_t* id) {
 int Get(const Args& args) {
   Flags flags({"collection", "ids", "id", "include"}, {}, {"id"});
   std::string path;
-  if (int rc = ParseCommand("get", kGetUsage, args, &flags, &path); rc >= 0) return rc;
+  if (int rc = ParseFlags("get", kGetUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
   Status s = flags.Require("collection", &name);
   if (s.ok() && !flags.Has("ids") && !flags.Has("id")) {
@@ -183,7 +165,7 @@ int Get(const Args& args) {
 int Count(const Args& args) {
   Flags flags({"collection", "filter"}, {});
   std::string path;
-  if (int rc = ParseCommand("count", kCountUsage, args, &flags, &path); rc >= 0) return rc;
+  if (int rc = ParseFlags("count", kCountUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
   Status s = flags.Require("collection", &name);
   if (!s.ok()) return Fail("count", s);
@@ -231,7 +213,7 @@ class Sink {
 int Export(const Args& args) {
   Flags flags({"collection", "filter", "format", "include", "output", "page-rows"}, {});
   std::string path;
-  if (int rc = ParseCommand("export", kExportUsage, args, &flags, &path); rc >= 0) return rc;
+  if (int rc = ParseFlags("export", kExportUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
   long long page_rows = 0;
   Status s = flags.Require("collection", &name);
@@ -362,7 +344,7 @@ int Export(const Args& args) {
 int Update(const Args& args) {
   Flags flags({"collection", "ids", "id", "filter", "set"}, {}, {"id", "set"});
   std::string path;
-  if (int rc = ParseCommand("update", kUpdateUsage, args, &flags, &path); rc >= 0) return rc;
+  if (int rc = ParseFlags("update", kUpdateUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
   Status s = flags.Require("collection", &name);
   const bool by_ids = flags.Has("ids") || flags.Has("id");
@@ -406,7 +388,7 @@ int Update(const Args& args) {
 int Drop(const Args& args) {
   Flags flags({"collection"}, {});
   std::string path;
-  if (int rc = ParseCommand("drop", kDropUsage, args, &flags, &path); rc >= 0) return rc;
+  if (int rc = ParseFlags("drop", kDropUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
   Status s = flags.Require("collection", &name);
   if (!s.ok()) return Fail("drop", s);
@@ -423,7 +405,7 @@ int Drop(const Args& args) {
 int Compact(const Args& args) {
   Flags flags({"collection"}, {});
   std::string path;
-  if (int rc = ParseCommand("compact", kCompactUsage, args, &flags, &path); rc >= 0) return rc;
+  if (int rc = ParseFlags("compact", kCompactUsage, args, &flags, &path); rc >= 0) return rc;
   std::unique_ptr<DB> db;
   Status s = OpenDb(path, OpenFor::kWrite, &db);
   CompactResult result;
