@@ -41,6 +41,10 @@ Status DeviceRun::Run() {
     SIEVE_CUDA_TRY(cudaMemcpyAsync(d_ids_.get(), h_filter_, p.upload_words * 4,
                                    cudaMemcpyHostToDevice, stream_));
     n_ids_ = p.total_passing;
+  } else if (p.per_query && !p.no_filter) {
+    SIEVE_RETURN_IF_ERROR(d_packed_.Allocate(p.packed.bytes, stream_));
+    SIEVE_CUDA_TRY(cudaMemcpyAsync(d_packed_.get(), h_filter_, p.packed.bytes,
+                                   cudaMemcpyHostToDevice, stream_));
   } else if (!p.no_filter) {
     SIEVE_RETURN_IF_ERROR(d_filter_.Allocate(p.upload_words, stream_));
     SIEVE_CUDA_TRY(cudaMemcpyAsync(d_filter_.get(), h_filter_, p.upload_words * 4,
@@ -55,19 +59,12 @@ Status DeviceRun::Run() {
   starts_ = reinterpret_cast<const uint64_t*>(d_queries_.get() + p.off_starts);
 
   Mark("upload");
-  if (NeedsCompaction(p.path) && !p.ids_direct) {
-    const bool list_per_query = p.path == SearchPath::kSddmm && p.per_query;
-    const uint32_t* words = d_filter_.get();
-    int64_t n_words = static_cast<int64_t>(p.words);
-    uint64_t count = p.total_passing;
-    if (p.path == SearchPath::kGather && p.per_query) {
-      words += p.union_offset_words;
-      count = p.union_count;
-    } else if (list_per_query) {
-      n_words = static_cast<int64_t>(p.filter_words);
-    }
-    SIEVE_RETURN_IF_ERROR(Compact(words, n_words, count));
-    n_ids_ = count;
+  if (p.per_query && !p.no_filter) {
+    SIEVE_RETURN_IF_ERROR(UnpackFilters());
+  } else if (NeedsCompaction(p.path) && !p.ids_direct) {
+    SIEVE_RETURN_IF_ERROR(
+        Compact(d_filter_.get(), static_cast<int64_t>(p.words), p.total_passing, &d_ids_));
+    n_ids_ = p.total_passing;
     Mark("compact");
   }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gpu/device_shard.cuh"
+#include "gpu/filter_pack.h"
 #include "gpu/gpu_executor.h"
 #include "gpu/memory.cuh"
 #include "gpu/page_pool.h"
@@ -56,16 +57,17 @@ struct Prepared {
   const DeviceShard* shard = nullptr;
   uint32_t rows = 0;              // the snapshot's rows (the resident copy may hold more)
   size_t words = 0;               // per filter row
-  size_t filter_words = 0;        // words in the pinned filter (bitset: words; bitmap: nq*words)
-  size_t union_offset_words = 0;  // gather over a bitmap: the union bitset follows the bitmap
-  size_t upload_words = 0;        // filter_words, plus the union bitset when there is one
+  size_t filter_words = 0;        // words of the filter the paths read (bitset: words; bitmap:
+                                  // nq*words, built on the device from `packed`)
+  size_t upload_words = 0;        // a shared filter: the words uploaded (bitset or ids)
+  PackedFilters packed;           // a filter per query: what is uploaded
   bool no_candidates = false;     // set after a candidate list overflowed: use the full path
   bool no_filter = false;         // dense with every row passing every query's filter: none
                                   // is uploaded or tested
   bool ids_direct = false;        // sddmm/gather over a sparse bitset: the pinned buffer holds
                                   // the passing ordinals (fewer words than the bitset), which
                                   // are uploaded as the compacted list
-  uint64_t union_count = 0;
+  uint64_t union_count = 0;       // gather over a bitmap: rows passing some query's filter
   uint64_t total_passing = 0;     // bitset: n_pass; bitmap: sum over queries
   std::vector<uint64_t> starts;   // bitmap: prefix sums of per-query counts (nq + 1)
   uint64_t max_passing = 0;       // bitmap: largest per-query count
@@ -173,8 +175,13 @@ class DeviceRun {
   void Mark(const char* name);
   void NotePlan(const std::string& plan);
 
-  // paths/compact.cu
-  Status Compact(const uint32_t* words, int64_t n_words, uint64_t count);
+  // paths/compact.cu: the ids of words (rows of p_.words words each) into *out, count of them.
+  Status Compact(const uint32_t* words, int64_t n_words, uint64_t count,
+                 DeviceBuffer<uint32_t>* out);
+  // paths/filter_unpack.cu: a filter per query, from the uploaded PackedFilters, as the path
+  // reads it: per-query id lists in d_ids_ (SDDMM), or the query-by-row bitmap in d_filter_
+  // and, for the gather, the union's ids in d_ids_.
+  Status UnpackFilters();
   // paths/sddmm.cu
   Status Sddmm(uint32_t q0, uint32_t m);
   // paths/gather.cu
@@ -227,6 +234,7 @@ class DeviceRun {
   }();
 
   DeviceBuffer<uint32_t> d_filter_;
+  DeviceBuffer<char> d_packed_;  // a filter per query, as uploaded (PackedFilters)
   DeviceBuffer<char> d_queries_;
   DeviceBuffer<uint32_t> d_ids_;
   uint64_t n_ids_ = 0;

@@ -24,6 +24,7 @@
 #include "gpu/cuda_status.cuh"
 #include "gpu/device_run.cuh"
 #include "gpu/device_shard.cuh"
+#include "gpu/filter_pack.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernel_probe.cuh"
 #include "gpu/memory.cuh"
@@ -123,7 +124,8 @@ struct GpuExecutor::State {
 // Profile.
 struct GpuExecutor::Batch {
   Prepared p;
-  // Gather over a bitmap: the union of the sets (the caller's, or own_union built here).
+  // Gather over a bitmap: the union of the sets (the caller's, or own_union built here), for
+  // its size.
   const RowSet* union_set = nullptr;
   std::unique_ptr<RowSet> own_union;
   uint32_t* h_filter = nullptr;       // pinned: filter words or passing ids
@@ -238,13 +240,22 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
   p.select_min = request.metric != Metric::kInnerProduct;
   p.sentinel = p.select_min ? std::numeric_limits<float>::infinity()
                             : -std::numeric_limits<float>::infinity();
-  p.per_query = filters.per_query();
   p.path = request.path;
   p.shard = dev;
   p.rows = shard.rows;
   p.words = WordsFor(shard.rows);
-  const size_t n_filter_rows = p.per_query ? nq : 1;
-  p.filter_words = n_filter_rows * p.words;
+  // A filter per query is uploaded as its distinct sets; when the queries all share one set,
+  // the batch is searched as with one filter.
+  std::vector<const RowSet*> slots;
+  std::vector<uint32_t> slot_of;
+  const RowSet* shared = filters.sets[0];
+  if (filters.per_query()) {
+    detail::DistinctSets(filters, &slots, &slot_of);
+    shared = slots.size() == 1 ? slots[0] : nullptr;
+  }
+  p.per_query = shared == nullptr;
+  if (filters.per_query() && !p.per_query) ++s.counts.filters_shared;
+  p.filter_words = (p.per_query ? nq : 1) * p.words;
   if (p.per_query) {
     p.starts.assign(nq + 1, 0);
     for (uint32_t q = 0; q < nq; ++q) {
@@ -254,32 +265,39 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
     p.total_passing = p.starts[nq];
     if (p.path == SearchPath::kGather && p.total_passing > 0) {
       if (filters.union_set == nullptr) {
-        b->own_union = std::make_unique<RowSet>(RowSet::Union(filters.sets.data(), nq));
+        b->own_union = std::make_unique<RowSet>(RowSet::Union(slots.data(), slots.size()));
       }
       b->union_set = filters.union_set != nullptr ? filters.union_set : b->own_union.get();
       p.union_count = b->union_set->Cardinality();
-      p.union_offset_words = p.filter_words;
     }
   } else {
     p.total_passing = filters.passing_rows[0];
     p.max_passing = p.total_passing;
   }
-  p.upload_words = p.filter_words + (b->union_set ? p.words : 0);
   p.no_filter = p.path == SearchPath::kDense &&
                 std::all_of(filters.passing_rows.begin(), filters.passing_rows.end(),
                             [&](uint64_t n) { return n == shard.rows; });
-  if (p.no_filter) p.upload_words = 0;
   p.ids_direct = !p.per_query && NeedsCompaction(p.path) && p.total_passing < p.words;
-  if (p.ids_direct) p.upload_words = p.total_passing;
-  SIEVE_RETURN_IF_ERROR(s.pinned_filter.Reserve(std::max<size_t>(p.upload_words, 1) * 4));
-  uint32_t* h_filter = b->h_filter = s.pinned_filter.as<uint32_t>();
-  if (p.ids_direct) {
-    if (p.total_passing > 0) filters.sets[0]->ToArray(h_filter);
-  } else if (p.total_passing > 0 && !p.no_filter) {
-    for (size_t i = 0; i < n_filter_rows; ++i) {
-      filters.sets[i]->ToBitset(h_filter + i * p.words, p.words);
+  const bool upload = p.total_passing > 0 && !p.no_filter;
+  if (!upload) {
+    p.upload_words = 0;
+  } else if (p.per_query) {
+    const detail::FilterPacker packer(slots, slot_of, shard.rows, p.words);
+    p.packed = packer.layout();
+    s.counts.filter_list_slots += p.packed.list_slots;
+    s.counts.filter_bitset_slots += p.packed.bitset_slots;
+    SIEVE_RETURN_IF_ERROR(s.pinned_filter.Reserve(p.packed.bytes));
+    b->h_filter = s.pinned_filter.as<uint32_t>();
+    packer.Write(s.pinned_filter.as<char>());
+  } else {
+    p.upload_words = p.ids_direct ? p.total_passing : p.words;
+    SIEVE_RETURN_IF_ERROR(s.pinned_filter.Reserve(p.upload_words * 4));
+    b->h_filter = s.pinned_filter.as<uint32_t>();
+    if (p.ids_direct) {
+      shared->ToArray(b->h_filter);
+    } else {
+      shared->ToBitset(b->h_filter, p.words);
     }
-    if (b->union_set) b->union_set->ToBitset(h_filter + p.union_offset_words, p.words);
   }
 
   // Queries: float32 (SDDMM, norms), and for float16 GEMMs each query q/s = hi + lo in halves,

@@ -38,6 +38,11 @@ struct GpuPathCounts {
   // Chunks that selected through gpu::ThresholdSelect (counted in candidate_chunks too; their
   // fallbacks in candidate_fallbacks).
   uint64_t threshold_chunks = 0;
+  // A filter per query: its distinct sets uploaded as 16-bit chunked lists and as bitsets
+  // (gpu/filter_pack.h), and the batches whose queries all had one set, searched as one filter.
+  uint64_t filter_list_slots = 0;
+  uint64_t filter_bitset_slots = 0;
+  uint64_t filters_shared = 0;
 };
 
 class GpuExecutor final : public Executor {

@@ -46,7 +46,8 @@ __global__ void ScatterIdsKernel(const uint32_t* __restrict__ words, int64_t n,
   }
 }
 
-Status DeviceRun::Compact(const uint32_t* words, int64_t n_words, uint64_t count) {
+Status DeviceRun::Compact(const uint32_t* words, int64_t n_words, uint64_t count,
+                          DeviceBuffer<uint32_t>* out) {
   DeviceBuffer<uint64_t> offsets;
   SIEVE_RETURN_IF_ERROR(offsets.Allocate(n_words, stream_));
   PopcountKernel<<<GridFor(n_words, 256), 256, 0, stream_>>>(words, n_words,
@@ -59,10 +60,10 @@ Status DeviceRun::Compact(const uint32_t* words, int64_t n_words, uint64_t count
   SIEVE_RETURN_IF_ERROR(temp.Allocate(std::max<size_t>(temp_bytes, 1), stream_));
   SIEVE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, offsets.get(),
                                                offsets.get(), n_words, stream_));
-  SIEVE_RETURN_IF_ERROR(d_ids_.Allocate(std::max<uint64_t>(count, 1), stream_));
+  SIEVE_RETURN_IF_ERROR(out->Allocate(std::max<uint64_t>(count, 1), stream_));
   const int64_t words_per_row = static_cast<int64_t>(p_.words);
   ScatterIdsKernel<<<GridFor(n_words, 256), 256, 0, stream_>>>(
-      words, n_words, words_per_row, offsets.get(), count, d_ids_.get());
+      words, n_words, words_per_row, offsets.get(), count, out->get());
   SIEVE_CUDA_CHECK_LAUNCH("ScatterIdsKernel");
   return Status::OK();
 }

@@ -452,6 +452,76 @@ TEST_F(GpuExecutorTest, EdgeFilters) {
   }
 }
 
+// A filter per query as it is uploaded (gpu/filter_pack.h): sets over several 65536-row
+// chunks, sparse ones as 16-bit lists and dense ones as bitsets, repeated by content, the empty
+// set, ids at the chunk edges and a set in the last, partial chunk only. Every path, metric and
+// dtype against the oracle, the packing proven by its counters.
+TEST_F(GpuExecutorTest, PackedPerQueryFilters) {
+  const uint32_t rows = 2 * 65536 + 3000, dim = 24, nq = 9;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    HostShard s(rows, dim, dtype, 400 + static_cast<int>(dtype), 51);
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 52);
+    Filters f(rows, nq, true, 0.001, 53);
+    f.sets[1] = RandomSet(rows, 0.4, 54);   // a bitset
+    f.sets[2] = f.sets[0];                  // query 0's set, another copy
+    f.sets[3] = RowSet();
+    const uint32_t edges[] = {0, 65535, 65536, 65537, 131071, 131072, rows - 1};
+    f.sets[4] = RowSet::Of(edges, sizeof(edges) / sizeof(edges[0]));
+    f.sets[5] = RowSet::Range(2 * 65536, rows);
+    f.sets[6] = RandomSet(rows, 0.02, 55);  // a list over every chunk
+    f.sets[7] = f.sets[1];
+    f.sets[8] = RandomSet(rows, 0.005, 56);
+    f.Rebuild();
+    for (uint32_t k : {1u, 50u}) {
+      std::vector<uint32_t> check(nq);
+      for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+      for (Metric metric : kMetrics) {
+        const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+        for (SearchPath path : kPaths) {
+          const GpuPathCounts before = exec_->path_counts();
+          RunAndCheck(std::string("packed k=") + std::to_string(k) + " " + MetricStr(metric) +
+                          (dtype == DType::kFloat16 ? " f16" : " f32"),
+                      path, metric, s, f, queries, nq, k, check, oracle);
+          if (HasFatalFailure()) return;
+          const GpuPathCounts after = exec_->path_counts();
+          EXPECT_EQ(after.filter_list_slots - before.filter_list_slots, 6u);
+          EXPECT_EQ(after.filter_bitset_slots - before.filter_bitset_slots, 1u);
+          EXPECT_EQ(after.filters_shared, before.filters_shared);
+        }
+      }
+    }
+  }
+}
+
+// A filter per query whose queries all have the same set (here: equal copies) is searched as
+// one filter, and gives the same answers.
+TEST_F(GpuExecutorTest, IdenticalPerQueryFiltersSearchAsOne) {
+  const uint32_t rows = 70000, dim = 16, nq = 6;
+  HostShard s(rows, dim, DType::kFloat16, 450, 61);
+  const std::vector<float> queries = test::RandomVectors(nq, dim, 62);
+  for (double density : {0.0005, 0.05, 0.7}) {
+    Filters f(rows, nq, true, density, 63);
+    for (uint32_t q = 1; q < nq; ++q) f.sets[q] = f.sets[0];
+    f.Rebuild();
+    const uint32_t k = 20;
+    std::vector<uint32_t> check(nq);
+    for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+    for (Metric metric : kMetrics) {
+      const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+      for (SearchPath path : kPaths) {
+        const GpuPathCounts before = exec_->path_counts();
+        RunAndCheck("same set density " + std::to_string(density) + " " + MetricStr(metric), path,
+                    metric, s, f, queries, nq, k, check, oracle);
+        if (HasFatalFailure()) return;
+        const GpuPathCounts after = exec_->path_counts();
+        EXPECT_EQ(after.filters_shared - before.filters_shared, 1u);
+        EXPECT_EQ(after.filter_list_slots, before.filter_list_slots);
+        EXPECT_EQ(after.filter_bitset_slots, before.filter_bitset_slots);
+      }
+    }
+  }
+}
+
 // Enough queries and rows that the dense and gather paths run several tiles and merge them.
 TEST_F(GpuExecutorTest, SeveralDenseTilesMerge) {
   const uint32_t rows = 600000, dim = 8, nq = 1024, k = 64;

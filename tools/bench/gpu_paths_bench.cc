@@ -1,7 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// gpu_paths_bench: times each GPU path (SDDMM, gather, dense) on one shard and one bitset
-// filter per selectivity, with CUDA events after warm-up, and prints medians.
+// gpu_paths_bench: times each GPU path (SDDMM, gather, dense) on one shard and one filter per
+// selectivity (one bitset for the batch, or a filter per query), with CUDA events after
+// warm-up, and prints medians.
 //
 // Default shape (issue 3): 10M × 128 float16 rows, 100 queries, k = 64, l2, bitsets passing
 // 0.01 %, 0.1 %, 1 %, 10 %, 100 % of rows, plus exactly 1,000 rows (the SDDMM goal).
@@ -13,9 +14,13 @@
 //                        [--metric l2|ip|cosine] [--warmup W] [--reps R]
 //                        [--fractions 0.0001,0.001,...] [--extra-rows 1000,...]
 //                        [--paths sddmm,gather,dense] [--stages]
+//                        [--filters bitset,bitmap,bitmap-same]
 //                        GpuExecutorOptions: [--threshold 0|1] [--threshold-gather-min-rows N]
 //                        [--ts-levels 2..6] [--candidates 0|1] [--cand-sample-x F]
 //                        [--cand-tile-mb N] [--tma 0|1] [--slab-kb N]
+// --filters: "bitset", one set for the batch; "bitmap", a filter per query, each query its own
+// random set of the same size (the seed differs per query, as the cuVS peer's); "bitmap-same", a
+// filter per query whose sets are equal copies of one set.
 // Output: a table on stderr and one JSON line per (case, path) on stdout; with --stages the
 // device time of each stage of the last timed run on stderr ("stages PATH n=N: name=ms ...").
 
@@ -49,12 +54,14 @@ struct Options : sieve::bench::SweepOptions {
   DType dtype = DType::kFloat16;
   Metric metric = Metric::kL2;
   std::vector<SearchPath> paths = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
+  std::vector<std::string> filters = {"bitset"};
 };
 
 const char kUsage[] =
     "usage: gpu_paths_bench [--rows N] [--dim D] [--queries Q] [--k K] [--dtype f16|f32]\n"
     "         [--metric l2|ip|cosine] [--warmup W] [--reps R] [--fractions F,...]\n"
     "         [--extra-rows N,...] [--paths sddmm,gather,dense] [--stages]\n"
+    "         [--filters bitset,bitmap,bitmap-same]\n"
     "         [--threshold 0|1] [--threshold-gather-min-rows N] [--ts-levels 2..6]\n"
     "         [--candidates 0|1] [--cand-sample-x F] [--cand-tile-mb N] [--tma 0|1] [--slab-kb N]\n";
 
@@ -63,7 +70,7 @@ Options Parse(int argc, char** argv) {
                              {"rows", "dim", "queries", "k", "dtype", "metric", "warmup", "reps",
                               "fractions", "extra-rows", "paths", "threshold",
                               "threshold-gather-min-rows", "ts-levels", "candidates",
-                              "cand-sample-x", "cand-tile-mb", "tma", "slab-kb"},
+                              "cand-sample-x", "cand-tile-mb", "tma", "slab-kb", "filters"},
                              {"stages"});
   f.Parse(argc, argv);
   Options o;
@@ -104,6 +111,14 @@ Options Parse(int argc, char** argv) {
         f.Die("--paths takes sddmm,gather,dense");
       }
       o.paths.push_back(path);
+    }
+  }
+  if (f.Has("filters")) {
+    o.filters = f.List("filters", {});
+    for (const std::string& kind : o.filters) {
+      if (kind != "bitset" && kind != "bitmap" && kind != "bitmap-same") {
+        f.Die("--filters takes bitset,bitmap,bitmap-same");
+      }
     }
   }
   if (o.rows == 0 || o.dim == 0 || o.queries == 0 || o.k == 0 || o.reps < 1 || o.warmup < 0) {
@@ -182,14 +197,29 @@ int main(int argc, char** argv) {
   // (query, scored row). H200: ~4.8 TB/s HBM3e; the floor below uses bandwidth only.
   const double elem = half ? 2.0 : 4.0;
   const double hbm_bytes_per_ms = 4.8e9;
-  std::fprintf(stderr, "%-10s %-10s %-7s %10s %10s %10s %12s %12s %10s\n", "fraction", "passing",
-               "path", "median_ms", "min_ms", "host_ms", "bytes", "flops", "floor_ms");
-  for (uint64_t n_pass : counts) {
-    n_pass = std::min<uint64_t>(n_pass, o.rows);
-    sieve::RowSet set = MakeBitset(o.rows, n_pass, 3 + n_pass);
+  std::fprintf(stderr, "%-11s %-10s %-10s %-7s %10s %10s %10s %12s %12s %10s\n", "filter",
+               "fraction", "passing", "path", "median_ms", "min_ms", "host_ms", "bytes", "flops",
+               "floor_ms");
+  std::vector<std::pair<std::string, uint64_t>> cases;  // (filter kind, passing rows)
+  for (const std::string& kind : o.filters) {
+    for (uint64_t n : counts) cases.emplace_back(kind, std::min<uint64_t>(n, o.rows));
+  }
+  for (const auto& [kind, n_pass] : cases) {
+    const uint32_t n_sets = kind == "bitset" ? 1 : o.queries;
+    std::vector<sieve::RowSet> sets(n_sets);
+    if (kind == "bitmap") {
+      sieve::bench::ParallelFor(n_sets, [&](size_t q) {
+        sets[q] = MakeBitset(o.rows, n_pass, 3 + n_pass + 7919 * (q + 1));
+      });
+    } else {
+      sets[0] = MakeBitset(o.rows, n_pass, 3 + n_pass);
+      for (uint32_t q = 1; q < n_sets; ++q) sets[q] = sets[0];
+    }
     sieve::BatchFilters filters;
-    filters.sets = {&set};
-    filters.passing_rows = {set.Cardinality()};
+    for (const sieve::RowSet& set : sets) {
+      filters.sets.push_back(&set);
+      filters.passing_rows.push_back(set.Cardinality());
+    }
     std::vector<std::vector<std::pair<uint32_t, float>>> first;
     for (SearchPath path : o.paths) {
       sieve::ExecRequest req;
@@ -210,12 +240,13 @@ int main(int argc, char** argv) {
       const double wall = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - h0).count();
       if (!st.ok()) {
-        std::fprintf(stderr, "%-10g %-10llu %-7s failed: %s\n",
+        std::fprintf(stderr, "%-11s %-10g %-10llu %-7s failed: %s\n", kind.c_str(),
                      static_cast<double>(n_pass) / o.rows,
                      static_cast<unsigned long long>(n_pass), PathName(path),
                      st.ToString().c_str());
-        std::printf("{\"passing\": %llu, \"path\": \"%s\", \"error\": \"%s\"}\n",
-                    static_cast<unsigned long long>(n_pass), PathName(path),
+        std::printf("{\"filter\": \"%s\", \"passing\": %llu, \"path\": \"%s\", "
+                    "\"error\": \"%s\"}\n",
+                    kind.c_str(), static_cast<unsigned long long>(n_pass), PathName(path),
                     st.message().c_str());
         continue;
       }
@@ -241,7 +272,7 @@ int main(int argc, char** argv) {
         }
       }
       if (o.stages) {
-        std::fprintf(stderr, "stages %s n=%llu:", PathName(path),
+        std::fprintf(stderr, "stages %s %s n=%llu:", kind.c_str(), PathName(path),
                      static_cast<unsigned long long>(n_pass));
         for (const auto& [name, v] : profile.stages) std::fprintf(stderr, " %s=%.4f", name.c_str(), v);
         std::fprintf(stderr, "\n");
@@ -252,16 +283,16 @@ int main(int argc, char** argv) {
       const double floor_ms = bytes / hbm_bytes_per_ms;
       const double med = Median(ms);
       const double mn = *std::min_element(ms.begin(), ms.end());
-      std::fprintf(stderr, "%-10g %-10llu %-7s %10.4f %10.4f %10.2f %12.4g %12.4g %10.4f\n",
-                   static_cast<double>(n_pass) / o.rows, static_cast<unsigned long long>(n_pass),
+      std::fprintf(stderr, "%-11s %-10g %-10llu %-7s %10.4f %10.4f %10.2f %12.4g %12.4g %10.4f\n",
+                   kind.c_str(), static_cast<double>(n_pass) / o.rows, static_cast<unsigned long long>(n_pass),
                    PathName(path), med, mn, host_ms, bytes, flops, floor_ms);
       std::printf(
-          "{\"rows\": %u, \"dim\": %u, \"dtype\": \"%s\", \"queries\": %u, \"k\": %u, "
+          "{\"filter\": \"%s\", \"rows\": %u, \"dim\": %u, \"dtype\": \"%s\", \"queries\": %u, \"k\": %u, "
           "\"passing\": %llu, \"fraction\": %g, \"path\": \"%s\", \"median_ms\": %.5f, "
           "\"min_ms\": %.5f, \"reps\": %d, \"host_ms\": %.3f, \"wall_ms\": %.1f, "
           "\"floor_bytes\": %.6g, \"floor_flops\": %.6g, \"floor_ms\": %.5f, "
           "\"select\": \"%s\", \"select_plan\": \"%s\"}\n",
-          o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
+          kind.c_str(), o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
           static_cast<unsigned long long>(n_pass), static_cast<double>(n_pass) / o.rows,
           PathName(path), med, mn, o.reps, host_ms, wall, bytes, flops, floor_ms,
           result.select.c_str(), result.select_plan.c_str());

@@ -1,0 +1,169 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The packing of a filter per query for its upload (gpu/filter_pack.h), on the host: the
+// distinct sets and each query's slot, the choice of a list or a bitset per set, and the
+// packed bytes decoded here as the device decodes them, for every query. Runs without a GPU.
+
+#include "gpu/filter_pack.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace sieve::gpu::detail {
+namespace {
+
+RowSet Random(uint32_t rows, double density, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution pass(density);
+  std::vector<uint32_t> ids;
+  for (uint32_t r = 0; r < rows; ++r) {
+    if (pass(rng)) ids.push_back(r);
+  }
+  return RowSet::Of(ids.data(), ids.size());
+}
+
+BatchFilters Batch(const std::vector<const RowSet*>& per_query) {
+  BatchFilters b;
+  for (const RowSet* s : per_query) {
+    b.sets.push_back(s);
+    b.passing_rows.push_back(s->Cardinality());
+  }
+  return b;
+}
+
+// What query q's filter is after a round trip through the packed bytes, decoded as
+// ExpandBitmapKernel and ExpandListsKernel read them.
+std::vector<uint32_t> Decode(const PackedFilters& pk, const std::vector<char>& bytes, size_t words,
+                             uint32_t q) {
+  const char* base = bytes.data();
+  const auto* source = reinterpret_cast<const uint32_t*>(base + pk.off_source);
+  std::vector<uint32_t> ids;
+  const uint32_t src = source[q];
+  if ((src & kListSource) == 0) {
+    EXPECT_LT(src, pk.bitset_slots);
+    const auto* bits = reinterpret_cast<const uint32_t*>(base + pk.off_bitsets) + src * words;
+    for (size_t w = 0; w < words; ++w) {
+      for (int b = 0; b < 32; ++b) {
+        if (bits[w] >> b & 1u) ids.push_back(static_cast<uint32_t>(w * 32 + b));
+      }
+    }
+    const auto* starts = reinterpret_cast<const uint64_t*>(base + pk.off_bitset_starts);
+    EXPECT_EQ(starts[src + 1] - starts[src], ids.size()) << "bitset slot " << src;
+    return ids;
+  }
+  const uint32_t l = src & ~kListSource;
+  EXPECT_LT(l, pk.list_slots);
+  const auto* cs =
+      reinterpret_cast<const uint64_t*>(base + pk.off_chunk_starts) + size_t{l} * (pk.chunks + 1);
+  const auto* lows = reinterpret_cast<const uint16_t*>(base + pk.off_lows);
+  for (uint32_t c = 0; c < pk.chunks; ++c) {
+    EXPECT_LE(cs[c], cs[c + 1]);
+    for (uint64_t j = cs[c]; j < cs[c + 1]; ++j) ids.push_back(c << 16 | lows[j]);
+  }
+  EXPECT_LE(cs[pk.chunks], pk.list_ids);
+  return ids;
+}
+
+std::vector<uint32_t> Ids(const RowSet& s) {
+  std::vector<uint32_t> ids(s.Cardinality());
+  if (!ids.empty()) s.ToArray(ids.data());
+  return ids;
+}
+
+TEST(FilterPackTest, DistinctSetsByAddressAndContent) {
+  const uint32_t rows = 1000;
+  RowSet a = Random(rows, 0.1, 1), b = Random(rows, 0.1, 2);
+  RowSet a_copy = a;  // equal content, another address
+  RowSet same_size_other = b;
+  same_size_other.Remove(*Ids(b).begin());
+  same_size_other.Add(rows - 1);  // b's size, other rows
+  ASSERT_EQ(same_size_other.Cardinality(), b.Cardinality());
+  ASSERT_NE(same_size_other, b);
+  const BatchFilters f = Batch({&a, &b, &a, &a_copy, &same_size_other, &b});
+  std::vector<const RowSet*> slots;
+  std::vector<uint32_t> slot_of;
+  DistinctSets(f, &slots, &slot_of);
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slot_of, (std::vector<uint32_t>{0, 1, 0, 0, 2, 1}));
+  EXPECT_EQ(slots[0], &a);
+  EXPECT_EQ(slots[1], &b);
+  EXPECT_EQ(slots[2], &same_size_other);
+
+  const BatchFilters one = Batch({&a, &a_copy, &a});
+  DistinctSets(one, &slots, &slot_of);
+  ASSERT_EQ(slots.size(), 1u);
+  EXPECT_EQ(slot_of, (std::vector<uint32_t>{0, 0, 0}));
+}
+
+// Sets spanning several chunks (the last partial), sparse ones as lists and dense ones as
+// bitsets, the empty set, ids at the chunk edges, shared and repeated slots: every query
+// decodes to its own set.
+TEST(FilterPackTest, EveryQueryDecodesToItsSet) {
+  const uint32_t rows = 3 * kListChunkRows + 1234;
+  const size_t words = (rows + 31) / 32;
+  std::vector<RowSet> sets;
+  sets.push_back(Random(rows, 0.001, 10));  // list
+  sets.push_back(Random(rows, 0.3, 11));    // bitset
+  sets.push_back(RowSet());                 // empty: a list of no ids
+  {
+    const uint32_t edges[] = {0, 65535, 65536, 65537, 131071, 131072, 196607, 196608, rows - 1};
+    sets.push_back(RowSet::Of(edges, sizeof(edges) / sizeof(edges[0])));  // list
+  }
+  sets.push_back(RowSet::Range(0, rows));                   // every row: bitset
+  sets.push_back(RowSet::Range(3 * kListChunkRows, rows));  // only the last chunk
+  std::vector<const RowSet*> per_query;
+  for (int rep = 0; rep < 2; ++rep) {
+    for (const RowSet& s : sets) per_query.push_back(&s);
+  }
+  const BatchFilters f = Batch(per_query);
+  std::vector<const RowSet*> slots;
+  std::vector<uint32_t> slot_of;
+  DistinctSets(f, &slots, &slot_of);
+  ASSERT_EQ(slots.size(), sets.size());
+  const FilterPacker packer(slots, slot_of, rows, words);
+  const PackedFilters& pk = packer.layout();
+  EXPECT_EQ(pk.chunks, 4u);
+  EXPECT_EQ(pk.bitset_slots + pk.list_slots, sets.size());
+  // A list where 2 bytes an id and the chunk table are fewer bytes than the bitset.
+  uint32_t lists = 0;
+  uint64_t list_ids = 0, bitset_ids = 0;
+  for (const RowSet& s : sets) {
+    const bool list = s.Cardinality() * 2 + (pk.chunks + 1) * 8 < words * 4;
+    lists += list ? 1 : 0;
+    (list ? list_ids : bitset_ids) += s.Cardinality();
+  }
+  EXPECT_EQ(lists, 4u);  // the sparse, empty, edge and last-chunk sets
+  EXPECT_EQ(pk.list_slots, lists);
+  EXPECT_EQ(pk.list_ids, list_ids);
+  EXPECT_EQ(pk.bitset_ids, bitset_ids);
+  // Each slot once: the bytes are those of the distinct sets, not of the queries.
+  EXPECT_LT(pk.bytes, (pk.bitset_slots + 1) * words * 4 + pk.list_ids * 2 + 4096 * 4);
+  std::vector<char> bytes(pk.bytes, '\x5a');  // garbage where the packer writes nothing
+  packer.Write(bytes.data());
+  for (uint32_t q = 0; q < per_query.size(); ++q) {
+    EXPECT_EQ(Decode(pk, bytes, words, q), Ids(*per_query[q])) << "query " << q;
+  }
+}
+
+// A sparse set packs into fewer bytes than its bitset: 2 bytes an id and the chunk table.
+TEST(FilterPackTest, SparseSetsAreSmallerThanTheirBitsets) {
+  const uint32_t rows = 10'000'000;
+  const size_t words = (rows + 31) / 32;
+  const RowSet sparse = Random(rows, 0.0001, 3);
+  const BatchFilters f = Batch({&sparse});
+  std::vector<const RowSet*> slots;
+  std::vector<uint32_t> slot_of;
+  DistinctSets(f, &slots, &slot_of);
+  const FilterPacker packer(slots, slot_of, rows, words);
+  EXPECT_EQ(packer.layout().list_slots, 1u);
+  EXPECT_LT(packer.layout().bytes, sparse.Cardinality() * 2 + 8 * 1024);
+  EXPECT_LT(packer.layout().bytes * 100, words * 4);
+}
+
+}  // namespace
+}  // namespace sieve::gpu::detail
