@@ -86,6 +86,116 @@ __global__ void __launch_bounds__(256) SddmmKernel(SddmmArgs a) {
   }
 }
 
+// Unpacks 16 bytes of a row into floats.
+__device__ __forceinline__ void Unpack(const uint4& raw, float (&v)[8]) {
+  const __half2* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __half22float2(h[i]);
+    v[2 * i] = f.x;
+    v[2 * i + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void Unpack(const uint4& raw, float (&v)[4]) {
+  v[0] = __uint_as_float(raw.x);
+  v[1] = __uint_as_float(raw.y);
+  v[2] = __uint_as_float(raw.z);
+  v[3] = __uint_as_float(raw.w);
+}
+
+// SddmmKernel with 16-byte loads, for rows of a multiple of 16 bytes: L lanes (a power of two
+// up to 32) share a listed row, each reading its 16-byte chunks c ≡ lane (mod L), so that a
+// warp reads 32 / L rows at once; the lanes of a row then sum their partial dots.
+template <typename T, int QB, int L>
+__global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
+  constexpr int V = 16 / sizeof(T);
+  const int sub = threadIdx.x & (L - 1);
+  const int64_t p = static_cast<int64_t>(blockIdx.x) * (blockDim.x / L) + threadIdx.x / L;
+  const int q0 = blockIdx.y * QB;
+  const int nq = min(QB, a.m - q0);
+  // Every lane stays for the shuffles: `state` 0 = nothing to write, 1 = sentinels, 2 = a row.
+  int state = 0;
+  uint32_t id = 0;
+  if (p < a.ld) {
+    if (a.starts != nullptr) {
+      const uint64_t begin = a.starts[q0];
+      if (p < static_cast<int64_t>(a.starts[q0 + 1] - begin)) {
+        id = a.ids[begin + p];
+        state = 2;
+      } else {
+        state = 1;
+      }
+    } else if (p < a.n_shared) {
+      id = a.ids[p];
+      state = 2;
+    } else {
+      state = 1;
+    }
+  }
+  float acc[QB];
+#pragma unroll
+  for (int i = 0; i < QB; ++i) acc[i] = 0.0f;
+  if (state == 2) {
+    const uint4* x = reinterpret_cast<const uint4*>(RowAt<T>(a.rows, id, a.dim));
+    const int chunks = a.dim / V;
+    for (int c = sub; c < chunks; c += L) {
+      float xv[V];
+      Unpack(__ldg(x + c), xv);
+#pragma unroll
+      for (int i = 0; i < QB; ++i) {
+        if (i < nq) {
+          const float4* qv = reinterpret_cast<const float4*>(
+              a.queries + static_cast<int64_t>(q0 + i) * a.dim + static_cast<int64_t>(c) * V);
+#pragma unroll
+          for (int v4 = 0; v4 < V / 4; ++v4) {
+            const float4 q = __ldg(qv + v4);
+            acc[i] = fmaf(xv[4 * v4], q.x, acc[i]);
+            acc[i] = fmaf(xv[4 * v4 + 1], q.y, acc[i]);
+            acc[i] = fmaf(xv[4 * v4 + 2], q.z, acc[i]);
+            acc[i] = fmaf(xv[4 * v4 + 3], q.w, acc[i]);
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < QB; ++i) {
+#pragma unroll
+    for (int off = L / 2; off > 0; off >>= 1) {
+      acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], off);
+    }
+  }
+  if (sub != 0 || state == 0) return;
+  const float xn2 = state == 2 ? a.x_sq_norms[id] : 0.0f;
+#pragma unroll
+  for (int i = 0; i < QB; ++i) {
+    if (i < nq) {
+      a.out[static_cast<int64_t>(q0 + i) * a.ld + p] =
+          state == 2 ? FinishDistance(a.metric, acc[i], a.q_sq_norms[q0 + i], xn2) : a.sentinel;
+    }
+  }
+}
+
+// Launches SddmmVecKernel over query_blocks groups of QB queries, with L lanes a row: the
+// smallest power of two covering the row's 16-byte chunks (at most 32).
+template <typename T, int QB>
+void LaunchSddmmVec(const SddmmArgs& a, unsigned query_blocks, cudaStream_t stream) {
+  const int chunks = a.dim * static_cast<int>(sizeof(T)) / 16;
+  int lanes = 1;
+  while (lanes < chunks && lanes < 32) lanes *= 2;
+  const unsigned rows_per_block = 256 / lanes;
+  const dim3 grid(static_cast<unsigned>((a.ld + rows_per_block - 1) / rows_per_block),
+                  query_blocks);
+  switch (lanes) {
+    case 1: SddmmVecKernel<T, QB, 1><<<grid, 256, 0, stream>>>(a); break;
+    case 2: SddmmVecKernel<T, QB, 2><<<grid, 256, 0, stream>>>(a); break;
+    case 4: SddmmVecKernel<T, QB, 4><<<grid, 256, 0, stream>>>(a); break;
+    case 8: SddmmVecKernel<T, QB, 8><<<grid, 256, 0, stream>>>(a); break;
+    case 16: SddmmVecKernel<T, QB, 16><<<grid, 256, 0, stream>>>(a); break;
+    default: SddmmVecKernel<T, QB, 32><<<grid, 256, 0, stream>>>(a); break;
+  }
+}
+
 Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   const Prepared& p = p_;
   const uint64_t* starts = p.per_query ? starts_ + q0 : nullptr;
@@ -111,7 +221,19 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   constexpr int kQb = 4;
   const bool half = p.shard->dtype == DType::kFloat16;
   dim3 block(32 * kWarps);
-  if (p.per_query) {
+  const size_t row_bytes = size_t{p.dim} * (half ? 2 : 4);
+  if (row_bytes % 16 == 0) {
+    // 16-byte loads (the rows, and the float32 queries, are 16-byte aligned).
+    if (p.per_query && half) {
+      LaunchSddmmVec<__half, 1>(a, m, stream_);
+    } else if (p.per_query) {
+      LaunchSddmmVec<float, 1>(a, m, stream_);
+    } else if (half) {
+      LaunchSddmmVec<__half, kQb>(a, (m + kQb - 1) / kQb, stream_);
+    } else {
+      LaunchSddmmVec<float, kQb>(a, (m + kQb - 1) / kQb, stream_);
+    }
+  } else if (p.per_query) {
     dim3 grid(static_cast<unsigned>((ld + kWarps - 1) / kWarps), m);
     if (half) {
       SddmmKernel<__half, 1><<<grid, block, 0, stream_>>>(a);
