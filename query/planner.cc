@@ -124,10 +124,16 @@ bool BelowFraction(double sel, double bound) { return bound >= 1.0 || sel < boun
 
 }  // namespace
 
+bool SameSetForEveryQuery(const PlanInput& in) {
+  // Every set is within the union, so the mean reaches the union's size only when each does.
+  return in.per_query && in.passing_rows > 0 && in.passing_rows == in.union_rows &&
+         in.max_passing_rows <= in.union_rows;
+}
+
 SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
   if (in.rows == 0 || in.passing_rows == 0) return SearchPath::kSddmm;
   const double rows = static_cast<double>(in.rows);
-  if (!in.per_query) {
+  if (!in.per_query || SameSetForEveryQuery(in)) {
     const double sel = static_cast<double>(in.passing_rows) / rows;
     if (static_cast<double>(in.passing_rows) < SddmmMaxRows(t, in.dim) &&
         BelowFraction(sel, t.sddmm_max_fraction)) {

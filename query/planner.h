@@ -59,8 +59,13 @@ struct PlanInput {
   uint64_t max_passing_rows = 0;
 };
 
-// Returns kSddmm, kGather or kDense; never kAuto.
+// Returns kSddmm, kGather or kDense; never kAuto. A filter per query whose sets are all the
+// same set (the mean per-query count equals the union's) is planned as that one set, by the
+// bitset rule: the executors search such a batch as one filter.
 SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in);
+
+// Whether a filter per query has the same set for every query (see ChoosePath).
+bool SameSetForEveryQuery(const PlanInput& in);
 
 // The bitset SDDMM count bound at this dim: sddmm_max_rows * (128 / dim)^sddmm_dim_exponent
 // (infinite when sddmm_max_rows is UINT64_MAX).

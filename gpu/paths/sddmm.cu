@@ -104,56 +104,70 @@ __device__ __forceinline__ void Unpack(const uint4& raw, float (&v)[4]) {
 }
 
 // SddmmKernel with 16-byte loads, for rows of a multiple of 16 bytes: L lanes (a power of two
-// up to 32) share a listed row, each reading its 16-byte chunks c ≡ lane (mod L), so that a
-// warp reads 32 / L rows at once; the lanes of a row then sum their partial dots.
-template <typename T, int QB, int L>
+// up to 32) share a listed row, each reading its 16-byte chunks c ≡ lane (mod L), and each
+// group of L lanes takes R rows (list positions p0 + j·G, G = groups in the block) whose loads
+// are in flight together; the lanes of a row then sum their partial dots.
+template <typename T, int QB, int L, int R>
 __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
   constexpr int V = 16 / sizeof(T);
   const int sub = threadIdx.x & (L - 1);
-  const int64_t p = static_cast<int64_t>(blockIdx.x) * (blockDim.x / L) + threadIdx.x / L;
+  const int groups = blockDim.x / L;
+  const int64_t p0 = static_cast<int64_t>(blockIdx.x) * groups * R + threadIdx.x / L;
   const int q0 = blockIdx.y * QB;
   const int nq = min(QB, a.m - q0);
-  // Every lane stays for the shuffles: `state` 0 = nothing to write, 1 = sentinels, 2 = a row.
-  int state = 0;
-  uint32_t id = 0;
-  if (p < a.ld) {
-    if (a.starts != nullptr) {
-      const uint64_t begin = a.starts[q0];
-      if (p < static_cast<int64_t>(a.starts[q0 + 1] - begin)) {
-        id = a.ids[begin + p];
-        state = 2;
-      } else {
-        state = 1;
-      }
-    } else if (p < a.n_shared) {
-      id = a.ids[p];
-      state = 2;
-    } else {
-      state = 1;
-    }
+  uint64_t begin = 0;
+  int64_t len = a.n_shared;
+  if (a.starts != nullptr) {
+    begin = a.starts[q0];
+    len = static_cast<int64_t>(a.starts[q0 + 1] - begin);
   }
-  float acc[QB];
+  // Every lane stays for the shuffles: per row, `state` 0 = nothing to write, 1 = sentinels,
+  // 2 = a row.
+  int state[R];
+  const uint4* x[R];
 #pragma unroll
-  for (int i = 0; i < QB; ++i) acc[i] = 0.0f;
-  if (state == 2) {
-    const uint4* x = reinterpret_cast<const uint4*>(RowAt<T>(a.rows, id, a.dim));
-    const int chunks = a.dim / V;
-    for (int c = sub; c < chunks; c += L) {
-      float xv[V];
-      Unpack(__ldg(x + c), xv);
+  for (int j = 0; j < R; ++j) {
+    const int64_t p = p0 + static_cast<int64_t>(j) * groups;
+    state[j] = p >= a.ld ? 0 : p < len ? 2 : 1;
+    x[j] = nullptr;
+  }
+  uint32_t id[R];
 #pragma unroll
-      for (int i = 0; i < QB; ++i) {
-        if (i < nq) {
-          const float4* qv = reinterpret_cast<const float4*>(
-              a.queries + static_cast<int64_t>(q0 + i) * a.dim + static_cast<int64_t>(c) * V);
+  for (int j = 0; j < R; ++j) {
+    id[j] = state[j] == 2 ? a.ids[begin + p0 + static_cast<int64_t>(j) * groups] : 0;
+  }
 #pragma unroll
-          for (int v4 = 0; v4 < V / 4; ++v4) {
-            const float4 q = __ldg(qv + v4);
-            acc[i] = fmaf(xv[4 * v4], q.x, acc[i]);
-            acc[i] = fmaf(xv[4 * v4 + 1], q.y, acc[i]);
-            acc[i] = fmaf(xv[4 * v4 + 2], q.z, acc[i]);
-            acc[i] = fmaf(xv[4 * v4 + 3], q.w, acc[i]);
-          }
+  for (int j = 0; j < R; ++j) {
+    if (state[j] == 2) x[j] = reinterpret_cast<const uint4*>(RowAt<T>(a.rows, id[j], a.dim));
+  }
+  float acc[QB][R];
+#pragma unroll
+  for (int i = 0; i < QB; ++i) {
+#pragma unroll
+    for (int j = 0; j < R; ++j) acc[i][j] = 0.0f;
+  }
+  const int chunks = a.dim / V;
+  for (int c = sub; c < chunks; c += L) {
+    float xv[R][V];
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const uint4 raw = state[j] == 2 ? __ldg(x[j] + c) : make_uint4(0, 0, 0, 0);
+      Unpack(raw, xv[j]);
+    }
+#pragma unroll
+    for (int i = 0; i < QB; ++i) {
+      if (i >= nq) continue;
+      const float4* qv = reinterpret_cast<const float4*>(
+          a.queries + static_cast<int64_t>(q0 + i) * a.dim + static_cast<int64_t>(c) * V);
+#pragma unroll
+      for (int v4 = 0; v4 < V / 4; ++v4) {
+        const float4 q = __ldg(qv + v4);
+#pragma unroll
+        for (int j = 0; j < R; ++j) {
+          acc[i][j] = fmaf(xv[j][4 * v4], q.x, acc[i][j]);
+          acc[i][j] = fmaf(xv[j][4 * v4 + 1], q.y, acc[i][j]);
+          acc[i][j] = fmaf(xv[j][4 * v4 + 2], q.z, acc[i][j]);
+          acc[i][j] = fmaf(xv[j][4 * v4 + 3], q.w, acc[i][j]);
         }
       }
     }
@@ -161,17 +175,26 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
 #pragma unroll
   for (int i = 0; i < QB; ++i) {
 #pragma unroll
-    for (int off = L / 2; off > 0; off >>= 1) {
-      acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], off);
+    for (int j = 0; j < R; ++j) {
+#pragma unroll
+      for (int off = L / 2; off > 0; off >>= 1) {
+        acc[i][j] += __shfl_xor_sync(0xffffffffu, acc[i][j], off);
+      }
     }
   }
-  if (sub != 0 || state == 0) return;
-  const float xn2 = state == 2 ? a.x_sq_norms[id] : 0.0f;
+  if (sub != 0) return;
 #pragma unroll
-  for (int i = 0; i < QB; ++i) {
-    if (i < nq) {
-      a.out[static_cast<int64_t>(q0 + i) * a.ld + p] =
-          state == 2 ? FinishDistance(a.metric, acc[i], a.q_sq_norms[q0 + i], xn2) : a.sentinel;
+  for (int j = 0; j < R; ++j) {
+    if (state[j] == 0) continue;
+    const int64_t p = p0 + static_cast<int64_t>(j) * groups;
+    const float xn2 = state[j] == 2 ? a.x_sq_norms[id[j]] : 0.0f;
+#pragma unroll
+    for (int i = 0; i < QB; ++i) {
+      if (i < nq) {
+        a.out[static_cast<int64_t>(q0 + i) * a.ld + p] =
+            state[j] == 2 ? FinishDistance(a.metric, acc[i][j], a.q_sq_norms[q0 + i], xn2)
+                          : a.sentinel;
+      }
     }
   }
 }
@@ -183,16 +206,17 @@ void LaunchSddmmVec(const SddmmArgs& a, unsigned query_blocks, cudaStream_t stre
   const int chunks = a.dim * static_cast<int>(sizeof(T)) / 16;
   int lanes = 1;
   while (lanes < chunks && lanes < 32) lanes *= 2;
-  const unsigned rows_per_block = 256 / lanes;
+  constexpr int kRowsPerGroup = 4;
+  const int64_t rows_per_block = 256 / lanes * kRowsPerGroup;
   const dim3 grid(static_cast<unsigned>((a.ld + rows_per_block - 1) / rows_per_block),
                   query_blocks);
   switch (lanes) {
-    case 1: SddmmVecKernel<T, QB, 1><<<grid, 256, 0, stream>>>(a); break;
-    case 2: SddmmVecKernel<T, QB, 2><<<grid, 256, 0, stream>>>(a); break;
-    case 4: SddmmVecKernel<T, QB, 4><<<grid, 256, 0, stream>>>(a); break;
-    case 8: SddmmVecKernel<T, QB, 8><<<grid, 256, 0, stream>>>(a); break;
-    case 16: SddmmVecKernel<T, QB, 16><<<grid, 256, 0, stream>>>(a); break;
-    default: SddmmVecKernel<T, QB, 32><<<grid, 256, 0, stream>>>(a); break;
+    case 1: SddmmVecKernel<T, QB, 1, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
+    case 2: SddmmVecKernel<T, QB, 2, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
+    case 4: SddmmVecKernel<T, QB, 4, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
+    case 8: SddmmVecKernel<T, QB, 8, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
+    case 16: SddmmVecKernel<T, QB, 16, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
+    default: SddmmVecKernel<T, QB, 32, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
   }
 }
 

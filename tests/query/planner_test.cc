@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sieve {
 namespace {
@@ -124,6 +125,31 @@ TEST(PlannerTest, SddmmBoundScalesWithDim) {
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 900000, 4096)), SearchPath::kSddmm);
 }
 
+// A filter per query whose sets are all one set (the mean count is the union's) is planned as
+// that set, by the bitset rule, whatever the bitmap bounds say; a set just short of the union
+// is not.
+TEST(PlannerTest, OneSetForEveryQueryIsPlannedAsABitset) {
+  PlannerThresholds t = Fixed();
+  t.bitmap_sddmm_max_rows = 0;  // the bitmap rule would never choose SDDMM
+  t.bitmap_union_gather = false;
+  t.bitmap_gather_max_fraction = 0;
+  for (uint64_t rows : {100000ull, 10000000ull}) {
+    for (uint64_t n : std::vector<uint64_t>{1, 500, 5000, rows / 10, rows / 2, rows - 1}) {
+      for (uint32_t dim : {64u, 1024u}) {
+        PlanInput same = Bitmap(rows, n, n, n);
+        same.dim = dim;
+        EXPECT_TRUE(SameSetForEveryQuery(same));
+        EXPECT_EQ(ChoosePath(t, same), ChoosePath(t, Bitset(rows, n, dim)))
+            << rows << " rows, " << n << " passing, dim " << dim;
+      }
+    }
+  }
+  EXPECT_EQ(ChoosePath(t, Bitmap(10000000, 500, 500, 500)), SearchPath::kSddmm);
+  EXPECT_FALSE(SameSetForEveryQuery(Bitmap(10000000, 500, 501, 500)));
+  EXPECT_EQ(ChoosePath(t, Bitmap(10000000, 500, 501, 500)), SearchPath::kDense);
+  EXPECT_FALSE(SameSetForEveryQuery(Bitset(10000000, 500)));
+}
+
 // Per-query SDDMM against the alternative that would run instead: with independent filters
 // the union is ~queries times a query's set and SDDMM wins; with shared (overlapping) ones the
 // union gather does, at the same per-query count.
@@ -138,8 +164,8 @@ TEST(PlannerTest, BitmapIndependentAgainstShared) {
   // The union gather is the alternative (union < 80%): SDDMM iff most < 0.1 · union.
   EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 6341500)), SearchPath::kSddmm);  // independent
   EXPECT_EQ(ChoosePath(t, Bitmap(rows, 30000, 2595730)), SearchPath::kSddmm);
-  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 100000)), SearchPath::kGather);  // shared
-  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 1000, 1000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 100010)), SearchPath::kGather);  // overlapping
+  EXPECT_EQ(ChoosePath(t, Bitmap(rows, 1000, 1010)), SearchPath::kGather);
   EXPECT_EQ(ChoosePath(t, Bitmap(rows, 99999, 1000000)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitmap(rows, 100000, 1000000)), SearchPath::kGather);
   // Dense is the alternative (union ≥ 80%): SDDMM iff most < 5000 + 0.03 · rows = 305,000,

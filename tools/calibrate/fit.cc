@@ -217,6 +217,9 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     fs.overlap = static_cast<Overlap>(std::get<1>(key));
     fs.rows = std::get<2>(key);
     fs.dim = std::get<3>(key);
+    // A filter per query with one set for every query is planned by the bitset rule
+    // (ChoosePath), so its series says nothing of the bitmap bounds.
+    if (fs.per_query && fs.overlap == Overlap::kShared) continue;
     // SDDMM against the better of the other two, along the (mean) count.
     std::vector<double> x, r;
     for (const Cell* c : series) {
@@ -423,7 +426,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     t.bitmap_sddmm_max_rows = UINT64_MAX;
     std::vector<const Cell*> vs_gather, vs_dense;
     for (const Cell& c : cells) {
-      if (!c.per_query) continue;
+      if (!c.per_query || SameSetForEveryQuery(c.plan_input(queries, k))) continue;
       PlannerThresholds never = t;
       never.bitmap_sddmm_max_rows = 0;
       const SearchPath alt = ChoosePath(never, c.plan_input(queries, k));
@@ -466,7 +469,8 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       };
       std::vector<Cross> cross;
       for (const auto& [key, series] : groups) {
-        if (!std::get<0>(key)) continue;  // bitsets
+        // Bitsets, and bitmaps of one set (planned as bitsets).
+        if (!std::get<0>(key) || std::get<1>(key) == static_cast<int>(Overlap::kShared)) continue;
         std::vector<double> x, r;
         for (const Cell* c : series) {
           if (dense_alt.count(c) == 0 || c->failed[0] || c->failed[2]) continue;

@@ -131,7 +131,9 @@ def rule_v2(t, p):
     if p["rows"] == 0 or p["passing"] == 0:
         return "sddmm"
     rows = float(p["rows"])
-    if not p["per_query"]:
+    # query/planner.cc SameSetForEveryQuery: a bitmap of one set is planned as that bitset.
+    same_set = p["per_query"] and p["passing"] == p["union"] and p["max_passing"] <= p["union"]
+    if not p["per_query"] or same_set:
         sel = p["passing"] / rows
         if (p["passing"] < sddmm_max_rows_at(t, p["dim"])
                 and below_fraction(sel, t["sddmm_max_fraction"])):
