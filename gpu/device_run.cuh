@@ -99,7 +99,7 @@ struct RowBlocks {
 
 // Positions of select_k mapped back to ordinals (MapPositionsKernel, gemm_tiles.cu).
 struct MapArgs {
-  const uint32_t* pos;      // m × kf positions from select_k
+  const uint32_t* pos;      // m × kf positions from select_k; null: position i is i
   const float* vals;        // m × kf values (copied along when vals_out is set)
   int m;
   int kf;

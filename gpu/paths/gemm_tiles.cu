@@ -63,7 +63,7 @@ __global__ void MapPositionsKernel(MapArgs a) {
        t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t q = t / a.kf;
     const int64_t i = t % a.kf;
-    const uint32_t p = a.pos[t];
+    const uint32_t p = a.pos != nullptr ? a.pos[t] : static_cast<uint32_t>(i);
     uint32_t id;
     if (a.starts != nullptr) {
       const uint64_t len = a.starts[q + 1] - a.starts[q];

@@ -278,13 +278,17 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   const int kf = static_cast<int>(std::min<int64_t>(p.k, ld));
   DeviceBuffer<float> vals;
   DeviceBuffer<uint32_t> pos, ids;
-  SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * kf, stream_));
-  SIEVE_RETURN_IF_ERROR(pos.Allocate(size_t{m} * kf, stream_));
   SIEVE_RETURN_IF_ERROR(ids.Allocate(size_t{m} * kf, stream_));
-  SIEVE_RETURN_IF_ERROR(
-      select_->Select(dist.get(), m, ld, kf, p.select_min, vals.get(), pos.get()));
+  // With no more listed rows than k every one is a result (the host orders them): no select.
+  const bool keep_all = kf == ld;
+  if (!keep_all) {
+    SIEVE_RETURN_IF_ERROR(vals.Allocate(size_t{m} * kf, stream_));
+    SIEVE_RETURN_IF_ERROR(pos.Allocate(size_t{m} * kf, stream_));
+    SIEVE_RETURN_IF_ERROR(
+        select_->Select(dist.get(), m, ld, kf, p.select_min, vals.get(), pos.get()));
+  }
   MapArgs map{};
-  map.pos = pos.get();
+  map.pos = keep_all ? nullptr : pos.get();
   map.m = static_cast<int>(m);
   map.kf = kf;
   map.table = d_ids_.get();
@@ -292,7 +296,7 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   map.ids_out = ids.get();
   map.out_ld = kf;
   SIEVE_RETURN_IF_ERROR(Map(map));
-  return Download(q0, m, kf, vals.get(), ids.get());
+  return Download(q0, m, kf, keep_all ? dist.get() : vals.get(), ids.get());
 }
 
 }  // namespace sieve::gpu::detail
