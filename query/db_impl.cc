@@ -254,12 +254,11 @@ Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
 Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds) {
   Device resolved = Device::kCpu;
   SIEVE_RETURN_IF_ERROR(executors_.Resolve(device, executor, &resolved));
-  const bool gpu = resolved == Device::kGpu;
   std::lock_guard<std::mutex> l(mu_);
   const std::string name = (*executor)->name();
   auto it = thresholds_.find(name);
   if (it == thresholds_.end()) {
-    PlannerThresholds t = gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+    PlannerThresholds t = PlannerThresholds::DefaultsFor(name);
     std::string value;
     Status s = store_->GetSetting(kPlannerSettingPrefix + name, &value);
     if (s.ok()) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace sieve {
 
@@ -85,6 +86,37 @@ PlannerThresholds PlannerThresholds::GpuDefaults() {
   t.source =
       "defaults: cuVS 26.10's rule and constants (RTX 5090 fit), SDDMM bound x (128/dim)^0.5; "
       "not calibrated here";
+  return t;
+}
+
+PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_name) {
+  if (executor_name.rfind("gpu", 0) != 0) return CpuDefaults();
+  if (executor_name.find("H200") == std::string::npos) return GpuDefaults();
+  // Shipped for the H200: `sieve calibrate --quick` on an H200 on 2026-12-02 (the first of four
+  // that day, tools/bench/results/2026-12-02-h200-filters/calib-a.json), the one of the four
+  // with the lowest penalty replayed over that day's 540-point `sieve bench` sweep of the same
+  // build: bitset 1.020 mean / 1.38 worst but for one point (SDDMM at 60 rows, 2.81x, whose
+  // select_k the build now skips), bitmap 1.007 / 1.49 (the cuVS-form defaults: 1.308 / 5.41
+  // and 1.150 / 4.85).
+  PlannerThresholds t;
+  t.sddmm_max_rows = 4124;
+  t.sddmm_dim_exponent = 1.10;
+  t.sddmm_max_fraction = 1.0;
+  t.gather_min_rows = 5623;
+  t.gather_scale = 12.59;
+  t.gather_max_fraction = 0.891;
+  t.bitmap_sddmm_max_rows = UINT64_MAX;
+  t.bitmap_sddmm_max_fraction = 0.0437;
+  t.bitmap_sddmm_base_rows = 1413;
+  t.bitmap_sddmm_max_share = 0.1;
+  t.bitmap_union_gather = true;
+  t.bitmap_gather_max_fraction = 0.845;
+  t.bitmap_gather_scale = 0.587;
+  t.bitmap_gather_dim_exponent = 0;
+  t.bitmap_gather_rows_exponent = 0;
+  t.source =
+      "shipped for the NVIDIA H200: sieve calibrate --quick on an H200, 2026-12-02; not "
+      "calibrated here";
   return t;
 }
 

@@ -212,6 +212,11 @@ struct PlannerThresholds {
   // (128 / dim)^0.5), used for a device with no stored calibration.
   static PlannerThresholds CpuDefaults();
   static PlannerThresholds GpuDefaults();
+  // What a device with no stored calibration plans with, by its executor name: CpuDefaults()
+  // for "cpu"; for a GPU the project has calibrated (NVIDIA H200: "gpu:" and a name holding
+  // "H200"), the thresholds shipped for it; for any other GPU, GpuDefaults() (run `sieve
+  // calibrate --quick` there: about 15 s on an H200).
+  static PlannerThresholds DefaultsFor(const std::string& executor_name);
   // One JSON object holding every field; FromJson returns InvalidArgument (naming the field)
   // for malformed text or a missing field (the later fields named above may be missing).
   std::string ToJson() const;

@@ -593,8 +593,7 @@ class PyDB {
         s = calibrate::RunSweep(executor, c, {}, &cells, &partial);
         if (s.ok() && cells.empty()) s = Status::InvalidArgument("calibrate: no point measured");
         if (s.ok()) {
-          const PlannerThresholds defaults =
-              on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+          const PlannerThresholds defaults = PlannerThresholds::DefaultsFor(name);
           calibrate::FitReport report;
           fitted = calibrate::FitThresholds(cells, c.queries, c.k, defaults, &report);
           seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

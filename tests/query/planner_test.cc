@@ -150,6 +150,40 @@ TEST(PlannerTest, OneSetForEveryQueryIsPlannedAsABitset) {
   EXPECT_FALSE(SameSetForEveryQuery(Bitset(10000000, 500)));
 }
 
+// The defaults a device plans with before any calibration: the CPU's, the thresholds shipped
+// for the H200, and the cuVS-form GPU defaults for any other GPU. The H200's pick the fastest
+// path measured on an H200 (tools/bench/results/2026-12-02-h200-filters, 10M x 128 f16,
+// 100 queries, k = 64) at each of these points.
+TEST(PlannerTest, DefaultsByDeviceName) {
+  EXPECT_EQ(PlannerThresholds::DefaultsFor("cpu").source, PlannerThresholds::CpuDefaults().source);
+  EXPECT_EQ(PlannerThresholds::DefaultsFor("gpu:NVIDIA A100-SXM4-80GB").source,
+            PlannerThresholds::GpuDefaults().source);
+  EXPECT_EQ(PlannerThresholds::DefaultsFor("gpu").source, PlannerThresholds::GpuDefaults().source);
+  const PlannerThresholds h200 = PlannerThresholds::DefaultsFor("gpu:NVIDIA H200");
+  EXPECT_EQ(h200.source.rfind("shipped for the NVIDIA H200", 0), 0u) << h200.source;
+  EXPECT_EQ(PlannerThresholds::DefaultsFor("gpu:NVIDIA H200 NVL").source, h200.source);
+  // The shipped thresholds survive the stored form.
+  PlannerThresholds parsed;
+  ASSERT_TRUE(PlannerThresholds::FromJson(h200.ToJson(), &parsed).ok());
+  EXPECT_EQ(parsed.ToJson(), h200.ToJson());
+  const uint64_t rows = 10000000;
+  auto bitset = [&](uint64_t n) { return Bitset(rows, n, 128, 64); };
+  auto independent = [&](uint64_t n, uint64_t union_rows) {
+    PlanInput in = Bitmap(rows, n, union_rows, n + n / 20);
+    in.k = 64;
+    return in;
+  };
+  EXPECT_EQ(ChoosePath(h200, bitset(1000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(h200, bitset(10000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(h200, bitset(100000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(h200, bitset(1000000)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(h200, bitset(rows)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(h200, independent(1000, 99500)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(h200, independent(10000, 951000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(h200, independent(100000, 6340000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(h200, independent(1000000, 9999700)), SearchPath::kDense);
+}
+
 // Per-query SDDMM against the alternative that would run instead: with independent filters
 // the union is ~queries times a query's set and SDDMM wins; with shared (overlapping) ones the
 // union gather does, at the same per-query count.

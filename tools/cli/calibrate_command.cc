@@ -227,8 +227,7 @@ int Calibrate(const Args& args) {
     if (cells.empty()) return Fail("calibrate", Status::InvalidArgument("the grid has no points"));
   }
 
-  const PlannerThresholds defaults =
-      on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+  const PlannerThresholds defaults = PlannerThresholds::DefaultsFor(name);
   calibrate::FitReport report;
   PlannerThresholds fitted = calibrate::FitThresholds(cells, c.queries, c.k, defaults, &report);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -390,8 +389,7 @@ int Bench(const Args& args) {
   s = MakeExecutor(device, &executors, &executor, &on_gpu);
   if (!s.ok()) return Fail("bench", s);
   const std::string name = executor->name();
-  const PlannerThresholds defaults =
-      on_gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();
+  const PlannerThresholds defaults = PlannerThresholds::DefaultsFor(name);
   PlannerThresholds calibrated;
   bool have_calibrated = false;
   if (flags.Has("db")) {
@@ -432,7 +430,9 @@ int Bench(const Args& args) {
   };
   const char* labels[] = {
       "old cuVS (sparsity < 0.9 -> dense)", "cuVS 26.10",
-      on_gpu ? "Sieve defaults (cuVS 26.10, SDDMM bound x 128/dim)" : "Sieve defaults (CPU)",
+      !on_gpu                                   ? "Sieve defaults (CPU)"
+      : defaults.source.rfind("shipped", 0) == 0 ? "Sieve defaults (shipped for this device)"
+                                                 : "Sieve defaults (cuVS 26.10, SDDMM bound x 128/dim)",
       calibrated_label.c_str()};
   if (flags.Has("csv")) {
     s = calibrate::WriteCsv(flags.Get("csv"), cells, c, rules);
