@@ -3,6 +3,7 @@
 #include "index/shard_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -57,8 +58,16 @@ Status CheckChunk(const Chunk& chunk, uint32_t dim, const std::vector<AttributeI
 
 }  // namespace
 
+namespace {
+
+std::atomic<uint64_t> next_instance{1};
+
+}  // namespace
+
 ShardIndex::ShardIndex(const CollectionSpec& spec, uint32_t shard)
-    : shard_(shard), vectors_(spec.dim) {
+    : instance_(next_instance.fetch_add(1, std::memory_order_relaxed)),
+      shard_(shard),
+      vectors_(spec.dim) {
   attributes_.reserve(spec.attributes.size());
   for (const AttributeSpec& a : spec.attributes) attributes_.emplace_back(a.type);
 }
@@ -77,6 +86,7 @@ bool ShardIndex::FindLive(int64_t id, uint32_t* ordinal) const {
 }
 
 Status ShardIndex::Load(Store* store, const CollectionMeta& meta, bool vectors) {
+  ++version_;
   const std::string shard_name = ShardName(shard_);
   if (rows() != 0) return Status::InvalidArgument(shard_name + ": Load on a non-empty index");
   ShardState state;
@@ -148,10 +158,12 @@ RowSet ShardIndex::IdRange(int64_t lo, int64_t hi) const {
 }
 
 void ShardIndex::SetValue(size_t attr, uint32_t ordinal, const Value& value) {
+  ++version_;
   attributes_[attr].Set(ordinal, value);
 }
 
 void ShardIndex::ApplyChunk(const Chunk& chunk) {
+  ++version_;
   {
     std::lock_guard<std::mutex> lock(sorted_mu_);
     sorted_live_.reset();
@@ -165,6 +177,7 @@ void ShardIndex::ApplyChunk(const Chunk& chunk) {
 }
 
 void ShardIndex::SetDeleted(const RowSet& deleted) {
+  ++version_;
   {
     std::lock_guard<std::mutex> lock(sorted_mu_);
     sorted_live_.reset();

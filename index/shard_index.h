@@ -66,7 +66,15 @@ class ShardIndex {
   // Replaces one row's value of attribute `attr` (see AttributeIndex::Set).
   void SetValue(size_t attr, uint32_t ordinal, const Value& value);
 
+  // What a filter compiled over this image depends on: a number no other ShardIndex of the
+  // process has had, and one that every mutation above (Load included) increases. Caches of
+  // compiled filters key on the two.
+  uint64_t instance() const { return instance_; }
+  uint64_t version() const { return version_; }
+
  private:
+  uint64_t instance_;
+  uint64_t version_ = 0;
   uint32_t shard_;
   VectorArena vectors_;
   bool has_vectors_ = true;

@@ -160,6 +160,7 @@ DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options)
       read_only_(options.read_only),
       budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
                                                : DefaultMemoryBudget()),
+      filter_cache_(options.filter_cache_bytes),
       executors_(options.gpu) {}
 
 DBImpl::~DBImpl() = default;

@@ -18,6 +18,7 @@
 #include "query/executor.h"
 #include "query/memory_budget.h"
 #include "query/executors.h"
+#include "query/filter_cache.h"
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "storage/store.h"
@@ -26,7 +27,8 @@ namespace sieve {
 
 class DBImpl : public DB {
  public:
-  // Options::memory_budget_bytes (0: DefaultMemoryBudget()) and Options::gpu are read here.
+  // Options::memory_budget_bytes (0: DefaultMemoryBudget()), Options::filter_cache_bytes and
+  // Options::gpu are read here.
   DBImpl(std::unique_ptr<Store> store, const Options& options);
   ~DBImpl() override;
 
@@ -100,6 +102,7 @@ class DBImpl : public DB {
   std::unique_ptr<Store> store_;
   const bool read_only_;
   MemoryBudget budget_;
+  FilterCache filter_cache_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<Collection>> collections_;
   Executors executors_;

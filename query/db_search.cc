@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <unordered_map>
 
 #include "filter/filter.h"
@@ -104,7 +105,8 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   // refused, or reserved) before anything large is allocated.
   struct ShardWork {
     const ShardIndex* shard = nullptr;
-    std::vector<RowSet> sets;  // one per distinct filter
+    // One per distinct filter: compiled here, or kept from an earlier search (filter_cache_).
+    std::vector<std::shared_ptr<const RowSet>> sets;
     RowSet union_set;          // bitmap: built once, for the planner and the executor
     BatchFilters bf;
     ShardView view;
@@ -122,9 +124,17 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     plan.rows = shard.live_rows();
     auto t0 = Clock::now();
     w.sets.reserve(filters.size());
-    for (auto& f : filters) {
-      w.sets.push_back(f->Compile(shard));
-      sets_bytes += w.sets.back().MemoryBytes();
+    for (size_t i = 0; i < filters.size(); ++i) {
+      std::shared_ptr<const RowSet> set =
+          filter_cache_.Find(texts[i], shard.instance(), shard.version());
+      if (set != nullptr) {
+        ++ex.filters_cached;
+      } else {
+        set = std::make_shared<const RowSet>(filters[i]->Compile(shard));
+        filter_cache_.Insert(texts[i], shard.instance(), shard.version(), set);
+      }
+      w.sets.push_back(std::move(set));
+      sets_bytes += w.sets.back()->MemoryBytes();
       if (sets_bytes > budget_.bytes()) {
         ex.host_memory_bytes = sets_bytes;
         return Status::ResourceExhausted(
@@ -135,14 +145,14 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       }
     }
     BatchFilters& bf = w.bf;
-    for (auto& s : w.sets) plan.passing_rows.push_back(s.Cardinality());
+    for (auto& s : w.sets) plan.passing_rows.push_back(s->Cardinality());
     if (per_query) {
       for (size_t q = 0; q < nq; ++q) {
-        bf.sets.push_back(&w.sets[filter_of[q]]);
+        bf.sets.push_back(w.sets[filter_of[q]].get());
         bf.passing_rows.push_back(plan.passing_rows[filter_of[q]]);
       }
     } else {
-      bf.sets.push_back(&w.sets[0]);
+      bf.sets.push_back(w.sets[0].get());
       bf.passing_rows.push_back(plan.passing_rows[0]);
     }
     compile_ms += MsSince(t0);
@@ -160,7 +170,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       in.passing_rows = sum / nq;
       for (auto n : bf.passing_rows) in.max_passing_rows = std::max(in.max_passing_rows, n);
       std::vector<const RowSet*> distinct;
-      for (auto& s : w.sets) distinct.push_back(&s);
+      for (auto& s : w.sets) distinct.push_back(s.get());
       w.union_set = RowSet::Union(distinct.data(), distinct.size());
       w.bf.union_set = &w.union_set;
       sets_bytes += w.union_set.MemoryBytes();

@@ -191,6 +191,7 @@ std::string Explain::ToJson() const {
     for (const auto& [name, ms] : stage_ms) stages[name] = RoundMs(ms);
     j["stages_ms"] = std::move(stages);
     if (!thresholds.empty()) j["thresholds"] = thresholds;
+    j["filters_cached"] = filters_cached;
     j["memory"] = {{"host_bytes", host_memory_bytes},
                    {"device_bytes", device_memory_bytes},
                    {"budget_bytes", memory_budget_bytes}};

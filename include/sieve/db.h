@@ -51,6 +51,11 @@ struct Options {
   // released enough. Memory that outlives a search (loaded vectors and indexes, RocksDB's
   // caches) is not counted. 0 means DefaultMemoryBudget(). Default: 0.
   uint64_t memory_budget_bytes = 0;
+  // Compiled filters kept between searches, in bytes: the row set of each (filter text,
+  // shard) that a search compiled, until a write changes the shard (least recently used out
+  // at the bound), so searches that repeat filters compile each once. Shown by explain as
+  // "filters_cached". 0 keeps none. Default: 64 MiB.
+  uint64_t filter_cache_bytes = uint64_t{64} << 20;
   // How the GPU executor runs searches (sieve/gpu_options.h). Default: its defaults.
   GpuExecutorOptions gpu;
 };
@@ -244,6 +249,9 @@ struct Explain {
   uint64_t host_memory_bytes = 0;
   uint64_t device_memory_bytes = 0;
   uint64_t memory_budget_bytes = 0;
+  // (filter, shard) row sets taken from the compiled-filter cache (Options::filter_cache_bytes)
+  // rather than compiled; "filters_cached" in ToJson().
+  uint64_t filters_cached = 0;
   std::string ToJson() const;  // one line
 };
 

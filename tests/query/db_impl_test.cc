@@ -347,5 +347,95 @@ TEST_F(DBImplTest, CheckPassesOnAGoodStore) {
   EXPECT_TRUE(report.empty());
 }
 
+
+// The compiled-filter cache (Options::filter_cache_bytes): a search that repeats a filter takes
+// its row set from the cache (explain.filters_cached), and every write to the shard (ingest,
+// delete, update) makes the next search compile again, with answers that follow the write.
+TEST_F(DBImplTest, CompiledFiltersAreReusedUntilTheShardChanges) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("fc")).ok());
+  IngestRows("fc", 300, 0, 21);
+  const std::vector<float> q = test::RandomVectors(2, kDim, 22);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 2;
+  req.dim = kDim;
+  req.k = 5;
+  SearchOptions cpu;
+  cpu.device = Device::kCpu;
+  std::set<int64_t> cat1_red_off;  // ids whose cat the update below moves out of cat 1
+  auto check = [&](uint64_t want_cached, const std::string& what) {
+    SCOPED_TRACE(what);
+    req.filter = "cat = 1";
+    SearchResult res;
+    Status s = db_->Search("fc", req, cpu, &res);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(res.explain.filters_cached, want_cached);
+    EXPECT_NE(res.explain.ToJson().find("\"filters_cached\": " + std::to_string(want_cached)),
+              std::string::npos)
+        << res.explain.ToJson();
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(res.results[i].ids, OracleIds(Metric::kL2, q.data() + i * kDim, 5, [&](int64_t id) {
+                  return id % 5 == 1 && cat1_red_off.count(id) == 0;
+                }));
+    }
+  };
+  check(0, "first search compiles");
+  check(1, "the same filter again comes from the cache");
+  IngestRows("fc", 50, 300, 23);
+  check(0, "after an ingest");
+  check(1, "again");
+  const int64_t gone[] = {1, 6, 11, 301};
+  uint64_t deleted = 0;
+  ASSERT_TRUE(db_->DeleteByIds("fc", gone, 4, &deleted).ok());
+  dead_.insert({1, 6, 11, 301});
+  check(0, "after a delete");
+  UpdateRequest up;
+  const int64_t moved[] = {16, 21, 26};
+  up.ids = moved;
+  up.num_ids = 3;
+  up.set = {{"cat", Value(int64_t{3})}};
+  uint64_t updated = 0;
+  ASSERT_TRUE(db_->Update("fc", up, &updated).ok());
+  ASSERT_EQ(updated, 3u);
+  cat1_red_off.insert({16, 21, 26});
+  check(0, "after an update");
+  check(1, "again");
+
+  // A filter per query: each distinct text is cached on its own.
+  req.filter.clear();
+  req.filters = {"cat = 1", "cat = 2"};
+  SearchResult res;
+  ASSERT_TRUE(db_->Search("fc", req, cpu, &res).ok());
+  EXPECT_EQ(res.explain.filters_cached, 1u);
+  ASSERT_TRUE(db_->Search("fc", req, cpu, &res).ok());
+  EXPECT_EQ(res.explain.filters_cached, 2u);
+}
+
+TEST_F(DBImplTest, NoFilterCacheWhenItsBoundIsZero) {
+  Options o;
+  o.filter_cache_bytes = 0;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir_.Join("nocache"), &db).ok());
+  db_ = std::move(db);
+  ASSERT_TRUE(db_->CreateCollection(Spec("nc")).ok());
+  IngestRows("nc", 100, 0, 31);
+  const std::vector<float> q = test::RandomVectors(1, kDim, 32);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 1;
+  req.dim = kDim;
+  req.k = 3;
+  req.filter = "cat = 2";
+  SearchOptions cpu;
+  cpu.device = Device::kCpu;
+  for (int i = 0; i < 3; ++i) {
+    SearchResult res;
+    ASSERT_TRUE(db_->Search("nc", req, cpu, &res).ok());
+    EXPECT_EQ(res.explain.filters_cached, 0u);
+    EXPECT_EQ(res.results[0].ids, OracleIds(Metric::kL2, q.data(), 3,
+                                            [](int64_t id) { return id % 5 == 2; }));
+  }
+}
+
 }  // namespace
 }  // namespace sieve
