@@ -368,7 +368,8 @@ TEST_F(CalibrateTest, RefitOfRecordedH200Calibration) {
 
 // The union gather's crossover falls with the shard's rows: gather / dense = union fraction /
 // f(rows), f = 0.6 · (10^6 / rows)^0.2 at every dim (0.83 at 200k rows, 0.38 at 10M). One
-// fraction for every shard cannot follow it; the fitted power law does.
+// fraction for every shard cannot follow it; the fitted power law does. The per-query sets
+// overlap (each holds 60 % of the union): one set for every query is planned as a bitset.
 TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
   json points = json::array();
   for (uint64_t rows : {200000ull, 2000000ull, 10000000ull}) {
@@ -377,10 +378,10 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
     for (uint32_t dim : {64u, 512u}) {
       for (double n = 1000; n < 0.95 * rows; n *= 1.25) {
         points.push_back({{"mode", "bitmap"},
-                          {"overlap", "shared"},
+                          {"overlap", "half"},
                           {"rows", rows},
                           {"dim", dim},
-                          {"passing", static_cast<uint64_t>(n)},
+                          {"passing", static_cast<uint64_t>(0.6 * n)},
                           {"union", static_cast<uint64_t>(n)},
                           {"ms",
                            {{"sddmm", 1e3},
@@ -400,8 +401,8 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
   EXPECT_GT(BitmapGatherMaxFraction(fitted, 200000, 128), 0.75) << t.dump();
   EXPECT_LT(BitmapGatherMaxFraction(fitted, 10000000, 128), 0.45) << t.dump();
   // Half of 10M rows in the union: dense; 70% of 200,000: the gather.
-  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 5000000, 5000000)), SearchPath::kDense);
-  PlanInput small = BitmapInput(200000, 140000, 140000);
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 3000000, 5000000)), SearchPath::kDense);
+  PlanInput small = BitmapInput(200000, 84000, 140000);
   EXPECT_EQ(ChoosePath(fitted, small), SearchPath::kGather) << t.dump();
 }
 
