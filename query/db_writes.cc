@@ -173,6 +173,10 @@ Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
     }
     std::iota(ids.begin(), ids.end(), first_auto_id);
   }
+  if (options.validate_only) {
+    result->live_rows = live_rows;
+    return Status::OK();
+  }
 
   // Commit in atomic batches: each one's new rows, and (upsert) the rows they replace.
   const size_t batch_rows = options.batch_rows == 0 ? std::max<size_t>(n, 1) : options.batch_rows;

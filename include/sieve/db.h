@@ -91,6 +91,12 @@ struct IngestOptions {
   // live rows; they get new ids. Without it that is InvalidArgument, so running the same ingest
   // twice cannot duplicate every row silently. Default: false.
   bool auto_ids = false;
+  // Check the whole batch as the call would (dims, vectors, attribute values, ids among
+  // themselves and against the live rows) and write nothing: the call returns what it would
+  // have refused with, or OK with result->ingested == 0 and result->live_rows as they are.
+  // A writer that splits one batch over several databases (the Python package's sieve.ray)
+  // checks every part first, so that bad input changes none of them. Default: false.
+  bool validate_only = false;
 };
 
 struct IngestResult {

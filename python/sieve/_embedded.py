@@ -208,7 +208,7 @@ class Collection:
 
     def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
                batch_rows: int = 65536, upsert: bool = False,
-               auto_ids: bool = False) -> IngestResult:
+               auto_ids: bool = False, validate_only: bool = False) -> IngestResult:
         """Adds rows: one per row of ``vectors``.
 
         Args:
@@ -227,6 +227,9 @@ class Collection:
             auto_ids: lets rows without ids into a collection that already has live rows, as
                 new rows with new ids (without it that is InvalidArgument, so running the same
                 ingest twice cannot add every row twice).
+            validate_only: check everything the call would check (including ids against the
+                live rows) and write nothing; returns ``ingested == 0``. ``sieve.ray`` checks
+                every shard's part this way before writing any.
 
         The whole input is validated before anything is written: on error nothing changes.
         Then batches of ``batch_rows`` rows commit, each durable before the next begins. The
@@ -244,7 +247,7 @@ class Collection:
             raise InvalidArgument("upsert: every row needs an id (give ids)")
         ingested, rows, replaced = self._core.ingest(self.name, v, id_array, columns,
                                                      int(batch_rows), bool(upsert),
-                                                     bool(auto_ids))
+                                                     bool(auto_ids), bool(validate_only))
         return IngestResult(ingested, rows, replaced)
 
     def upsert(self, vectors: Any, attributes: Any = None, ids: Any = None, *,

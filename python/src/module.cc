@@ -258,7 +258,8 @@ class PyDB {
   }
 
   nb::tuple Ingest(const std::string& name, const Matrix& vectors, std::optional<Ids> ids,
-                   nb::handle columns, size_t batch_rows, bool upsert, bool auto_ids) {
+                   nb::handle columns, size_t batch_rows, bool upsert, bool auto_ids,
+                   bool validate_only) {
     std::shared_ptr<DB> db = Get();
     const CollectionSpec spec = Spec(db.get(), name);
     const size_t n = vectors.shape(0);
@@ -282,6 +283,7 @@ class PyDB {
     IngestOptions options;
     options.batch_rows = batch_rows;
     options.auto_ids = auto_ids;
+    options.validate_only = validate_only;
     IngestResult result;
     g_last_ingest_vectors = reinterpret_cast<uintptr_t>(batch.vectors);
     Status s;
@@ -666,7 +668,8 @@ NB_MODULE(_sieve, m) {
       .def("stats_json", &PyDB::StatsJson, "name"_a, "DB::GetStats as CollectionStats::ToJson.")
       .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(),
            "ids"_a.noconvert().none(), "columns"_a.none(), "batch_rows"_a, "upsert"_a,
-           "auto_ids"_a, "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
+           "auto_ids"_a, "validate_only"_a,
+           "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
       .def("get", &PyDB::GetRows, "name"_a, "ids"_a.noconvert(), "include"_a,
            "DB::Get; a dict per id, None for an id without a live row.")
       .def("count", &PyDB::Count, "name"_a, "filter"_a, "DB::Count.")
