@@ -120,6 +120,7 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   so.create_if_missing = options.create_if_missing;
   so.error_if_exists = options.error_if_exists;
   so.read_only = options.read_only;
+  SIEVE_RETURN_IF_ERROR(ValidateDeviceOptions(options).WithContext("Options"));
   return CatchExceptions("open", [&] {
     std::unique_ptr<Store> store;
     SIEVE_RETURN_IF_ERROR(Store::Open(so, path, &store));
@@ -155,12 +156,14 @@ std::string RepairReport::ToJson() const {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options)
+DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options,
+               std::unique_ptr<Executors> executors)
     : store_(std::move(store)),
       read_only_(options.read_only),
       budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
                                                : DefaultMemoryBudget()),
-      executors_(options.gpu) {}
+      executors_(executors != nullptr ? std::move(executors)
+                                      : std::make_unique<Executors>(options)) {}
 
 DBImpl::~DBImpl() = default;
 
@@ -253,10 +256,25 @@ Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
 
 Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds) {
   Device resolved = Device::kCpu;
-  SIEVE_RETURN_IF_ERROR(executors_.Resolve(device, executor, &resolved));
-  const bool gpu = resolved == Device::kGpu;
+  SIEVE_RETURN_IF_ERROR(executors_->Resolve(device, executor, &resolved));
+  return ThresholdsOf(**executor, resolved == Device::kGpu, thresholds);
+}
+
+Status DBImpl::DevicesFor(Device device, DeviceSet** set,
+                          std::vector<PlannerThresholds>* thresholds) {
+  Device resolved = Device::kCpu;
+  SIEVE_RETURN_IF_ERROR(executors_->ResolveSet(device, set, &resolved));
+  thresholds->resize((*set)->size());
+  for (size_t i = 0; i < (*set)->size(); ++i) {
+    SIEVE_RETURN_IF_ERROR(
+        ThresholdsOf(*(*set)->executor(i), resolved == Device::kGpu, &(*thresholds)[i]));
+  }
+  return Status::OK();
+}
+
+Status DBImpl::ThresholdsOf(const Executor& executor, bool gpu, PlannerThresholds* thresholds) {
   std::lock_guard<std::mutex> l(mu_);
-  const std::string name = (*executor)->name();
+  const std::string name = executor.name();
   auto it = thresholds_.find(name);
   if (it == thresholds_.end()) {
     PlannerThresholds t = gpu ? PlannerThresholds::GpuDefaults() : PlannerThresholds::CpuDefaults();

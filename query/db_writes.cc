@@ -445,7 +445,8 @@ Status DBImpl::DropCollection(const std::string& name) {
     auto it = collections_.find(name);
     if (it != collections_.end() && it->second == c) collections_.erase(it);
   }
-  executors_.ClearCaches();  // its rows' device copies
+  executors_->ClearCaches();  // its rows' device copies
+  executors_->Forget(c->meta.id);
   return Status::OK();
 }
 
@@ -534,7 +535,7 @@ Status DBImpl::CompactCollection(Collection* c, CompactResult* result, bool* any
     c->shards[s] = std::move(fresh);
     // Before any search sees the new shard: an executor's copy of the old rows (cached under
     // the same shard key) must not be taken for a prefix of the new ones.
-    executors_.ClearCaches();
+    executors_->ClearCaches();
     result->rows_removed += removed;
     ++result->shards_rewritten;
     *any = true;
