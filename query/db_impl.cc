@@ -244,6 +244,7 @@ Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
   std::shared_lock<std::shared_mutex> l(c->mu);
   *stats = CollectionStats();
   stats->spec = c->meta.spec;
+  stats->next_auto_id = c->meta.next_auto_id;
   for (uint32_t s = 0; s < c->meta.spec.shards; ++s) {
     ShardState st;
     SIEVE_RETURN_IF_ERROR(store_->ReadShardState(c->meta, s, &st));

@@ -341,6 +341,9 @@ struct CollectionStats {
   uint64_t rows = 0;          // live rows
   uint64_t deleted_rows = 0;  // rows deleted and not yet reclaimed
   uint64_t total_rows = 0;    // rows ever ingested (live + deleted)
+  // The id the next row ingested without one gets: one past the largest id the collection has
+  // ever held (0 for a new collection). Not in ToJson().
+  int64_t next_auto_id = 0;
   std::string ToJson() const;
 };
 

@@ -31,6 +31,9 @@ class _DB:
     def stats_json(self, name: str) -> str:
         """DB::GetStats as CollectionStats::ToJson."""
 
+    def id_state(self, name: str) -> tuple:
+        """DB::GetStats' (next_auto_id, rows): where ingest without ids starts."""
+
     def ingest(self, name: str, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int, upsert: bool, auto_ids: bool, validate_only: bool) -> tuple:
         """DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced)."""
 

@@ -23,7 +23,8 @@ The driver (the process that made the :class:`ShardedCollection`) only routes an
     items.ingest(vectors, attributes={"price": prices, "color": colors}, ids=ids)
     ids, distances = items.search(queries, k=10, filter="price < 20 AND color = 'red'")
 
-Every row needs an id (rows are routed by id). ``sieve`` must be importable on every node.
+Rows without ids get them from the driver as one collection would assign them (see
+:meth:`ShardedCollection.ingest`). ``sieve`` must be importable on every node.
 
 Placement: shard ``i`` is pinned to one node (hard node affinity, nodes taken in address
 order, spread evenly), so that Ray restarts it where its directory is. Each actor asks for
@@ -52,12 +53,14 @@ acknowledged; those hold whole batches of their part, and repeating the call wit
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import shutil
 import socket
+import threading
 import time
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import ray
@@ -124,6 +127,15 @@ class ShardedSearchResult(SearchResult):
 
 def _error(code: str, message: str) -> errors.Error:
     return _ERRORS.get(code, errors.Internal)(message)
+
+
+def _first_error(failed: list[tuple[int, str, str]], others: int) -> errors.Error:
+    """The error of the lowest shard that failed; named by shard unless every shard asked
+    refused with the same message (bad arguments: the message one collection gives)."""
+    i, code, message = failed[0]
+    if others == 0 and all((c, m) == (code, message) for _, c, m in failed):
+        return _error(code, message)
+    return _error(code, "shard %d: %s" % (i, message))
 
 
 def _guarded(method: Callable) -> Callable:
@@ -258,6 +270,18 @@ class _Shard:
         return self.coll.stats()
 
     @_guarded
+    def id_state(self) -> tuple[int, int]:
+        return tuple(self.coll._core.id_state(self.coll.name))
+
+    @_guarded
+    def scan_page(self, filter: str, include: str, after: int | None, limit: int) -> tuple:
+        return tuple(self.coll._core.scan(self.coll.name, filter, include, after, int(limit)))
+
+    @_guarded
+    def compact(self) -> dict[str, int]:
+        return self.coll.compact()
+
+    @_guarded
     def drop(self) -> None:
         self._db.drop_collection(self.coll.name)
         self._db.close()
@@ -367,6 +391,7 @@ class ShardedCollection:
         self.shards = int(shards)
         self.timeout_s = float(timeout_s)
         self.retries = 0
+        self._id_lock = threading.Lock()
         if create is None:
             create = dim is not None
         spec = None
@@ -459,6 +484,8 @@ class ShardedCollection:
 
         A shard whose actor is down is called again (with ``retry_args`` when given) after a
         short wait, until ``timeout_s``; with ``partial`` it is left out at once."""
+        if not self._actors:
+            raise errors.InvalidArgument("sieve.ray: collection %r is closed" % self.name)
         timeout = self.timeout_s if timeout_s is None else float(timeout_s)
         deadline = time.monotonic() + timeout
         pending: dict[Any, int] = {}
@@ -520,8 +547,7 @@ class ShardedCollection:
             method, args_of, range(self.shards) if shards is None else shards,
             retry_args=retry_args)
         if failed:
-            i, code, message = failed[0]
-            raise _error(code, "shard %d: %s" % (i, message))
+            raise _first_error(failed, len(values) + len(missing))
         if missing:
             raise self._unavailable(method, missing, self.timeout_s)
         return values
@@ -544,25 +570,46 @@ class ShardedCollection:
     # -- rows ---------------------------------------------------------------------------------
 
     def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
-               batch_rows: int = 65536, upsert: bool = False) -> "IngestResult":
-        """Adds rows, each to the shard its id hashes to; as :meth:`sieve.Collection.ingest`,
-        except that every row needs an id. Every shard's part is checked before any is
-        written (bad input changes nothing; an error names the caller's row), then the parts
-        are written concurrently, in atomic durable batches of ``batch_rows`` per shard.
-        Returns the rows ingested, replaced, and the collection's live rows afterwards."""
+               batch_rows: int = 65536, upsert: bool = False,
+               auto_ids: bool = False) -> "IngestResult":
+        """Adds rows, each to the shard its id hashes to, as :meth:`sieve.Collection.ingest`.
+        Every shard's part is checked before any is written (bad input changes nothing; an
+        error names the caller's row), then the parts are written concurrently, in atomic
+        durable batches of ``batch_rows`` per shard. Returns the rows ingested, replaced, and
+        the collection's live rows afterwards.
+
+        Without ``ids`` the driver assigns them as one collection would: from one past the
+        largest id any shard has held (0 for a new collection), in row order; into a
+        collection with live rows only with ``auto_ids=True``. This driver assigns ids to one
+        such call at a time; two drivers assigning at once would pick the same ids (the second
+        then fails on them, writing nothing)."""
         from ._embedded import IngestResult
 
         v = _arrays.matrix(vectors, "vectors")
         n = v.shape[0]
+        if ids is None and upsert:
+            raise errors.InvalidArgument("upsert: every row needs an id (give ids)")
         if ids is None:
-            raise errors.InvalidArgument(
-                "sieve.ray: every row needs an id (rows are routed to shards by id)")
+            with self._id_lock:
+                state = self._each("id_state", lambda s: ())
+                live = sum(st[1] for st in state.values())
+                first = max(st[0] for st in state.values())
+                if live > 0 and not auto_ids and n > 0:
+                    raise errors.InvalidArgument(
+                        "ingest: collection '%s' already has %d live rows and these rows have no "
+                        "ids: they would all be added again as new rows (ids from %d); give "
+                        "their ids, or ask for new ids explicitly (auto ids)"
+                        % (self.name, live, first))
+                if first > np.iinfo(np.int64).max - n:
+                    raise errors.InvalidArgument("ingest: assigned ids would overflow int64")
+                return self.ingest(v, attributes, np.arange(first, first + n, dtype=np.int64),
+                                   batch_rows=batch_rows)
         id_array = _arrays.ids(ids)
         if len(id_array) != n:
             raise errors.InvalidArgument("%d ids for %d vectors" % (len(id_array), n))
         if n and v.shape[1] != self.dim:
-            raise errors.InvalidArgument("vectors have %d components, collection %r has dim %d"
-                                         % (v.shape[1], self.name, self.dim))
+            raise errors.InvalidArgument("vectors have %d components, the collection has dim %d"
+                                         % (v.shape[1], self.dim))
         columns = _columns.normalize(attributes, self._schema, n)
         parts = self._route(id_array)
         part_refs = {s: (ray.put(np.ascontiguousarray(v[idx])),
@@ -616,6 +663,28 @@ class ShardedCollection:
 
     def __len__(self) -> int:
         return self.count()
+
+    def scan(self, filter: str | None = None, include: str = "*",
+             page_rows: int = 10000) -> Iterator[dict[str, Any]]:
+        """Every live row passing ``filter``, in ascending id order, as
+        :meth:`sieve.Collection.scan`: each shard is read page by page and the pages merged by
+        id (memory stays bounded by ``page_rows`` per shard)."""
+        def pages(s: int) -> Iterator[dict[str, Any]]:
+            after = None
+            while True:
+                rows, after = self._each("scan_page",
+                                         lambda _: (filter or "", include, after, page_rows),
+                                         shards=[s])[s]
+                yield from rows
+                if after is None:
+                    return
+
+        return heapq.merge(*(pages(s) for s in range(self.shards)), key=lambda r: r["id"])
+
+    def compact(self) -> dict[str, int]:
+        """Compacts every shard (:meth:`sieve.Collection.compact`); the figures added up."""
+        done = self._each("compact", lambda s: ())
+        return {key: sum(d[key] for d in done.values()) for key in next(iter(done.values()))}
 
     def delete(self, ids: Any = None, filter: str | None = None) -> int:
         """Deletes the live rows with these ids, or passing ``filter`` (give exactly one), on
@@ -687,8 +756,7 @@ class ShardedCollection:
                        include or ""),
             range(self.shards), partial=partial, timeout_s=timeout_s)
         if failed:
-            i, code, message = failed[0]
-            raise _error(code, "shard %d: %s" % (i, message))
+            raise _first_error(failed, len(values) + len(missing))
         if missing and not partial:
             raise self._unavailable("search", missing,
                                     self.timeout_s if timeout_s is None else timeout_s)

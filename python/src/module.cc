@@ -245,6 +245,20 @@ class PyDB {
     return names;
   }
 
+  // (next_auto_id, live rows): what an ingest without ids would start from (sieve.ray assigns
+  // ids across shards from it).
+  nb::tuple IdState(const std::string& name) {
+    std::shared_ptr<DB> db = Get();
+    CollectionStats stats;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->GetStats(name, &stats);
+    }
+    ThrowIfError(s);
+    return nb::make_tuple(stats.next_auto_id, stats.rows);
+  }
+
   std::string StatsJson(const std::string& name) {
     std::shared_ptr<DB> db = Get();
     CollectionStats stats;
@@ -666,6 +680,8 @@ NB_MODULE(_sieve, m) {
            "dtype"_a, "attributes"_a, "shards"_a, "DB::CreateCollection.")
       .def("list_collections", &PyDB::ListCollections, "DB::ListCollections.")
       .def("stats_json", &PyDB::StatsJson, "name"_a, "DB::GetStats as CollectionStats::ToJson.")
+      .def("id_state", &PyDB::IdState, "name"_a,
+           "DB::GetStats' (next_auto_id, rows): where ingest without ids starts.")
       .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(),
            "ids"_a.noconvert().none(), "columns"_a.none(), "batch_rows"_a, "upsert"_a,
            "auto_ids"_a, "validate_only"_a,

@@ -186,6 +186,36 @@ def test_rows_calls_equal_one_collection(cluster, tmp_path):
         db.close()
 
 
+def test_ids_assigned_scan_and_compact_as_one_collection(cluster, tmp_path):
+    sharded, db, one = pair(tmp_path, "ip")
+    try:
+        v, _, attrs = rows(1500, seed=16)
+        for call in (sharded, one):
+            r = call.ingest(v[:1000], {k: c[:1000] for k, c in attrs.items()})
+            assert (r.ingested, r.rows) == (1000, 1000)
+        assert sharded.get(np.arange(1000)) == one.get(np.arange(1000))
+        sharded.ingest(v[:10], ids=np.arange(5000, 5010))
+        one.ingest(v[:10], ids=np.arange(5000, 5010))
+        for call in (sharded, one):  # one past the largest id held: 5010 ..
+            call.ingest(v[1000:], {k: c[1000:] for k, c in attrs.items()}, auto_ids=True)
+        assert sharded.count() == one.count() == 1510
+        assert sharded.get(np.arange(5005, 5515)) == one.get(np.arange(5005, 5515))
+        sharded.delete(filter="cat = 3")
+        one.delete(filter="cat = 3")
+        for f in [None, "cat < 2", "id > 5100"]:
+            got = list(sharded.scan(f, include="cat,color", page_rows=97))
+            assert got == list(one.scan(f, include="cat,color"))
+            assert [r["id"] for r in got] == sorted(r["id"] for r in got)
+        c = sharded.compact()
+        assert c["rows_removed"] == one.compact()["rows_removed"] > 0
+        assert sharded.stats()["deleted_rows"] == 0
+        queries = np.random.default_rng(17).standard_normal((5, DIM)).astype(np.float32)
+        searches(sharded, one, "ip", queries, ks=(10,))
+    finally:
+        sharded.close()
+        db.close()
+
+
 def test_bad_input_changes_no_shard(cluster, tmp_path):
     sharded, db, one = pair(tmp_path)
     try:
@@ -209,8 +239,9 @@ def test_bad_input_changes_no_shard(cluster, tmp_path):
         for call in (sharded, one):
             with pytest.raises(sieve.InvalidArgument, match="row 599"):
                 call.ingest(nan, nattrs, nids)
-        with pytest.raises(sieve.InvalidArgument, match="every row needs an id"):
-            sharded.ingest(nv)
+        for call in (sharded, one):
+            with pytest.raises(sieve.InvalidArgument, match="already has 900 live rows"):
+                call.ingest(nv)
         with pytest.raises(sieve.InvalidArgument, match="filter"):
             sharded.search(nv[:2], 3, filter="cat = = 1")
         with pytest.raises(sieve.InvalidArgument):
