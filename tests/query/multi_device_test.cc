@@ -407,6 +407,51 @@ TEST_F(MultiDeviceTest, CpuExecutorsThroughOptions) {
   EXPECT_EQ(b.explain.devices[0].shards.size(), 4u);
 }
 
+// Three GPU executors on CUDA device 0 (Options::devices = {0, 0, 0}) stand in for three GPUs:
+// every path on them answers what the CPU answers. Skipped without a GPU.
+TEST_F(MultiDeviceTest, ThreeExecutorsOnOneGpu) {
+  Options o;
+  o.devices = {0, 0, 0};
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir_.Join("gpu"), &db).ok());
+  Create(db.get(), "c", 6, Metric::kL2);
+  const Data rows = MakeRows(30000, 0, 20);
+  Ingest(db.get(), "c", rows);
+  const std::vector<float> q = test::RandomVectors(8, kDim, 21);
+  SearchOptions gpu, cpu;
+  gpu.device = Device::kGpu;
+  cpu.device = Device::kCpu;
+  SearchResult probe;
+  Status s = db->Search("c", Request(q, 8, 10), gpu, &probe);
+  if (s.IsUnavailable()) GTEST_SKIP() << s.ToString();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(probe.explain.devices.size(), 3u) << probe.explain.ToJson();
+  EXPECT_EQ(probe.explain.devices[0].device, "gpu0");
+  EXPECT_EQ(probe.explain.devices[1].device, "gpu0/1");
+  EXPECT_EQ(probe.explain.devices[2].device, "gpu0/2");
+  for (const DevicePlan& d : probe.explain.devices) {
+    EXPECT_EQ(d.shards.size(), 2u);
+    EXPECT_EQ(d.executor.rfind("gpu:", 0), 0u) << d.executor;
+  }
+  for (SearchPath path : {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather,
+                          SearchPath::kDense}) {
+    for (int mode = 0; mode < 3; ++mode) {
+      SearchRequest req = Request(q, 8, 10);
+      if (mode == 1) req.filter = "cat IN (1, 5) AND parity = 'odd'";
+      if (mode == 2) req.filters = {"", "cat = 1", "cat = 2", "cat != 3", "id < 900",
+                                    "parity = 'even'", "cat = 6", ""};
+      gpu.path = cpu.path = path;
+      SearchResult a, b;
+      ASSERT_TRUE(db->Search("c", req, gpu, &a).ok());
+      ASSERT_TRUE(db->Search("c", req, cpu, &b).ok());
+      for (size_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(a.results[i].ids, b.results[i].ids) << SearchPathName(path) << mode << i;
+        EXPECT_EQ(a.results[i].distances, b.results[i].distances);
+      }
+    }
+  }
+}
+
 TEST_F(MultiDeviceTest, DeviceOptionsAreChecked) {
   std::unique_ptr<DB> db;
   Options o;
