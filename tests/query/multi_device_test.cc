@@ -300,7 +300,9 @@ TEST_F(MultiDeviceTest, ResultsEqualOneExecutorForEveryMetricAndFilterMode) {
         EXPECT_EQ(a.explain.passing_rows, b.explain.passing_rows);
         std::set<std::string> used;
         for (const ShardPlan& p : a.explain.shards) {
-          if (path != SearchPath::kAuto) EXPECT_EQ(p.path, SearchPathName(path));
+          if (path != SearchPath::kAuto) {
+            EXPECT_EQ(p.path, SearchPathName(path));
+          }
           used.insert(p.device);
         }
         EXPECT_EQ(used.size(), 3u);
