@@ -43,8 +43,9 @@ down:
   shards.
 
 A write retried after its shard restarted is idempotent: an ingest's part goes again as an
-upsert (the rows the first attempt committed are replaced by themselves), deletes and updates
-set the same state again (their counts then leave out rows the lost attempt had changed).
+upsert (the rows the first attempt committed are replaced by themselves, so that shard counts
+them among its deleted rows until :meth:`ShardedCollection.compact`), deletes and updates set
+the same state again (their counts then leave out rows the lost attempt had changed).
 Bad input changes no shard: every shard's part is checked (``validate_only``) before any is
 written. A write that times out raises Unavailable naming the shards that had not
 acknowledged; those hold whole batches of their part, and repeating the call with
@@ -369,7 +370,8 @@ class ShardedCollection:
                 has a GPU per shard, else 0).
             max_restarts: how often Ray restarts a dead actor (-1: always).
             max_concurrency: calls one actor runs at once.
-            timeout_s: how long a call waits for shards that are down (see the module).
+            timeout_s: how long a call waits for shards that are down (see the module); a call
+                that a live shard is running is waited for however long it takes.
             nodes: the Ray node id of each shard (default: the alive nodes in address order,
                 shards spread evenly over them).
 
@@ -479,11 +481,14 @@ class ShardedCollection:
                 *, partial: bool = False, timeout_s: float | None = None,
                 retry_args: Callable[[int], tuple] | None = None
                 ) -> tuple[dict[int, Any], dict[int, str], list[tuple[int, str, str]]]:
-        """Calls ``method`` on each shard and waits for every call; returns ({shard: value},
-        {shard: why it did not answer}, [(shard, code, message) of each engine error]).
+        """Calls ``method`` on each shard; returns ({shard: value}, {shard: why it did not
+        answer}, [(shard, code, message) of each engine error]).
 
         A shard whose actor is down is called again (with ``retry_args`` when given) after a
-        short wait, until ``timeout_s``; with ``partial`` it is left out at once."""
+        short wait, until ``timeout_s`` has passed; a call that a live actor is running is
+        waited for however long it takes (Ray raises on it if the actor dies). With
+        ``partial``, a shard that is down is left out at once and ``timeout_s`` bounds the
+        whole call."""
         if not self._actors:
             raise errors.InvalidArgument("sieve.ray: collection %r is closed" % self.name)
         timeout = self.timeout_s if timeout_s is None else float(timeout_s)
@@ -506,15 +511,19 @@ class ShardedCollection:
             for i, t in list(retry_at.items()):
                 if t <= now:
                     del retry_at[i]
-                    self.retries += 1
-                    submit(i)
-            if now >= deadline:
+                    if now < deadline:
+                        self.retries += 1
+                        submit(i)
+            if partial and now >= deadline:
                 break
-            wait = deadline - now
+            wait = None
             if retry_at:
-                wait = min(wait, max(0.0, min(retry_at.values()) - now))
+                wait = max(0.0, min(retry_at.values()) - now)
+            if partial:
+                wait = deadline - now if wait is None else min(wait, deadline - now)
             if not pending:
-                time.sleep(wait)
+                if wait is not None:
+                    time.sleep(wait)
                 continue
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait)
             for ref in ready:
@@ -532,7 +541,7 @@ class ShardedCollection:
                     values[i] = out[1]
                 else:
                     failed.append((i, out[1], out[2]))
-        for i in list(pending.values()) + list(retry_at):
+        for i in pending.values():
             down.setdefault(i, "no answer within %g s" % timeout)
         answered = set(values) | {f[0] for f in failed}
         missing = {i: why for i, why in down.items() if i not in answered}

@@ -216,6 +216,32 @@ def test_ids_assigned_scan_and_compact_as_one_collection(cluster, tmp_path):
         db.close()
 
 
+def test_arrow_and_pandas_attributes_route_with_their_rows(cluster, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    sharded, db, one = pair(tmp_path)
+    try:
+        v, ids, _ = rows(1200, seed=18)
+        colors = [None if i % 5 == 0 else "c%d" % (i % 11) for i in range(1200)]
+        table = pa.table({"color": pa.array(colors, pa.string()),
+                          "cat": pa.array([None if i % 7 == 0 else i % 4 for i in range(1200)],
+                                          pa.int64()),
+                          "tags": pa.array([["t%d" % (i % 3)] for i in range(1200)])})
+        frame = pd.DataFrame({"price": [float(i) if i % 3 else np.nan for i in range(1200)],
+                              "color": pd.array(colors, dtype="string")})
+        sharded.ingest(v[:600], table.slice(0, 600), ids[:600])
+        one.ingest(v[:600], table.slice(0, 600), ids[:600])
+        sharded.ingest(v[600:], frame.iloc[600:], ids[600:])
+        one.ingest(v[600:], frame.iloc[600:], ids[600:])
+        assert sharded.get(ids) == one.get(ids)
+        for f in ["color = 'c3'", "color IS NULL", "cat = 2", "tags CONTAINS 't1'",
+                  "price > 700"]:
+            assert sharded.count(f) == one.count(f)
+    finally:
+        sharded.close()
+        db.close()
+
+
 def test_bad_input_changes_no_shard(cluster, tmp_path):
     sharded, db, one = pair(tmp_path)
     try:
