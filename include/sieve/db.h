@@ -267,7 +267,9 @@ struct Explain {
   // The devices that held shards of the collection, in device order ("devices" in ToJson).
   std::vector<DevicePlan> devices;
   // Stage name → milliseconds, in the order the stages ran ("parse", "compile", "plan",
-  // "execute", "merge", …).
+  // "execute", "merge", …). "execute" is the executors' time summed over shards; with several
+  // devices at work, the wall time of their concurrent phase, in which each device also refined
+  // its own shards' candidates ("refine" then sums that refinement over shards, and the merge).
   std::vector<std::pair<std::string, double>> stage_ms;
   // Where the planner's thresholds came from (PlannerThresholds::source); "thresholds" in
   // ToJson().
