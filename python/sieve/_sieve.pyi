@@ -12,8 +12,10 @@ from numpy.typing import NDArray
 class _DB:
     """An open database (sieve::DB). Thread-safe."""
 
-    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool) -> None:
-        """Opens or creates the database at path (DB::Open)."""
+    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool, devices: Sequence[int] = [], cpu_executors: int = 1, device_memory_bytes: int = 0) -> None:
+        """
+        Opens or creates the database at path (DB::Open; devices, cpu_executors and device_memory_bytes as Options' fields).
+        """
 
     def close(self) -> None:
         """Closes the database once every running call has returned."""

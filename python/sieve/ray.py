@@ -164,7 +164,8 @@ class _Shard:
     A constructor that fails keeps its error and answers every call with it."""
 
     def __init__(self, path: str, name: str, shard: int, shards: int,
-                 spec: dict[str, Any] | None, create: bool) -> None:
+                 spec: dict[str, Any] | None, create: bool,
+                 db_options: dict[str, Any] | None = None) -> None:
         import sieve
 
         self._error: tuple[str, str] | None = None
@@ -190,7 +191,8 @@ class _Shard:
             deadline = time.monotonic() + 30
             while True:
                 try:
-                    self._db = sieve.open(self.dir, create=create and not self.reconstructed)
+                    self._db = sieve.open(self.dir, create=create and not self.reconstructed,
+                                          **(db_options or {}))
                     break
                 except errors.IOError:
                     if time.monotonic() > deadline:
@@ -356,7 +358,8 @@ class ShardedCollection:
                  local_shards: int = 1, create: bool | None = None, num_cpus: float = 1,
                  num_gpus: float | None = None,
                  max_restarts: int = -1, max_concurrency: int = 4, timeout_s: float = 60.0,
-                 nodes: Sequence[str] | None = None) -> None:
+                 nodes: Sequence[str] | None = None,
+                 db_options: Mapping[str, Any] | None = None) -> None:
         """Opens the sharded collection ``name`` under ``path``, creating its missing shards
         when ``dim`` is given (``create=None``: create exactly when ``dim`` is given).
 
@@ -374,6 +377,9 @@ class ShardedCollection:
                 that a live shard is running is waited for however long it takes.
             nodes: the Ray node id of each shard (default: the alive nodes in address order,
                 shards spread evenly over them).
+            db_options: keyword arguments of :func:`sieve.open` for each shard's database
+                (``devices``, ``cpu_executors``, ``device_memory_bytes``): an actor with
+                ``num_gpus=8`` and ``local_shards=16`` spreads its shards over its 8 GPUs.
 
         Raises:
             InvalidArgument: a bad shard count or schema, or a shard directory that holds
@@ -418,7 +424,7 @@ class ShardedCollection:
                            scheduling_strategy=NodeAffinitySchedulingStrategy(
                                self.nodes[i], soft=False))
             self._actors.append(_ShardActor.options(**options).remote(
-                self.path, name, i, self.shards, spec, bool(create)))
+                self.path, name, i, self.shards, spec, bool(create), dict(db_options or {})))
         try:
             infos = self._each("info", lambda i: ())
             first = infos[0]["spec"]

@@ -174,11 +174,15 @@ nb::dict RowToPython(const Row& row, const std::vector<std::string>& names, bool
 class PyDB {
  public:
   // Opens (or creates) the database at path (DB::Open).
-  PyDB(const std::string& path, bool create, bool error_if_exists, bool read_only) {
+  PyDB(const std::string& path, bool create, bool error_if_exists, bool read_only,
+       const std::vector<int>& devices, uint32_t cpu_executors, uint64_t device_memory_bytes) {
     Options options;
     options.create_if_missing = create;
     options.error_if_exists = error_if_exists;
     options.read_only = read_only;
+    options.devices = devices;
+    options.cpu_executors = cpu_executors;
+    options.device_memory_bytes = device_memory_bytes;
     std::unique_ptr<DB> db;
     Status s;
     {
@@ -672,8 +676,12 @@ NB_MODULE(_sieve, m) {
   InitErrors();
 
   nb::class_<PyDB>(m, "_DB", "An open database (sieve::DB). Thread-safe.")
-      .def(nb::init<const std::string&, bool, bool, bool>(), "path"_a, "create"_a,
-           "error_if_exists"_a, "read_only"_a, "Opens or creates the database at path (DB::Open).")
+      .def(nb::init<const std::string&, bool, bool, bool, const std::vector<int>&, uint32_t,
+                    uint64_t>(),
+           "path"_a, "create"_a, "error_if_exists"_a, "read_only"_a,
+           "devices"_a = std::vector<int>(), "cpu_executors"_a = 1, "device_memory_bytes"_a = 0,
+           "Opens or creates the database at path (DB::Open; devices, cpu_executors and "
+           "device_memory_bytes as Options' fields).")
       .def("close", &PyDB::Close, "Closes the database once every running call has returned.")
       .def_prop_ro("closed", &PyDB::closed, "Whether close() was called.")
       .def("create_collection", &PyDB::CreateCollection, "name"_a, "dim"_a, "metric"_a,

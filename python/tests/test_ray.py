@@ -426,12 +426,17 @@ def test_search_while_a_shard_is_down(cluster, tmp_path):
 
 
 def test_restart_from_disk(cluster, tmp_path):
-    sharded, db, one = pair(tmp_path, "cosine", local_shards=2)
+    # Each shard's own database spreads its 2 shards over 2 CPU executors.
+    sharded, db, one = pair(tmp_path, "cosine", local_shards=2,
+                            db_options={"cpu_executors": 2})
     v, ids, attrs = rows(2500, seed=14)
     sharded.ingest(v, attrs, ids)
     one.ingest(v, attrs, ids)
     sharded.delete(filter="cat = 0")
     one.delete(filter="cat = 0")
+    plan = sharded.search(np.ones(DIM, np.float32), 3, explain=True).plan
+    for p in plan["shards"]:
+        assert [d["device"] for d in p["plan"]["devices"]] == ["cpu0", "cpu1"], p
     sharded.close()
     try:
         with pytest.raises(sieve.InvalidArgument, match="holds"):
@@ -446,6 +451,8 @@ def test_restart_from_disk(cluster, tmp_path):
             assert (again.dim, again.metric, again.attributes) == (DIM, "cosine", ATTRS)
             assert again.count() == one.count()
             assert all(s["shards"] == 2 for s in again.stats()["per_shard"])
+            plan = again.search(np.ones(DIM, np.float32), 3, explain=True).plan
+            assert [len(p["plan"]["devices"]) for p in plan["shards"]] == [1, 1, 1]
             queries = np.random.default_rng(15).standard_normal((5, DIM)).astype(np.float32)
             searches(again, one, "cosine", queries, ks=(10,))
             assert all(not s["reconstructed"] for s in again.shard_info())

@@ -100,6 +100,10 @@ class StandIn : public Executor {
     std::lock_guard<std::mutex> l(mu_);
     return keys_;
   }
+  std::set<uint64_t> evicted() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return evicted_;
+  }
   void set_latch(Latch* latch) { latch_ = latch; }
 
  private:
@@ -380,6 +384,39 @@ TEST_F(MultiDeviceTest, LargerThanOneDeviceLoadsLargerThanAllIsAClearError) {
   ASSERT_TRUE(db_->DropCollection("fits").ok());
   s = db_->Search("too_big", Request(q, 3, 8), opts, &r);
   EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST_F(MultiDeviceTest, AShardMovesOffADeviceItsGrowthFilledAndLeavesItsCopyThere) {
+  const uint64_t row_bytes = kDim * 4 + 4;
+  OpenWithStandIns(2, 1000 * row_bytes);
+  SearchOptions opts;
+  opts.device = Device::kGpu;
+  const std::vector<float> q = test::RandomVectors(2, kDim, 30);
+  Create(db_.get(), "a", 2);
+  Data a = MakeRows(400, 0, 31);
+  Ingest(db_.get(), "a", a);
+  SearchResult r;
+  ASSERT_TRUE(db_->Search("a", Request(q, 2, 5), opts, &r).ok());
+  ASSERT_EQ(r.explain.devices.size(), 2u);  // one shard on each device
+  Create(db_.get(), "b", 1);
+  Ingest(db_.get(), "b", MakeRows(700, 0, 32));
+  ASSERT_TRUE(db_->Search("b", Request(q, 2, 5), opts, &r).ok());
+  const int with_b = r.explain.shards[0].device == "gpu0" ? 0 : 1;  // the emptier device
+  // "a" grows by 400 rows: its shard beside "b" no longer fits there and moves to the other.
+  const Data more = MakeRows(400, 100000, 33);
+  Ingest(db_.get(), "a", more);
+  ASSERT_TRUE(db_->Search("a", Request(q, 2, 5), opts, &r).ok());
+  ASSERT_EQ(r.explain.devices.size(), 1u) << r.explain.ToJson();
+  EXPECT_EQ(r.explain.devices[0].device, "gpu" + std::to_string(1 - with_b));
+  EXPECT_EQ(r.explain.devices[0].rows, 800u);
+  ASSERT_EQ(stand_ins_[with_b]->evicted().size(), 1u);  // told to drop its copy
+  EXPECT_TRUE(stand_ins_[1 - with_b]->evicted().empty());
+  a.v.insert(a.v.end(), more.v.begin(), more.v.end());
+  a.ids.insert(a.ids.end(), more.ids.begin(), more.ids.end());
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.results[i].ids,
+              Oracle(a, Metric::kL2, q.data() + i * kDim, 5, [](int64_t) { return true; }));
+  }
 }
 
 TEST_F(MultiDeviceTest, CpuExecutorsThroughOptions) {
