@@ -32,7 +32,9 @@ order, spread evenly), so that Ray restarts it where its directory is. Each acto
 GPU per shard, else none); with a GPU its searches with ``device="auto"`` run there.
 
 Failures: an actor that dies is restarted by Ray (``max_restarts``, unbounded by default) and
-reopens its shard from disk; what any call acknowledged is durable there. While a shard is
+reopens its shard from disk; one that Ray will not restart (``ray.kill(actor)``, its restarts
+used up) is started anew by the driver on its node at the next call that finds it dead, and
+reopens its shard the same way. What any call acknowledged is durable there. While a shard is
 down:
 
 - **by default a call waits**, retrying the shard until it answers or ``timeout_s`` (60 s
@@ -349,7 +351,8 @@ class ShardedCollection:
 
     Attributes: ``name``, ``path``, ``shards`` (the count), ``dim``, ``metric``, ``dtype``,
     ``attributes`` ({name: type}), ``timeout_s``, ``retries`` (shard calls sent again after
-    their actor died: for monitoring and tests).
+    their actor died) and ``revived`` (actors the driver started anew because Ray would not
+    restart them, e.g. after ``ray.kill``): for monitoring and tests.
     """
 
     def __init__(self, name: str, path: str | os.PathLike, shards: int, *,
@@ -418,13 +421,15 @@ class ShardedCollection:
                                          % (len(nodes), self.shards))
         self.nodes = list(nodes)
         self._actors = []
+        self._actor_options = dict(num_cpus=num_cpus, num_gpus=num_gpus,
+                                   max_restarts=max_restarts, max_task_retries=0,
+                                   max_concurrency=max_concurrency)
+        self._db_options = dict(db_options or {})
+        self._spec = spec
+        self._revive_lock = threading.Lock()
+        self.revived = 0
         for i in range(self.shards):
-            options = dict(num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=max_restarts,
-                           max_task_retries=0, max_concurrency=max_concurrency,
-                           scheduling_strategy=NodeAffinitySchedulingStrategy(
-                               self.nodes[i], soft=False))
-            self._actors.append(_ShardActor.options(**options).remote(
-                self.path, name, i, self.shards, spec, bool(create), dict(db_options or {})))
+            self._actors.append(self._start(i, bool(create)))
         try:
             infos = self._each("info", lambda i: ())
             first = infos[0]["spec"]
@@ -459,6 +464,20 @@ class ShardedCollection:
         return cls(name, path, shards, create=False, **options)
 
     # -- placement and fan-out --------------------------------------------------------------
+
+    def _start(self, i: int, create: bool) -> Any:
+        """A new actor for shard i on its node (creating the shard only when `create`)."""
+        strategy = NodeAffinitySchedulingStrategy(self.nodes[i], soft=False)
+        return _ShardActor.options(scheduling_strategy=strategy, **self._actor_options).remote(
+            self.path, self.name, i, self.shards, self._spec, create, self._db_options)
+
+    def _revive(self, i: int, dead: Any) -> None:
+        """Replaces shard i's actor, which Ray will not restart (``ray.kill``, or its restarts
+        used up), by a new one that reopens the shard from its directory."""
+        with self._revive_lock:
+            if self._actors and self._actors[i] is dead:
+                self._actors[i] = self._start(i, create=False)
+                self.revived += 1
 
     def _spread(self, num_cpus: float, num_gpus: float) -> list[str]:
         alive = [n for n in ray.nodes() if n.get("Alive")]
@@ -506,9 +525,12 @@ class ShardedCollection:
         down: dict[int, str] = {}
         failed: list[tuple[int, str, str]] = []
 
+        handle: dict[int, Any] = {}
+
         def submit(i: int) -> None:
             args = args_of(i) if attempts.get(i, 0) == 0 or retry_args is None else retry_args(i)
-            pending[getattr(self._actors[i], method).remote(*args)] = i
+            handle[i] = self._actors[i]
+            pending[getattr(handle[i], method).remote(*args)] = i
 
         for i in shards:
             submit(i)
@@ -539,6 +561,8 @@ class ShardedCollection:
                 except _DOWN as e:
                     down[i] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300])
                     attempts[i] = attempts.get(i, 0) + 1
+                    if isinstance(e, ray.exceptions.ActorDiedError):
+                        self._revive(i, handle[i])  # dead for good: Ray will not restart it
                     if not partial:
                         retry_at[i] = time.monotonic() + min(0.05 * 2 ** attempts[i], 1.0)
                     continue
@@ -838,6 +862,12 @@ class ShardedCollection:
                 "dim": self.dim, "metric": self.metric, "dtype": self.dtype,
                 "attributes": dict(self.attributes), "shards": self.shards,
                 "per_shard": parts}
+
+    @property
+    def actors(self) -> list[Any]:
+        """The Ray actor handle of each shard (a copy of the list: the driver replaces an
+        actor it has to start anew)."""
+        return list(self._actors)
 
     def shard_info(self) -> list[dict[str, Any]]:
         """Per shard: its actor's ``pid``, Ray ``node``, ``host``, directory (``dir``), whether
