@@ -345,7 +345,7 @@ def test_write_that_times_out_is_completed_by_an_upsert(cluster, tmp_path):
         one.ingest(v[:600], first, ids[:600])
         old = kill(sharded, 2)
         rest = {k: c[600:] for k, c in attrs.items()}
-        sharded.timeout_s = 0.05  # shorter than the actor's restart
+        sharded.timeout_s = 0.01  # shorter than any restart
         with pytest.raises(sieve.Unavailable, match=r"shards \[.*2.*\] of collection 'items'"):
             sharded.ingest(v[600:], rest, ids[600:])
         sharded.timeout_s = 60
@@ -429,10 +429,11 @@ def test_search_while_a_shard_is_down(cluster, tmp_path):
         assert sharded.revived == 1 and pid_of(sharded, 1) != old
         assert sharded.count() == 3000
 
-        # A shard that stays down past the timeout: Unavailable names it.
+        # A shard that stays down past the timeout (shorter than any restart): Unavailable
+        # names it.
         kill(sharded, 1)
         with pytest.raises(sieve.Unavailable, match=r"search: shards \[1\]"):
-            sharded.search(queries, 10, timeout_s=0.3)
+            sharded.search(queries, 10, timeout_s=0.01)
     finally:
         sharded.close()
         db.close()
