@@ -120,6 +120,7 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   so.create_if_missing = options.create_if_missing;
   so.error_if_exists = options.error_if_exists;
   so.read_only = options.read_only;
+  SIEVE_RETURN_IF_ERROR(ValidateDeviceOptions(options).WithContext("Options"));
   return CatchExceptions("open", [&] {
     std::unique_ptr<Store> store;
     SIEVE_RETURN_IF_ERROR(Store::Open(so, path, &store));
@@ -155,13 +156,15 @@ std::string RepairReport::ToJson() const {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options)
+DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options,
+               std::unique_ptr<Executors> executors)
     : store_(std::move(store)),
       read_only_(options.read_only),
       budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
                                                : DefaultMemoryBudget()),
       filter_cache_(options.filter_cache_bytes),
-      executors_(options.gpu) {}
+      executors_(executors != nullptr ? std::move(executors)
+                                      : std::make_unique<Executors>(options)) {}
 
 DBImpl::~DBImpl() = default;
 
@@ -242,6 +245,7 @@ Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
   std::shared_lock<std::shared_mutex> l(c->mu);
   *stats = CollectionStats();
   stats->spec = c->meta.spec;
+  stats->next_auto_id = c->meta.next_auto_id;
   for (uint32_t s = 0; s < c->meta.spec.shards; ++s) {
     ShardState st;
     SIEVE_RETURN_IF_ERROR(store_->ReadShardState(c->meta, s, &st));
@@ -254,12 +258,32 @@ Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
 
 Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds) {
   Device resolved = Device::kCpu;
-  SIEVE_RETURN_IF_ERROR(executors_.Resolve(device, executor, &resolved));
+  SIEVE_RETURN_IF_ERROR(executors_->Resolve(device, executor, &resolved));
+  return ThresholdsOf(**executor, resolved == Device::kGpu, thresholds);
+}
+
+Status DBImpl::DevicesFor(Device device, DeviceSet** set,
+                          std::vector<PlannerThresholds>* thresholds) {
+  Device resolved = Device::kCpu;
+  SIEVE_RETURN_IF_ERROR(executors_->ResolveSet(device, set, &resolved));
+  thresholds->resize((*set)->size());
+  for (size_t i = 0; i < (*set)->size(); ++i) {
+    SIEVE_RETURN_IF_ERROR(
+        ThresholdsOf(*(*set)->executor(i), resolved == Device::kGpu, &(*thresholds)[i]));
+  }
+  return Status::OK();
+}
+
+Status DBImpl::ThresholdsOf(const Executor& executor, bool gpu, PlannerThresholds* thresholds) {
   std::lock_guard<std::mutex> l(mu_);
-  const std::string name = (*executor)->name();
+  const std::string name = executor.name();
   auto it = thresholds_.find(name);
   if (it == thresholds_.end()) {
-    PlannerThresholds t = PlannerThresholds::DefaultsFor(name);
+    // A GPU by its name (shipped thresholds where the project has some); a stand-in executor
+    // serving GPU searches (tests) as any GPU.
+    PlannerThresholds t = !gpu                         ? PlannerThresholds::CpuDefaults()
+                          : name.rfind("gpu", 0) == 0 ? PlannerThresholds::DefaultsFor(name)
+                                                      : PlannerThresholds::GpuDefaults();
     std::string value;
     Status s = store_->GetSetting(kPlannerSettingPrefix + name, &value);
     if (s.ok()) {

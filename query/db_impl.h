@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "index/shard_index.h"
+#include "query/device_set.h"
 #include "query/executor.h"
-#include "query/memory_budget.h"
 #include "query/executors.h"
 #include "query/filter_cache.h"
+#include "query/memory_budget.h"
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "storage/store.h"
@@ -27,9 +28,13 @@ namespace sieve {
 
 class DBImpl : public DB {
  public:
-  // Options::memory_budget_bytes (0: DefaultMemoryBudget()), Options::filter_cache_bytes and
-  // Options::gpu are read here.
-  DBImpl(std::unique_ptr<Store> store, const Options& options);
+  // Options::memory_budget_bytes (0: DefaultMemoryBudget()), Options::filter_cache_bytes,
+  // Options::gpu, devices, cpu_executors and device_memory_bytes are read here. `executors`,
+  // when given, replaces the executors those options describe (tests: CPU executors standing
+  // in for GPUs).
+  // REQUIRES: ValidateDeviceOptions(options) is OK.
+  DBImpl(std::unique_ptr<Store> store, const Options& options,
+         std::unique_ptr<Executors> executors = nullptr);
   ~DBImpl() override;
 
   Status CreateCollection(const CollectionSpec& spec) override;
@@ -97,7 +102,12 @@ class DBImpl : public DB {
   Status SelectByFilter(const Collection& c, const std::string& filter,
                         std::vector<RowSet>* sets) const;
   Status CommitDeletes(Collection* c, std::vector<RowSet>* per_shard_new, uint64_t* deleted);
+  // The first executor `device` resolves to, and its thresholds (GetPlannerThresholds).
   Status ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds);
+  // Every device `device` resolves to, and each one's thresholds.
+  Status DevicesFor(Device device, DeviceSet** set, std::vector<PlannerThresholds>* thresholds);
+  // The thresholds of `executor`: its stored calibration, else the defaults of its kind.
+  Status ThresholdsOf(const Executor& executor, bool gpu, PlannerThresholds* thresholds);
 
   std::unique_ptr<Store> store_;
   const bool read_only_;
@@ -105,7 +115,7 @@ class DBImpl : public DB {
   FilterCache filter_cache_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<Collection>> collections_;
-  Executors executors_;
+  std::unique_ptr<Executors> executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
   std::map<std::string, PlannerThresholds> thresholds_;
 };

@@ -1,8 +1,9 @@
 // Copyright 2026 The Sieve Authors.
 //
-// DBImpl::Search: parse the filters once, compile and plan every shard, count what the search
-// will allocate before allocating it, run the executor per shard, refine in float64, merge
-// exactly, and fill what SearchRequest::include asks for.
+// DBImpl::Search: parse the filters once, place the shards on the devices, compile and plan
+// every shard, count what the search will allocate before allocating it, run every device's
+// shards at once, refine in float64, merge exactly, and fill what SearchRequest::include asks
+// for.
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,8 @@
 #include "filter/filter.h"
 #include "query/db_impl.h"
 #include "query/db_util.h"
+#include "query/device_fanout.h"
+#include "query/shard_placement.h"
 #include "query/topk.h"
 
 namespace sieve {
@@ -80,11 +83,16 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   ex.memory_budget_bytes = budget_.bytes();
   ex.stage_ms.emplace_back("parse", MsSince(t_start));
 
-  Executor* executor = nullptr;
-  PlannerThresholds thresholds;
-  SIEVE_RETURN_IF_ERROR(ExecutorFor(options.device, &executor, &thresholds));
-  ex.device = executor->name();
-  ex.thresholds = thresholds.source;
+  DeviceSet* devices = nullptr;
+  std::vector<PlannerThresholds> thresholds;
+  SIEVE_RETURN_IF_ERROR(DevicesFor(options.device, &devices, &thresholds));
+  ex.device = devices->executor(0)->name();
+  ex.thresholds = thresholds[0].source;
+  for (size_t d = 1; d < thresholds.size(); ++d) {
+    if (thresholds[d].source != thresholds[0].source) {
+      ex.thresholds += "; " + devices->label(d) + ": " + thresholds[d].source;
+    }
+  }
 
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));
@@ -99,12 +107,25 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   if (nq == 0) return Status::OK();
   const uint32_t k = static_cast<uint32_t>(request.k);
   const bool larger_better = LargerIsBetter(spec.metric);
-  double compile_ms = 0, plan_ms = 0, exec_ms = 0, refine_ms = 0;
+  double compile_ms = 0, plan_ms = 0, refine_ms = 0;
+
+  // Which device holds each shard (its rows stay resident there from search to search).
+  auto t_place = Clock::now();
+  std::vector<ShardPlacement::Shard> loads;
+  for (const auto& shard : c->shards) {
+    const uint64_t key = (static_cast<uint64_t>(c->meta.id) << 32) | shard->shard();
+    loads.push_back({key, shard->rows(),
+                     ResidentBytes(shard->rows(), spec.dim, spec.dtype == DType::kFloat16)});
+  }
+  std::vector<uint32_t> device_of;
+  SIEVE_RETURN_IF_ERROR(devices->Place(spec.name, loads, &device_of));
+  const double place_ms = MsSince(t_place);
 
   // Compile and plan every shard first, so that the memory the search needs is known (and
   // refused, or reserved) before anything large is allocated.
   struct ShardWork {
     const ShardIndex* shard = nullptr;
+    uint32_t device = 0;
     // One per distinct filter: compiled here, or kept from an earlier search (filter_cache_).
     std::vector<std::shared_ptr<const RowSet>> sets;
     RowSet union_set;          // bitmap: built once, for the planner and the executor
@@ -119,9 +140,11 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     const ShardIndex& shard = *c->shards[si];
     ShardWork& w = work[si];
     w.shard = &shard;
+    w.device = device_of[si];
     ShardPlan plan;
     plan.shard = shard.shard();
     plan.rows = shard.live_rows();
+    plan.device = devices->label(w.device);
     auto t0 = Clock::now();
     w.sets.reserve(filters.size());
     for (size_t i = 0; i < filters.size(); ++i) {
@@ -157,6 +180,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     }
     compile_ms += MsSince(t0);
 
+    // Each shard plans from its own passing count, against its own device's thresholds.
     t0 = Clock::now();
     PlanInput in;
     in.rows = shard.rows();
@@ -181,11 +205,11 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       in.union_rows = in.passing_rows;
       ex.passing_rows += in.passing_rows;
     }
-    SearchPath path =
-        options.path == SearchPath::kAuto ? ChoosePath(thresholds, in) : options.path;
+    SearchPath path = options.path == SearchPath::kAuto ? ChoosePath(thresholds[w.device], in)
+                                                        : options.path;
     plan.path = SearchPathName(path);
     for (auto n : bf.passing_rows) w.max_pass = std::max(w.max_pass, n);
-    w.view.key = (static_cast<uint64_t>(c->meta.id) << 32) | shard.shard();
+    w.view.key = loads[si].key;
     w.view.generation = shard.vectors().generation();
     w.view.vectors = shard.vectors().data();
     w.view.sq_norms = shard.vectors().sq_norms();
@@ -200,16 +224,23 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     plan_ms += MsSince(t0);
     ex.shards.push_back(std::move(plan));
   }
+  plan_ms += place_ms;
 
   // What the rest allocates: per query, every shard's candidates (kept until the merge), and
-  // the results; per shard, in turn, what its executor says it needs (its result included).
-  uint64_t exec_bytes = 0, device_bytes = 0;
+  // the results; per device, in turn, what its executor says its largest shard needs (the
+  // devices run at once; a device's shards one after another).
+  std::vector<uint64_t> exec_bytes_of(devices->size(), 0), device_bytes_of(devices->size(), 0);
   for (ShardWork& w : work) {
     if (w.max_pass == 0) continue;
     MemoryEstimate m;
-    SIEVE_RETURN_IF_ERROR(executor->EstimateMemory(w.view, w.bf, w.er, &m));
-    exec_bytes = std::max(exec_bytes, m.host_bytes);
-    device_bytes = std::max(device_bytes, m.device_bytes);
+    SIEVE_RETURN_IF_ERROR(devices->executor(w.device)->EstimateMemory(w.view, w.bf, w.er, &m));
+    exec_bytes_of[w.device] = std::max(exec_bytes_of[w.device], m.host_bytes);
+    device_bytes_of[w.device] = std::max(device_bytes_of[w.device], m.device_bytes);
+  }
+  uint64_t exec_bytes = 0, device_bytes = 0;
+  for (size_t d = 0; d < devices->size(); ++d) {
+    exec_bytes += exec_bytes_of[d];
+    device_bytes += device_bytes_of[d];
   }
   std::vector<uint64_t> candidates(nq, 0);  // per query, over every shard
   for (const ShardWork& w : work) {
@@ -246,60 +277,122 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     return Status::ResourceExhausted(
         "search: " + std::to_string(nq) + " queries with k = " + std::to_string(k) + " need " +
         DescribeBytes(need) + " of host memory (results " + DescribeBytes(result_bytes) +
-        ", candidates " + DescribeBytes(candidate_bytes) + ", " + executor->name() + " executor " +
-        DescribeBytes(exec_bytes) + ", filter row sets " + DescribeBytes(sets_bytes) +
-        "), over the memory budget of " + DescribeBytes(budget_.bytes()) +
+        ", candidates " + DescribeBytes(candidate_bytes) + ", " + ex.device + " executor" +
+        (devices->size() > 1 ? "s " : " ") + DescribeBytes(exec_bytes) + ", filter row sets " +
+        DescribeBytes(sets_bytes) + "), over the memory budget of " +
+        DescribeBytes(budget_.bytes()) +
         "; use fewer queries or a smaller k, or raise the budget (Options::memory_budget_bytes; "
         "sieve query/serve --max-memory)");
   }
   MemoryBudget::Reservation reservation = budget_.Reserve(need);
 
-  // Per query: (exact distance, id) candidates from every shard.
-  std::vector<std::vector<Candidate>> merged(nq);
-  for (size_t q = 0; q < nq; ++q) merged[q].reserve(candidates[q]);
+  // Every device searches its shards, all devices at once; each shard's candidates are refined
+  // in float64 and mapped to ids by the thread that searched it.
+  struct ShardOut {
+    ExecResult res;
+    std::vector<std::vector<Candidate>> cand;  // per query
+    double exec_ms = 0, refine_ms = 0;
+    Status status;
+  };
+  std::vector<ShardOut> outs(work.size());
+  std::vector<std::vector<size_t>> shards_of(devices->size());
   for (size_t si = 0; si < work.size(); ++si) {
+    if (work[si].max_pass > 0) shards_of[work[si].device].push_back(si);
+  }
+  std::vector<size_t> busy;  // devices with shards to search
+  for (size_t d = 0; d < devices->size(); ++d) {
+    if (!shards_of[d].empty()) busy.push_back(d);
+  }
+  std::vector<double> device_ms(devices->size(), 0);
+  auto search_shard = [&](Executor* executor, size_t si) -> Status {
     ShardWork& w = work[si];
-    if (w.max_pass == 0) continue;
+    ShardOut& out = outs[si];
     const ShardIndex& shard = *w.shard;
     auto t0 = Clock::now();
-    ExecResult res;
-    SIEVE_RETURN_IF_ERROR(executor->Search(w.view, w.bf, w.er, &res));
-    exec_ms += MsSince(t0);
-    if (res.neighbors.size() != nq) {
+    SIEVE_RETURN_IF_ERROR(executor->Search(w.view, w.bf, w.er, &out.res));
+    out.exec_ms = MsSince(t0);
+    if (out.res.neighbors.size() != nq) {
       return Status::Internal(executor->name() + " returned " +
-                              std::to_string(res.neighbors.size()) + " result lists for " +
+                              std::to_string(out.res.neighbors.size()) + " result lists for " +
                               std::to_string(nq) + " queries");
     }
-    ex.shards[si].select = res.select;
-    ex.shards[si].select_plan = res.select_plan;
-    for (auto& st : res.stage_ms) ex.stage_ms.emplace_back("execute." + st.first, st.second);
-
-    // Refine in float64 and map ordinals to ids.
     t0 = Clock::now();
+    out.cand.resize(nq);
     for (size_t q = 0; q < nq; ++q) {
       const RowSet& set = *w.bf.sets[per_query ? q : 0];
-      if (res.neighbors[q].size() > std::min<uint64_t>(w.er.k, set.Cardinality())) {
-        return Status::Internal(executor->name() + " returned " +
-                                std::to_string(res.neighbors[q].size()) + " results for query " +
-                                std::to_string(q) + ", more than asked");
+      auto& found = out.res.neighbors[q];
+      if (found.size() > std::min<uint64_t>(w.er.k, set.Cardinality())) {
+        return Status::Internal(executor->name() + " returned " + std::to_string(found.size()) +
+                                " results for query " + std::to_string(q) + ", more than asked");
       }
-      for (auto& [ord, dist] : res.neighbors[q]) {
+      out.cand[q].reserve(found.size());
+      for (auto& [ord, dist] : found) {
         if (ord >= shard.rows() || !set.Contains(ord)) {
           return Status::Internal(executor->name() + " returned row " + std::to_string(ord) +
                                   " that does not pass the filter of query " + std::to_string(q));
         }
-        merged[q].push_back({ExactDistance(spec.metric, request.queries + q * spec.dim,
-                                           shard.vectors().row(ord), spec.dim),
-                             shard.id(ord), static_cast<uint32_t>(si), ord});
+        out.cand[q].push_back({ExactDistance(spec.metric, request.queries + q * spec.dim,
+                                             shard.vectors().row(ord), spec.dim),
+                               shard.id(ord), static_cast<uint32_t>(si), ord});
       }
+      std::vector<std::pair<uint32_t, float>>().swap(found);
     }
-    refine_ms += MsSince(t0);
+    out.refine_ms = MsSince(t0);
     // Sets no later shard needs are freed early.
     w.sets.clear();
     w.union_set.Clear();
+    return Status::OK();
+  };
+  const auto t_exec = Clock::now();
+  RunConcurrently(busy.size(), [&](size_t b) {
+    const size_t d = busy[b];
+    const auto t0 = Clock::now();
+    for (size_t si : shards_of[d]) {
+      outs[si].status = search_shard(devices->executor(d), si);
+      if (!outs[si].status.ok()) break;
+    }
+    device_ms[d] = MsSince(t0);
+  });
+  const double wall_ms = MsSince(t_exec);
+  double exec_ms = 0;
+  for (size_t si = 0; si < work.size(); ++si) {
+    SIEVE_RETURN_IF_ERROR(outs[si].status);
+    exec_ms += outs[si].exec_ms;
+    refine_ms += outs[si].refine_ms;
+    ex.shards[si].select = outs[si].res.select;
+    ex.shards[si].select_plan = outs[si].res.select_plan;
+    ex.shards[si].execute_ms = outs[si].exec_ms;
+    for (auto& st : outs[si].res.stage_ms) {
+      ex.stage_ms.emplace_back("execute." + st.first, st.second);
+    }
+  }
+  // Several devices: the wall time of their phase, in which each refined its own shards.
+  if (busy.size() > 1) exec_ms = wall_ms;
+  for (size_t d = 0; d < devices->size(); ++d) {
+    DevicePlan dp;
+    for (size_t si = 0; si < work.size(); ++si) {
+      if (work[si].device != d) continue;
+      dp.shards.push_back(work[si].shard->shard());
+      dp.rows += work[si].shard->rows();
+    }
+    if (dp.shards.empty()) continue;
+    dp.device = devices->label(d);
+    dp.executor = devices->executor(d)->name();
+    dp.execute_ms = device_ms[d];
+    ex.devices.push_back(std::move(dp));
   }
 
   auto t0 = Clock::now();
+  // Per query: (exact distance, id) candidates from every shard, merged exactly.
+  std::vector<std::vector<Candidate>> merged(nq);
+  for (size_t q = 0; q < nq; ++q) {
+    merged[q].reserve(candidates[q]);
+    for (ShardOut& out : outs) {
+      if (out.cand.empty()) continue;
+      merged[q].insert(merged[q].end(), out.cand[q].begin(), out.cand[q].end());
+      std::vector<Candidate>().swap(out.cand[q]);
+    }
+  }
   double include_ms = 0;
   for (size_t q = 0; q < nq; ++q) {
     auto& cand = merged[q];

@@ -173,6 +173,10 @@ Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
     }
     std::iota(ids.begin(), ids.end(), first_auto_id);
   }
+  if (options.validate_only) {
+    result->live_rows = live_rows;
+    return Status::OK();
+  }
 
   // Commit in atomic batches: each one's new rows, and (upsert) the rows they replace.
   const size_t batch_rows = options.batch_rows == 0 ? std::max<size_t>(n, 1) : options.batch_rows;
@@ -441,7 +445,8 @@ Status DBImpl::DropCollection(const std::string& name) {
     auto it = collections_.find(name);
     if (it != collections_.end() && it->second == c) collections_.erase(it);
   }
-  executors_.ClearCaches();  // its rows' device copies
+  executors_->ClearCaches();  // its rows' device copies
+  executors_->Forget(c->meta.id);
   return Status::OK();
 }
 
@@ -530,7 +535,7 @@ Status DBImpl::CompactCollection(Collection* c, CompactResult* result, bool* any
     c->shards[s] = std::move(fresh);
     // Before any search sees the new shard: an executor's copy of the old rows (cached under
     // the same shard key) must not be taken for a prefix of the new ones.
-    executors_.ClearCaches();
+    executors_->ClearCaches();
     result->rows_removed += removed;
     ++result->shards_rewritten;
     *any = true;

@@ -122,6 +122,15 @@ class Executor {
   // Drops whatever the executor keeps between searches (a device copy of the shards), so that
   // memory is free for other work; later searches rebuild it.
   virtual void ClearCache() = 0;
+  // Drops what the executor keeps of the shard whose ShardView::key is `key` (it was placed on
+  // another device). The base version calls ClearCache(): an executor that can drop one shard
+  // alone overrides it.
+  virtual void EvictShard(uint64_t key) { ClearCache(); }
+  // The memory of this executor's device that resident shards may fill, in bytes, or 0 when it
+  // has none of its own or does not say (the CPU's; the base version). The engine places a
+  // collection's shards over several devices so that each device's resident rows fit in it
+  // (Options::device_memory_bytes overrides it).
+  virtual uint64_t device_memory_bytes() const { return 0; }
 };
 
 }  // namespace sieve

@@ -184,9 +184,20 @@ std::string Explain::ToJson() const {
       if (!plan.select_plan.empty()) s["select_plan"] = plan.select_plan;
       s["passing_rows"] = plan.passing_rows;
       s["rows"] = plan.rows;
+      if (!plan.device.empty()) s["device"] = plan.device;
+      s["execute_ms"] = RoundMs(plan.execute_ms);
       shard_list.push_back(std::move(s));
     }
     j["shards"] = std::move(shard_list);
+    auto device_list = nlohmann::ordered_json::array();
+    for (const DevicePlan& d : devices) {
+      device_list.push_back({{"device", d.device},
+                             {"executor", d.executor},
+                             {"shards", d.shards},
+                             {"rows", d.rows},
+                             {"execute_ms", RoundMs(d.execute_ms)}});
+    }
+    if (!devices.empty()) j["devices"] = std::move(device_list);
     auto stages = nlohmann::ordered_json::object();
     for (const auto& [name, ms] : stage_ms) stages[name] = RoundMs(ms);
     j["stages_ms"] = std::move(stages);

@@ -56,8 +56,29 @@ struct Options {
   // at the bound), so searches that repeat filters compile each once. Shown by explain as
   // "filters_cached". 0 keeps none. Default: 64 MiB.
   uint64_t filter_cache_bytes = uint64_t{64} << 20;
-  // How the GPU executor runs searches (sieve/gpu_options.h). Default: its defaults.
+  // How the GPU executors run searches (sieve/gpu_options.h); each executor's `device` is
+  // taken from `devices` below. Default: its defaults.
   GpuExecutorOptions gpu;
+  // The CUDA devices that searches on the GPU (SearchOptions::device kGpu, or kAuto with a GPU)
+  // spread a collection's shards over: one GPU executor per entry, each holding the shards
+  // placed on it resident and searching them, all devices at once; results merge exactly, as
+  // across the shards of one device. A device may be listed more than once (several executors
+  // on one GPU, each with its own copy of its shards: a stand-in for several GPUs). Shards are
+  // placed balanced by rows, new ones on the device holding the fewest (README "Many GPUs").
+  // Empty: every CUDA device present (0, 1, … up to the first that cannot be used). Numbers
+  // must be 0 to 1023 (Open returns InvalidArgument otherwise); a listed device that cannot be
+  // used makes GPU searches Unavailable, naming it. Default: empty.
+  std::vector<int> devices;
+  // CPU executors that searches on the CPU spread a collection's shards over in the same way,
+  // each with its share of the cores (one CPU executor uses them all). Stands in for several
+  // devices where there is no GPU. 1 to 1024. Default: 1.
+  uint32_t cpu_executors = 1;
+  // Bytes of resident shards each device (each executor above) may hold: shards are placed so
+  // that every device's resident rows (each row's components and norm) fit, and a search over
+  // a collection that the devices cannot hold together returns ResourceExhausted naming the
+  // sizes. 0: each executor's own figure (Executor::device_memory_bytes), and no limit where it
+  // has none. Default: 0.
+  uint64_t device_memory_bytes = 0;
 };
 
 // Half of the smallest of: this machine's physical memory, the process's address-space and
@@ -96,6 +117,12 @@ struct IngestOptions {
   // live rows; they get new ids. Without it that is InvalidArgument, so running the same ingest
   // twice cannot duplicate every row silently. Default: false.
   bool auto_ids = false;
+  // Check the whole batch as the call would (dims, vectors, attribute values, ids among
+  // themselves and against the live rows) and write nothing: the call returns what it would
+  // have refused with, or OK with result->ingested == 0 and result->live_rows as they are.
+  // A writer that splits one batch over several databases (the Python package's sieve.ray)
+  // checks every part first, so that bad input changes none of them. Default: false.
+  bool validate_only = false;
 };
 
 struct IngestResult {
@@ -181,6 +208,18 @@ struct ShardPlan {
   std::string select_plan;
   std::vector<uint64_t> passing_rows;  // one per distinct filter of the batch
   uint64_t rows = 0;                   // live rows in the shard
+  std::string device;                  // the device that searched it ("cpu0", "gpu1", …)
+  double execute_ms = 0;               // its executor's wall time
+};
+
+// One device of a search (Options::devices, Options::cpu_executors): the shards it searched,
+// one after another, while the other devices searched theirs.
+struct DevicePlan {
+  std::string device;    // "cpu0", "gpu1", "gpu0/1" (a second executor on CUDA device 0)
+  std::string executor;  // its executor's name ("cpu", "gpu:<device name>")
+  std::vector<uint32_t> shards;
+  uint64_t rows = 0;          // rows of those shards it holds (live and deleted)
+  double execute_ms = 0;      // wall time of its shards' searches and refinement
 };
 
 // The planner's path-choice thresholds for one device (an Executor name: "cpu" or
@@ -229,14 +268,18 @@ struct PlannerThresholds {
 };
 
 struct Explain {
-  std::string device;  // "cpu" | "gpu:<name>"
+  std::string device;  // "cpu" | "gpu:<name>": the executor of the first device
   std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
   // Rows that pass the filter, summed over shards; for bitmaps (a filter per query), rows that
   // pass at least one query's filter (each filter's own count is in shards[].passing_rows).
   uint64_t passing_rows = 0;
   std::vector<ShardPlan> shards;
+  // The devices that held shards of the collection, in device order ("devices" in ToJson).
+  std::vector<DevicePlan> devices;
   // Stage name → milliseconds, in the order the stages ran ("parse", "compile", "plan",
-  // "execute", "merge", …).
+  // "execute", "merge", …). "execute" is the executors' time summed over shards; with several
+  // devices at work, the wall time of their concurrent phase, in which each device also refined
+  // its own shards' candidates ("refine" then sums that refinement over shards, and the merge).
   std::vector<std::pair<std::string, double>> stage_ms;
   // Where the planner's thresholds came from (PlannerThresholds::source); "thresholds" in
   // ToJson().
@@ -313,6 +356,9 @@ struct CollectionStats {
   uint64_t rows = 0;          // live rows
   uint64_t deleted_rows = 0;  // rows deleted and not yet reclaimed
   uint64_t total_rows = 0;    // rows ever ingested (live + deleted)
+  // The id the next row ingested without one gets: one past the largest id the collection has
+  // ever held (0 for a new collection). Not in ToJson().
+  int64_t next_auto_id = 0;
   std::string ToJson() const;
 };
 

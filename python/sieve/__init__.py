@@ -15,6 +15,9 @@ Against a server (``sieve serve DB``), the same collection API::
     client = sieve.Client("http://127.0.0.1:8080")
     ids, distances = client["items"].search(queries, k=10, filter="price < 20")
 
+Over many hosts, on Ray (``pip install ray``), :class:`sieve.ray.ShardedCollection` spreads
+one collection over shard actors with the same collection API (``import sieve.ray``).
+
 Errors are exceptions under :class:`sieve.Error`, one class per engine status code.
 """
 

@@ -24,7 +24,9 @@ class IngestResult(NamedTuple):
 
 
 def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.open
-         error_if_exists: bool = False, read_only: bool = False) -> "Database":
+         error_if_exists: bool = False, read_only: bool = False,
+         devices: Sequence[int] | None = None, cpu_executors: int = 1,
+         device_memory_bytes: int = 0) -> "Database":
     """Opens the database at ``path``, creating it when ``create`` and there is none.
 
     Only one process may open a database for writing at a time. Use the result as a context
@@ -35,14 +37,30 @@ def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.
     open for writing, and sees what that process had committed when it opened. Writes then
     raise NotSupported; a path without a database is NotFound.
 
+    Devices (README "Many GPUs, one process"): a search spreads a collection's shards over
+    ``devices`` (CUDA device numbers, one GPU executor each; None: every device present) or,
+    on the CPU, over ``cpu_executors`` CPU executors, all searching at once;
+    ``device_memory_bytes`` is the resident bytes each device may hold (0: the executor's own
+    figure, else no limit).
+
     Raises:
         NotFound: there is no database at ``path`` and ``create`` is False.
         AlreadyExists / IOError: ``error_if_exists`` and one exists; the path cannot be used,
             or another process holds the database's lock.
         Corruption: its contents are damaged.
+        InvalidArgument: a device number outside 0..1023, cpu_executors outside 1..1024.
     """
     p = os.fspath(path)
-    return Database(_DB(p, bool(create), bool(error_if_exists), bool(read_only)), p)
+    if not 1 <= int(cpu_executors) <= 1024:
+        raise InvalidArgument("cpu_executors must be 1 to 1024, got %r" % (cpu_executors,))
+    if int(device_memory_bytes) < 0:
+        raise InvalidArgument("device_memory_bytes must be >= 0, got %r" % (device_memory_bytes,))
+    device_list = [int(d) for d in devices] if devices is not None else []
+    if any(not 0 <= d <= 1023 for d in device_list):
+        raise InvalidArgument("devices: %r holds a number that is not a CUDA device number "
+                              "(0 to 1023)" % (list(devices),))
+    return Database(_DB(p, bool(create), bool(error_if_exists), bool(read_only), device_list,
+                        int(cpu_executors), int(device_memory_bytes)), p)
 
 
 class Database:
@@ -208,7 +226,7 @@ class Collection:
 
     def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
                batch_rows: int = 65536, upsert: bool = False,
-               auto_ids: bool = False) -> IngestResult:
+               auto_ids: bool = False, validate_only: bool = False) -> IngestResult:
         """Adds rows: one per row of ``vectors``.
 
         Args:
@@ -227,6 +245,9 @@ class Collection:
             auto_ids: lets rows without ids into a collection that already has live rows, as
                 new rows with new ids (without it that is InvalidArgument, so running the same
                 ingest twice cannot add every row twice).
+            validate_only: check everything the call would check (including ids against the
+                live rows) and write nothing; returns ``ingested == 0``. ``sieve.ray`` checks
+                every shard's part this way before writing any.
 
         The whole input is validated before anything is written: on error nothing changes.
         Then batches of ``batch_rows`` rows commit, each durable before the next begins. The
@@ -244,7 +265,7 @@ class Collection:
             raise InvalidArgument("upsert: every row needs an id (give ids)")
         ingested, rows, replaced = self._core.ingest(self.name, v, id_array, columns,
                                                      int(batch_rows), bool(upsert),
-                                                     bool(auto_ids))
+                                                     bool(auto_ids), bool(validate_only))
         return IngestResult(ingested, rows, replaced)
 
     def upsert(self, vectors: Any, attributes: Any = None, ids: Any = None, *,

@@ -12,8 +12,10 @@ from numpy.typing import NDArray
 class _DB:
     """An open database (sieve::DB). Thread-safe."""
 
-    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool) -> None:
-        """Opens or creates the database at path (DB::Open)."""
+    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool, devices: Sequence[int] = [], cpu_executors: int = 1, device_memory_bytes: int = 0) -> None:
+        """
+        Opens or creates the database at path (DB::Open; devices, cpu_executors and device_memory_bytes as Options' fields).
+        """
 
     def close(self) -> None:
         """Closes the database once every running call has returned."""
@@ -31,7 +33,10 @@ class _DB:
     def stats_json(self, name: str) -> str:
         """DB::GetStats as CollectionStats::ToJson."""
 
-    def ingest(self, name: str, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int, upsert: bool, auto_ids: bool) -> tuple:
+    def id_state(self, name: str) -> tuple:
+        """DB::GetStats' (next_auto_id, rows): where ingest without ids starts."""
+
+    def ingest(self, name: str, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int, upsert: bool, auto_ids: bool, validate_only: bool) -> tuple:
         """DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced)."""
 
     def get(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], include: str) -> list:

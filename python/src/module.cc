@@ -174,11 +174,15 @@ nb::dict RowToPython(const Row& row, const std::vector<std::string>& names, bool
 class PyDB {
  public:
   // Opens (or creates) the database at path (DB::Open).
-  PyDB(const std::string& path, bool create, bool error_if_exists, bool read_only) {
+  PyDB(const std::string& path, bool create, bool error_if_exists, bool read_only,
+       const std::vector<int>& devices, uint32_t cpu_executors, uint64_t device_memory_bytes) {
     Options options;
     options.create_if_missing = create;
     options.error_if_exists = error_if_exists;
     options.read_only = read_only;
+    options.devices = devices;
+    options.cpu_executors = cpu_executors;
+    options.device_memory_bytes = device_memory_bytes;
     std::unique_ptr<DB> db;
     Status s;
     {
@@ -245,6 +249,20 @@ class PyDB {
     return names;
   }
 
+  // (next_auto_id, live rows): what an ingest without ids would start from (sieve.ray assigns
+  // ids across shards from it).
+  nb::tuple IdState(const std::string& name) {
+    std::shared_ptr<DB> db = Get();
+    CollectionStats stats;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->GetStats(name, &stats);
+    }
+    ThrowIfError(s);
+    return nb::make_tuple(stats.next_auto_id, stats.rows);
+  }
+
   std::string StatsJson(const std::string& name) {
     std::shared_ptr<DB> db = Get();
     CollectionStats stats;
@@ -258,7 +276,8 @@ class PyDB {
   }
 
   nb::tuple Ingest(const std::string& name, const Matrix& vectors, std::optional<Ids> ids,
-                   nb::handle columns, size_t batch_rows, bool upsert, bool auto_ids) {
+                   nb::handle columns, size_t batch_rows, bool upsert, bool auto_ids,
+                   bool validate_only) {
     std::shared_ptr<DB> db = Get();
     const CollectionSpec spec = Spec(db.get(), name);
     const size_t n = vectors.shape(0);
@@ -282,6 +301,7 @@ class PyDB {
     IngestOptions options;
     options.batch_rows = batch_rows;
     options.auto_ids = auto_ids;
+    options.validate_only = validate_only;
     IngestResult result;
     g_last_ingest_vectors = reinterpret_cast<uintptr_t>(batch.vectors);
     Status s;
@@ -655,17 +675,24 @@ NB_MODULE(_sieve, m) {
   InitErrors();
 
   nb::class_<PyDB>(m, "_DB", "An open database (sieve::DB). Thread-safe.")
-      .def(nb::init<const std::string&, bool, bool, bool>(), "path"_a, "create"_a,
-           "error_if_exists"_a, "read_only"_a, "Opens or creates the database at path (DB::Open).")
+      .def(nb::init<const std::string&, bool, bool, bool, const std::vector<int>&, uint32_t,
+                    uint64_t>(),
+           "path"_a, "create"_a, "error_if_exists"_a, "read_only"_a,
+           "devices"_a = std::vector<int>(), "cpu_executors"_a = 1, "device_memory_bytes"_a = 0,
+           "Opens or creates the database at path (DB::Open; devices, cpu_executors and "
+           "device_memory_bytes as Options' fields).")
       .def("close", &PyDB::Close, "Closes the database once every running call has returned.")
       .def_prop_ro("closed", &PyDB::closed, "Whether close() was called.")
       .def("create_collection", &PyDB::CreateCollection, "name"_a, "dim"_a, "metric"_a,
            "dtype"_a, "attributes"_a, "shards"_a, "DB::CreateCollection.")
       .def("list_collections", &PyDB::ListCollections, "DB::ListCollections.")
       .def("stats_json", &PyDB::StatsJson, "name"_a, "DB::GetStats as CollectionStats::ToJson.")
+      .def("id_state", &PyDB::IdState, "name"_a,
+           "DB::GetStats' (next_auto_id, rows): where ingest without ids starts.")
       .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(),
            "ids"_a.noconvert().none(), "columns"_a.none(), "batch_rows"_a, "upsert"_a,
-           "auto_ids"_a, "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
+           "auto_ids"_a, "validate_only"_a,
+           "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
       .def("get", &PyDB::GetRows, "name"_a, "ids"_a.noconvert(), "include"_a,
            "DB::Get; a dict per id, None for an id without a live row.")
       .def("count", &PyDB::Count, "name"_a, "filter"_a, "DB::Count.")

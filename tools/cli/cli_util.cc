@@ -2,6 +2,7 @@
 
 #include "tools/cli/cli_util.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -20,12 +21,37 @@ int Fail(const char* cmd, const Status& s) {
 }
 
 Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db,
-              uint64_t memory_budget_bytes) {
-  Options o;
+              uint64_t memory_budget_bytes, const Options& base) {
+  Options o = base;
   o.create_if_missing = mode == OpenFor::kCreate;
   o.read_only = mode == OpenFor::kRead;
   o.memory_budget_bytes = memory_budget_bytes;
   return DB::Open(o, path, db);
+}
+
+Status ParseDevices(const std::string& flag, const std::string& text, std::vector<int>* devices) {
+  devices->clear();
+  if (text == "all") return Status::OK();
+  size_t start = 0;
+  while (true) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    int v = 0;
+    bool ok = !item.empty() && item.size() <= 4;
+    for (char ch : item) {
+      ok = ok && ch >= '0' && ch <= '9';
+      if (ok) v = v * 10 + (ch - '0');
+    }
+    if (!ok || v > 1023) {
+      return Status::InvalidArgument("--" + flag + ": '" + item +
+                                     "' is not a CUDA device number (0 to 1023); give a "
+                                     "comma-separated list such as 0,1,2,3, or all");
+    }
+    devices->push_back(v);
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return Status::OK();
 }
 
 Status ParseMemoryBudget(const std::string& flag, const std::string& text, uint64_t* bytes) {

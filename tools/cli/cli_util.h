@@ -35,9 +35,14 @@ enum class OpenFor {
 
 // Opens the database at `path` (without kCreate, NotFound names a path that holds no
 // database, and nothing is created there). `memory_budget_bytes` is
-// Options::memory_budget_bytes (0: the default).
+// Options::memory_budget_bytes (0: the default); `base` gives the other engine options
+// (devices, cpu_executors); its create/read-only fields are replaced by `mode`'s.
 Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db,
-              uint64_t memory_budget_bytes = 0);
+              uint64_t memory_budget_bytes = 0, const Options& base = Options());
+
+// Parses --devices: CUDA device numbers separated by commas ("0,1,2,3"; a number may repeat),
+// or "all" (every device: an empty list). InvalidArgument naming `flag` otherwise.
+Status ParseDevices(const std::string& flag, const std::string& text, std::vector<int>* devices);
 
 // Parses a --max-memory value: "auto" (0: Options' default, DefaultMemoryBudget()) or a
 // positive byte count, optionally with a binary suffix K, M, G or T (also KiB, MiB, GiB, TiB;

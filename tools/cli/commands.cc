@@ -67,7 +67,8 @@ const char kQueryUsage[] =
     "usage: sieve query DB --collection NAME --queries FILE --k K\n"
     "                      [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
     "                      [--path auto|sddmm|gather|dense] [--max-memory BYTES|auto]\n"
-    "                      [--include LIST] [--explain]\n"
+    "                      [--include LIST] [--explain] [--devices LIST|all]\n"
+    "                      [--cpu-executors N] [--device-memory BYTES]\n"
     "  queries: .npy, .fvecs or FILE.hdf5:DATASET, as ingest's --vectors\n"
     "  --filters: a text file whose line i is query i's filter (an empty line: no filter)\n"
     "  --max-memory: host memory the search may use (e.g. 2G; default auto: half of the\n"
@@ -77,7 +78,13 @@ const char kQueryUsage[] =
     "    (comma-separated): each line then has \"attributes\": [{...} per neighbour] and\n"
     "    \"vectors\": [[...] per neighbour]\n"
     "  stdout: one line per query: {\"query\": i, \"ids\": [...], \"distances\": [...]}\n"
-    "  --explain: the plan and stage times as one JSON line on stderr\n";
+    "  --explain: the plan and stage times as one JSON line on stderr; with several\n"
+    "    devices, each shard's device and time, and per device its shards and time\n"
+    "  --devices: the CUDA devices a GPU search spreads the collection's shards over, e.g.\n"
+    "    0,1,2,3 (a number may repeat: several executors on one GPU); default all\n"
+    "  --cpu-executors: CPU executors a CPU search spreads the shards over (default 1)\n"
+    "  --device-memory: bytes of resident rows each device may hold (e.g. 80G; default\n"
+    "    auto: what the executor says, else no limit)\n";
 
 const char kDeleteUsage[] =
     "usage: sieve delete DB --collection NAME (--ids FILE | --filter EXPR)\n"
@@ -248,7 +255,7 @@ int Ingest(const Args& args) {
 
 int Query(const Args& args) {
   Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path", "max-memory",
-               "include"},
+               "include", "devices", "cpu-executors", "device-memory"},
               {"explain"});
   std::string path;
   if (int rc = ParseFlags("query", kQueryUsage, args, &flags, &path); rc >= 0) return rc;
@@ -266,10 +273,19 @@ int Query(const Args& args) {
   if (s.ok()) s = ParseSearchPath(flags.Get("path", "auto"), &options.path);
   uint64_t budget = 0;
   if (s.ok()) s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &budget);
+  Options engine;
+  if (s.ok()) s = ParseDevices("devices", flags.Get("devices", "all"), &engine.devices);
+  long long cpu_executors = 1;
+  if (s.ok()) s = flags.GetInt("cpu-executors", 1, 1, 1024, &cpu_executors);
+  engine.cpu_executors = static_cast<uint32_t>(cpu_executors);
+  if (s.ok() && flags.Has("device-memory")) {
+    s = ParseMemoryBudget("device-memory", flags.Get("device-memory"),
+                          &engine.device_memory_bytes);
+  }
   if (!s.ok()) return Fail("query", s);
 
   std::unique_ptr<DB> db;
-  s = OpenDb(path, OpenFor::kRead, &db, budget);
+  s = OpenDb(path, OpenFor::kRead, &db, budget, engine);
   CollectionStats stats;
   if (s.ok()) s = db->GetStats(name, &stats);
   if (!s.ok()) return Fail("query", s);
