@@ -213,6 +213,7 @@ struct DevicePlan {
   std::string device;    // "cpu0", "gpu1", "gpu0/1" (a second executor on CUDA device 0)
   std::string executor;  // its executor's name ("cpu", "gpu:<device name>")
   std::vector<uint32_t> shards;
+  std::vector<std::string> paths;  // the path of each of those shards (ShardPlan::path)
   uint64_t rows = 0;          // rows of those shards it holds (live and deleted)
   double execute_ms = 0;      // wall time of its shards' searches and refinement
 };

@@ -71,6 +71,7 @@ class StandIn : public Executor {
   Status Search(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request,
                 ExecResult* result) override {
     if (latch_ != nullptr) latch_->Arrive();
+    if (!fail_.ok()) return fail_;
     {
       std::lock_guard<std::mutex> l(mu_);
       ++searches_;
@@ -105,6 +106,7 @@ class StandIn : public Executor {
     return evicted_;
   }
   void set_latch(Latch* latch) { latch_ = latch; }
+  void set_fail(Status s) { fail_ = std::move(s); }
 
  private:
   std::string name_;
@@ -115,6 +117,7 @@ class StandIn : public Executor {
   std::set<uint64_t> evicted_;
   std::atomic<int> clears_{0};
   Latch* latch_ = nullptr;
+  Status fail_;
 };
 
 struct Data {
@@ -252,6 +255,8 @@ TEST_F(MultiDeviceTest, ShardsSpreadOverEveryDeviceAndSearchAtOnce) {
     EXPECT_EQ(dp.device, "gpu" + std::to_string(d));
     EXPECT_EQ(dp.executor, "gpu:stand-in");
     EXPECT_EQ(dp.shards.size(), 2u);
+    ASSERT_EQ(dp.paths.size(), 2u);
+    for (size_t j = 0; j < 2; ++j) EXPECT_EQ(dp.paths[j], res.explain.shards[dp.shards[j]].path);
     EXPECT_GT(dp.execute_ms, 0);
     rows_sum += dp.rows;
     std::set<uint32_t> searched;  // the shard numbers of the keys the stand-in saw
@@ -417,6 +422,25 @@ TEST_F(MultiDeviceTest, AShardMovesOffADeviceItsGrowthFilledAndLeavesItsCopyTher
     EXPECT_EQ(r.results[i].ids,
               Oracle(a, Metric::kL2, q.data() + i * kDim, 5, [](int64_t) { return true; }));
   }
+}
+
+TEST_F(MultiDeviceTest, ADeviceOutOfMemorySaysWhatItHolds) {
+  OpenWithStandIns(3);
+  Create(db_.get(), "c", 6);
+  Ingest(db_.get(), "c", MakeRows(1200, 0, 40));
+  stand_ins_[1]->set_fail(Status::ResourceExhausted("device memory ran out"));
+  SearchOptions opts;
+  opts.device = Device::kGpu;
+  const std::vector<float> q = test::RandomVectors(1, kDim, 41);
+  SearchResult r;
+  Status s = db_->Search("c", Request(q, 1, 5), opts, &r);
+  ASSERT_TRUE(s.IsResourceExhausted()) << s.ToString();
+  EXPECT_NE(s.message().find("search on gpu1, which holds 2 shards of collection 'c' ("),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("device memory ran out"), std::string::npos) << s.message();
+  stand_ins_[1]->set_fail(Status::OK());
+  EXPECT_TRUE(db_->Search("c", Request(q, 1, 5), opts, &r).ok());
 }
 
 TEST_F(MultiDeviceTest, CpuExecutorsThroughOptions) {
