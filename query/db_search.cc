@@ -195,8 +195,8 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       in.union_rows = in.passing_rows;
       ex.passing_rows += in.passing_rows;
     }
-    SearchPath path = options.path == SearchPath::kAuto ? ChoosePath(thresholds[w.device], in)
-                                                        : options.path;
+    SearchPath path =
+        options.path == SearchPath::kAuto ? ChoosePath(thresholds[w.device], in) : options.path;
     plan.path = SearchPathName(path);
     for (auto n : bf.passing_rows) w.max_pass = std::max(w.max_pass, n);
     w.view.key = loads[si].key;

@@ -235,9 +235,8 @@ TEST_F(MultiDeviceTest, ShardsSpreadOverEveryDeviceAndSearchAtOnce) {
   for (StandIn* e : stand_ins_) e->set_latch(nullptr);
 
   for (size_t i = 0; i < 5; ++i) {
-    EXPECT_EQ(res.results[i].ids,
-              Oracle(rows, Metric::kL2, q.data() + i * kDim, 10,
-                     [](int64_t id) { return id % 7 >= 1 && id % 7 <= 3; }))
+    EXPECT_EQ(res.results[i].ids, Oracle(rows, Metric::kL2, q.data() + i * kDim, 10,
+                                         [](int64_t id) { return id % 7 >= 1 && id % 7 <= 3; }))
         << i;
   }
   // Every device searched two of the six shards, each shard once, and explain says where.
@@ -281,16 +280,16 @@ TEST_F(MultiDeviceTest, ResultsEqualOneExecutorForEveryMetricAndFilterMode) {
   ASSERT_TRUE(DB::Open(Options(), dir_.Join("one"), &one).ok());
   const Data rows = MakeRows(2500, 0, 3);
   const std::vector<float> q = test::RandomVectors(7, kDim, 4);
-  std::vector<std::string> per_query = {"", "cat = 1", "parity = 'odd' AND cat > 2",
-                                        "cat = 99", "id < 300", "NOT cat = 0", ""};
+  std::vector<std::string> per_query = {
+      "", "cat = 1", "parity = 'odd' AND cat > 2", "cat = 99", "id < 300", "NOT cat = 0", ""};
   for (Metric m : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {
     const std::string name = std::string("c_") + MetricName(m);
     Create(db_.get(), name, 5, m);
     Create(one.get(), name, 1, m);
     Ingest(db_.get(), name, rows);
     Ingest(one.get(), name, rows);
-    for (SearchPath path : {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather,
-                            SearchPath::kDense}) {
+    for (SearchPath path :
+         {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense}) {
       for (int mode = 0; mode < 3; ++mode) {
         SearchRequest req = Request(q, 7, 12);
         if (mode == 1) req.filter = "cat IN (0, 4) OR parity = 'even'";
@@ -496,13 +495,14 @@ TEST_F(MultiDeviceTest, ThreeExecutorsOnOneGpu) {
     EXPECT_EQ(d.shards.size(), 2u);
     EXPECT_EQ(d.executor.rfind("gpu:", 0), 0u) << d.executor;
   }
-  for (SearchPath path : {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather,
-                          SearchPath::kDense}) {
+  for (SearchPath path :
+       {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense}) {
     for (int mode = 0; mode < 3; ++mode) {
       SearchRequest req = Request(q, 8, 10);
       if (mode == 1) req.filter = "cat IN (1, 5) AND parity = 'odd'";
-      if (mode == 2) req.filters = {"", "cat = 1", "cat = 2", "cat != 3", "id < 900",
-                                    "parity = 'even'", "cat = 6", ""};
+      if (mode == 2)
+        req.filters = {"",         "cat = 1",         "cat = 2", "cat != 3",
+                       "id < 900", "parity = 'even'", "cat = 6", ""};
       gpu.path = cpu.path = path;
       SearchResult a, b;
       ASSERT_TRUE(db->Search("c", req, gpu, &a).ok());
