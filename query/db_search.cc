@@ -205,8 +205,8 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       in.union_rows = in.passing_rows;
       ex.passing_rows += in.passing_rows;
     }
-    SearchPath path = options.path == SearchPath::kAuto ? ChoosePath(thresholds[w.device], in)
-                                                        : options.path;
+    SearchPath path =
+        options.path == SearchPath::kAuto ? ChoosePath(thresholds[w.device], in) : options.path;
     plan.path = SearchPathName(path);
     for (auto n : bf.passing_rows) w.max_pass = std::max(w.max_pass, n);
     w.view.key = loads[si].key;
@@ -356,6 +356,24 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
   const double wall_ms = MsSince(t_exec);
   double exec_ms = 0;
   for (size_t si = 0; si < work.size(); ++si) {
+    if (outs[si].status.IsResourceExhausted()) {
+      // Device memory ran out: say what this collection has placed on that device.
+      const uint32_t d = work[si].device;
+      uint64_t rows = 0, bytes = 0;
+      size_t shards = 0;
+      for (size_t sj = 0; sj < work.size(); ++sj) {
+        if (work[sj].device != d) continue;
+        ++shards;
+        rows += loads[sj].rows;
+        bytes += loads[sj].bytes;
+      }
+      return outs[si].status.WithContext(
+          "search on " + devices->label(d) + ", which holds " + std::to_string(shards) +
+          " shards of collection '" + spec.name + "' (" + std::to_string(rows) + " rows, " +
+          DescribeBytes(bytes) + " resident) and " + std::to_string(devices->placed_rows(d)) +
+          " rows of every collection placed there; use more devices, or tell the placement each "
+          "device's memory (Options::device_memory_bytes, sieve query --device-memory)");
+    }
     SIEVE_RETURN_IF_ERROR(outs[si].status);
     exec_ms += outs[si].exec_ms;
     refine_ms += outs[si].refine_ms;
@@ -373,6 +391,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
     for (size_t si = 0; si < work.size(); ++si) {
       if (work[si].device != d) continue;
       dp.shards.push_back(work[si].shard->shard());
+      dp.paths.push_back(ex.shards[si].path);
       dp.rows += work[si].shard->rows();
     }
     if (dp.shards.empty()) continue;

@@ -16,7 +16,8 @@ std::vector<std::string> Labels(const std::vector<DeviceSet::Member>& members) {
 
 std::vector<uint64_t> Memories(const std::vector<DeviceSet::Member>& members, uint64_t bytes) {
   std::vector<uint64_t> out;
-  for (const auto& m : members) out.push_back(bytes != 0 ? bytes : m.executor->device_memory_bytes());
+  for (const auto& m : members)
+    out.push_back(bytes != 0 ? bytes : m.executor->device_memory_bytes());
   return out;
 }
 

@@ -47,10 +47,9 @@ std::vector<DeviceSet::Member> Members(const char* kind,
 Status ValidateDeviceOptions(const Options& options) {
   for (size_t i = 0; i < options.devices.size(); ++i) {
     if (options.devices[i] < 0 || options.devices[i] >= kMaxDevices) {
-      return Status::InvalidArgument("devices[" + std::to_string(i) + "]: " +
-                                     std::to_string(options.devices[i]) +
-                                     " is not a CUDA device number (0 to " +
-                                     std::to_string(kMaxDevices - 1) + ")");
+      return Status::InvalidArgument(
+          "devices[" + std::to_string(i) + "]: " + std::to_string(options.devices[i]) +
+          " is not a CUDA device number (0 to " + std::to_string(kMaxDevices - 1) + ")");
     }
   }
   if (options.devices.size() > static_cast<size_t>(kMaxDevices)) {
@@ -98,8 +97,8 @@ Status Executors::CreateGpuSet() {
     Status s = gpu::CreateGpuExecutor(o, &e);
     if (!s.ok()) return s;
     const int n = seen[device]++;
-    members.push_back({"gpu" + std::to_string(device) + (n ? "/" + std::to_string(n) : ""),
-                       std::move(e)});
+    members.push_back(
+        {"gpu" + std::to_string(device) + (n ? "/" + std::to_string(n) : ""), std::move(e)});
     return Status::OK();
   };
   if (devices_.empty()) {
@@ -114,7 +113,8 @@ Status Executors::CreateGpuSet() {
   } else {
     for (int d : devices_) {
       Status s = add(d);
-      if (!s.ok()) return Status::Unavailable("CUDA device " + std::to_string(d) + ": " + s.message());
+      if (!s.ok())
+        return Status::Unavailable("CUDA device " + std::to_string(d) + ": " + s.message());
     }
   }
   gpu_ = std::make_unique<DeviceSet>(std::move(members), memory_bytes_);

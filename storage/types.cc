@@ -194,6 +194,7 @@ std::string Explain::ToJson() const {
       device_list.push_back({{"device", d.device},
                              {"executor", d.executor},
                              {"shards", d.shards},
+                             {"paths", d.paths},
                              {"rows", d.rows},
                              {"execute_ms", RoundMs(d.execute_ms)}});
     }

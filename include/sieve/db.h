@@ -218,8 +218,9 @@ struct DevicePlan {
   std::string device;    // "cpu0", "gpu1", "gpu0/1" (a second executor on CUDA device 0)
   std::string executor;  // its executor's name ("cpu", "gpu:<device name>")
   std::vector<uint32_t> shards;
-  uint64_t rows = 0;          // rows of those shards it holds (live and deleted)
-  double execute_ms = 0;      // wall time of its shards' searches and refinement
+  std::vector<std::string> paths;  // the path of each of those shards (ShardPlan::path)
+  uint64_t rows = 0;               // rows of those shards it holds (live and deleted)
+  double execute_ms = 0;           // wall time of its shards' searches and refinement
 };
 
 // The planner's path-choice thresholds for one device (an Executor name: "cpu" or
@@ -268,7 +269,7 @@ struct PlannerThresholds {
 };
 
 struct Explain {
-  std::string device;  // "cpu" | "gpu:<name>": the executor of the first device
+  std::string device;       // "cpu" | "gpu:<name>": the executor of the first device
   std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
   // Rows that pass the filter, summed over shards; for bitmaps (a filter per query), rows that
   // pass at least one query's filter (each filter's own count is in shards[].passing_rows).

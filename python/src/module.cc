@@ -689,9 +689,8 @@ NB_MODULE(_sieve, m) {
       .def("stats_json", &PyDB::StatsJson, "name"_a, "DB::GetStats as CollectionStats::ToJson.")
       .def("id_state", &PyDB::IdState, "name"_a,
            "DB::GetStats' (next_auto_id, rows): where ingest without ids starts.")
-      .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(),
-           "ids"_a.noconvert().none(), "columns"_a.none(), "batch_rows"_a, "upsert"_a,
-           "auto_ids"_a, "validate_only"_a,
+      .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(), "ids"_a.noconvert().none(),
+           "columns"_a.none(), "batch_rows"_a, "upsert"_a, "auto_ids"_a, "validate_only"_a,
            "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
       .def("get", &PyDB::GetRows, "name"_a, "ids"_a.noconvert(), "include"_a,
            "DB::Get; a dict per id, None for an id without a live row.")

@@ -5,18 +5,17 @@
 // shard's device and time and each device's shards, a collection larger than the devices'
 // memory fails with one line naming the sizes, and bad values fail naming the flag.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
@@ -49,8 +48,8 @@ class DevicesCliTest : public ::testing::Test {
 
   void SetUp() override {
     db_ = dir_.Join("db");
-    ASSERT_EQ(Run({"create", db_, "--collection", "c", "--dim", std::to_string(kDim),
-                   "--attr", "cat:int", "--shards", "6"})
+    ASSERT_EQ(Run({"create", db_, "--collection", "c", "--dim", std::to_string(kDim), "--attr",
+                   "cat:int", "--shards", "6"})
                   .code,
               0);
     const std::vector<float> v = test::RandomVectors(kRows, kDim, 1);
@@ -78,9 +77,9 @@ class DevicesCliTest : public ::testing::Test {
   }
 
   Result Query(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"query", db_, "--collection", "c", "--queries",
-                                     dir_.Join("q.npy"), "--k", "7", "--filter", "cat != 2",
-                                     "--device", "cpu"};
+    std::vector<std::string> args = {
+        "query", db_, "--collection", "c",        "--queries", dir_.Join("q.npy"),
+        "--k",   "7", "--filter",     "cat != 2", "--device",  "cpu"};
     args.insert(args.end(), extra.begin(), extra.end());
     return Run(args);
   }

@@ -71,6 +71,7 @@ class StandIn : public Executor {
   Status Search(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request,
                 ExecResult* result) override {
     if (latch_ != nullptr) latch_->Arrive();
+    if (!fail_.ok()) return fail_;
     {
       std::lock_guard<std::mutex> l(mu_);
       ++searches_;
@@ -105,6 +106,7 @@ class StandIn : public Executor {
     return evicted_;
   }
   void set_latch(Latch* latch) { latch_ = latch; }
+  void set_fail(Status s) { fail_ = std::move(s); }
 
  private:
   std::string name_;
@@ -115,6 +117,7 @@ class StandIn : public Executor {
   std::set<uint64_t> evicted_;
   std::atomic<int> clears_{0};
   Latch* latch_ = nullptr;
+  Status fail_;
 };
 
 struct Data {
@@ -232,9 +235,8 @@ TEST_F(MultiDeviceTest, ShardsSpreadOverEveryDeviceAndSearchAtOnce) {
   for (StandIn* e : stand_ins_) e->set_latch(nullptr);
 
   for (size_t i = 0; i < 5; ++i) {
-    EXPECT_EQ(res.results[i].ids,
-              Oracle(rows, Metric::kL2, q.data() + i * kDim, 10,
-                     [](int64_t id) { return id % 7 >= 1 && id % 7 <= 3; }))
+    EXPECT_EQ(res.results[i].ids, Oracle(rows, Metric::kL2, q.data() + i * kDim, 10,
+                                         [](int64_t id) { return id % 7 >= 1 && id % 7 <= 3; }))
         << i;
   }
   // Every device searched two of the six shards, each shard once, and explain says where.
@@ -252,6 +254,8 @@ TEST_F(MultiDeviceTest, ShardsSpreadOverEveryDeviceAndSearchAtOnce) {
     EXPECT_EQ(dp.device, "gpu" + std::to_string(d));
     EXPECT_EQ(dp.executor, "gpu:stand-in");
     EXPECT_EQ(dp.shards.size(), 2u);
+    ASSERT_EQ(dp.paths.size(), 2u);
+    for (size_t j = 0; j < 2; ++j) EXPECT_EQ(dp.paths[j], res.explain.shards[dp.shards[j]].path);
     EXPECT_GT(dp.execute_ms, 0);
     rows_sum += dp.rows;
     std::set<uint32_t> searched;  // the shard numbers of the keys the stand-in saw
@@ -276,16 +280,16 @@ TEST_F(MultiDeviceTest, ResultsEqualOneExecutorForEveryMetricAndFilterMode) {
   ASSERT_TRUE(DB::Open(Options(), dir_.Join("one"), &one).ok());
   const Data rows = MakeRows(2500, 0, 3);
   const std::vector<float> q = test::RandomVectors(7, kDim, 4);
-  std::vector<std::string> per_query = {"", "cat = 1", "parity = 'odd' AND cat > 2",
-                                        "cat = 99", "id < 300", "NOT cat = 0", ""};
+  std::vector<std::string> per_query = {
+      "", "cat = 1", "parity = 'odd' AND cat > 2", "cat = 99", "id < 300", "NOT cat = 0", ""};
   for (Metric m : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {
     const std::string name = std::string("c_") + MetricName(m);
     Create(db_.get(), name, 5, m);
     Create(one.get(), name, 1, m);
     Ingest(db_.get(), name, rows);
     Ingest(one.get(), name, rows);
-    for (SearchPath path : {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather,
-                            SearchPath::kDense}) {
+    for (SearchPath path :
+         {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense}) {
       for (int mode = 0; mode < 3; ++mode) {
         SearchRequest req = Request(q, 7, 12);
         if (mode == 1) req.filter = "cat IN (0, 4) OR parity = 'even'";
@@ -419,6 +423,25 @@ TEST_F(MultiDeviceTest, AShardMovesOffADeviceItsGrowthFilledAndLeavesItsCopyTher
   }
 }
 
+TEST_F(MultiDeviceTest, ADeviceOutOfMemorySaysWhatItHolds) {
+  OpenWithStandIns(3);
+  Create(db_.get(), "c", 6);
+  Ingest(db_.get(), "c", MakeRows(1200, 0, 40));
+  stand_ins_[1]->set_fail(Status::ResourceExhausted("device memory ran out"));
+  SearchOptions opts;
+  opts.device = Device::kGpu;
+  const std::vector<float> q = test::RandomVectors(1, kDim, 41);
+  SearchResult r;
+  Status s = db_->Search("c", Request(q, 1, 5), opts, &r);
+  ASSERT_TRUE(s.IsResourceExhausted()) << s.ToString();
+  EXPECT_NE(s.message().find("search on gpu1, which holds 2 shards of collection 'c' ("),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("device memory ran out"), std::string::npos) << s.message();
+  stand_ins_[1]->set_fail(Status::OK());
+  EXPECT_TRUE(db_->Search("c", Request(q, 1, 5), opts, &r).ok());
+}
+
 TEST_F(MultiDeviceTest, CpuExecutorsThroughOptions) {
   Options o;
   o.cpu_executors = 3;
@@ -472,13 +495,14 @@ TEST_F(MultiDeviceTest, ThreeExecutorsOnOneGpu) {
     EXPECT_EQ(d.shards.size(), 2u);
     EXPECT_EQ(d.executor.rfind("gpu:", 0), 0u) << d.executor;
   }
-  for (SearchPath path : {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather,
-                          SearchPath::kDense}) {
+  for (SearchPath path :
+       {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense}) {
     for (int mode = 0; mode < 3; ++mode) {
       SearchRequest req = Request(q, 8, 10);
       if (mode == 1) req.filter = "cat IN (1, 5) AND parity = 'odd'";
-      if (mode == 2) req.filters = {"", "cat = 1", "cat = 2", "cat != 3", "id < 900",
-                                    "parity = 'even'", "cat = 6", ""};
+      if (mode == 2)
+        req.filters = {"",         "cat = 1",         "cat = 2", "cat != 3",
+                       "id < 900", "parity = 'even'", "cat = 6", ""};
       gpu.path = cpu.path = path;
       SearchResult a, b;
       ASSERT_TRUE(db->Search("c", req, gpu, &a).ok());

@@ -50,7 +50,8 @@ TEST(ShardPlacementTest, SpreadsShardsBalancedByRows) {
     lo = std::min(lo, p.rows(d));
     hi = std::max(hi, p.rows(d));
   }
-  EXPECT_EQ(std::accumulate(rows.begin(), rows.end(), uint64_t{0}), p.rows(0) + p.rows(1) + p.rows(2));
+  EXPECT_EQ(std::accumulate(rows.begin(), rows.end(), uint64_t{0}),
+            p.rows(0) + p.rows(1) + p.rows(2));
   // Largest first onto the emptiest: 3,000 rows in 1,000 per device.
   EXPECT_EQ(lo, 1000u);
   EXPECT_EQ(hi, 1000u);

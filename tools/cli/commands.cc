@@ -279,8 +279,7 @@ int Query(const Args& args) {
   if (s.ok()) s = flags.GetInt("cpu-executors", 1, 1, 1024, &cpu_executors);
   engine.cpu_executors = static_cast<uint32_t>(cpu_executors);
   if (s.ok() && flags.Has("device-memory")) {
-    s = ParseMemoryBudget("device-memory", flags.Get("device-memory"),
-                          &engine.device_memory_bytes);
+    s = ParseMemoryBudget("device-memory", flags.Get("device-memory"), &engine.device_memory_bytes);
   }
   if (!s.ok()) return Fail("query", s);
 
