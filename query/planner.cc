@@ -92,12 +92,8 @@ PlannerThresholds PlannerThresholds::GpuDefaults() {
 PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_name) {
   if (executor_name.rfind("gpu", 0) != 0) return CpuDefaults();
   if (executor_name.find("H200") == std::string::npos) return GpuDefaults();
-  // Shipped for the H200: `sieve calibrate --quick` on an H200 on 2026-12-02 (the first of four
-  // that day, tools/bench/results/2026-12-02-h200-filters/calib-a.json), the one of the four
-  // with the lowest penalty replayed over that day's 540-point `sieve bench` sweep of the same
-  // build: bitset 1.020 mean / 1.38 worst but for one point (SDDMM at 60 rows, 2.81x, whose
-  // select_k the build now skips), bitmap 1.007 / 1.49 (the cuVS-form defaults: 1.308 / 5.41
-  // and 1.150 / 4.85).
+  // Shipped for the H200: one of its quick calibrations, the one whose replayed penalty over a
+  // full sweep was lowest (tools/bench/results/2026-12-02-h200-filters/).
   PlannerThresholds t;
   t.sddmm_max_rows = 4124;
   t.sddmm_dim_exponent = 1.10;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 
@@ -13,6 +15,18 @@ namespace sieve::test {
 std::string SourceDir() {
   const char* env = std::getenv("SIEVE_SOURCE_DIR");
   return env != nullptr && env[0] != '\0' ? std::string(env) : std::string(SIEVE_SOURCE_DIR);
+}
+
+const char* CliPath() {
+  const char* env = std::getenv("SIEVE_CLI");
+  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 ScratchDir::ScratchDir() {

@@ -32,6 +32,12 @@ class ScratchDir {
 // test binary run elsewhere, as on the H200), else the tree it was built from.
 std::string SourceDir();
 
+// The CLI under test: $SIEVE_CLI when set (e.g. a bundle on another machine), else the build's.
+const char* CliPath();
+
+// The whole file ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
+
 // n × dim floats uniform in [-1, 1), deterministic in `seed`.
 std::vector<float> RandomVectors(size_t n, size_t dim, uint64_t seed);
 

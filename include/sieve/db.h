@@ -260,7 +260,7 @@ struct PlannerThresholds {
   // What a device with no stored calibration plans with, by its executor name: CpuDefaults()
   // for "cpu"; for a GPU the project has calibrated (NVIDIA H200: "gpu:" and a name holding
   // "H200"), the thresholds shipped for it; for any other GPU, GpuDefaults() (run `sieve
-  // calibrate --quick` there: about 15 s on an H200).
+  // calibrate --quick` there).
   static PlannerThresholds DefaultsFor(const std::string& executor_name);
   // One JSON object holding every field; FromJson returns InvalidArgument (naming the field)
   // for malformed text or a missing field (the later fields named above may be missing).

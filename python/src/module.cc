@@ -252,18 +252,14 @@ class PyDB {
   // (next_auto_id, live rows): what an ingest without ids would start from (sieve.ray assigns
   // ids across shards from it).
   nb::tuple IdState(const std::string& name) {
-    std::shared_ptr<DB> db = Get();
-    CollectionStats stats;
-    Status s;
-    {
-      nb::gil_scoped_release release;
-      s = db->GetStats(name, &stats);
-    }
-    ThrowIfError(s);
+    const CollectionStats stats = Stats(name);
     return nb::make_tuple(stats.next_auto_id, stats.rows);
   }
 
-  std::string StatsJson(const std::string& name) {
+  std::string StatsJson(const std::string& name) { return Stats(name).ToJson(); }
+
+  // DB::GetStats without the GIL; raises on failure.
+  CollectionStats Stats(const std::string& name) {
     std::shared_ptr<DB> db = Get();
     CollectionStats stats;
     Status s;
@@ -272,7 +268,7 @@ class PyDB {
       s = db->GetStats(name, &stats);
     }
     ThrowIfError(s);
-    return stats.ToJson();
+    return stats;
   }
 
   nb::tuple Ingest(const std::string& name, const Matrix& vectors, std::optional<Ids> ids,

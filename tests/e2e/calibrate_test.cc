@@ -27,10 +27,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const char* CliPath() {
-  const char* env = std::getenv("SIEVE_CLI");
-  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
-}
+using test::CliPath;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);

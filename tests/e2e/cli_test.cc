@@ -32,18 +32,8 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The CLI under test: $SIEVE_CLI when set (e.g. a bundle on another machine), else the build's.
-const char* CliPath() {
-  const char* env = std::getenv("SIEVE_CLI");
-  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
-}
+using test::CliPath;
+using test::ReadFile;
 
 // The device the path-by-path test forces: $SIEVE_TEST_DEVICE (the H200 runs set "gpu"), else
 // the CPU, which every machine has.

@@ -27,17 +27,8 @@ using json = nlohmann::json;
 
 constexpr size_t kRows = 2000, kDim = 8, kQueries = 4;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-const char* CliPath() {
-  const char* env = std::getenv("SIEVE_CLI");
-  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
-}
+using test::CliPath;
+using test::ReadFile;
 
 class DevicesCliTest : public ::testing::Test {
  protected:

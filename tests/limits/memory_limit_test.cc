@@ -58,17 +58,8 @@ constexpr size_t kSmallQueries = 3;
 constexpr int kSmallK = 10;
 constexpr rlim_t kAddressSpace = rlim_t{4} << 30;
 
-const char* CliPath() {
-  const char* env = std::getenv("SIEVE_CLI");
-  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::CliPath;
+using test::ReadFile;
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;

@@ -151,9 +151,8 @@ TEST(PlannerTest, OneSetForEveryQueryIsPlannedAsABitset) {
 }
 
 // The defaults a device plans with before any calibration: the CPU's, the thresholds shipped
-// for the H200, and the cuVS-form GPU defaults for any other GPU. The H200's pick the fastest
-// path measured on an H200 (tools/bench/results/2026-12-02-h200-filters, 10M x 128 f16,
-// 100 queries, k = 64) at each of these points.
+// for the H200, and the cuVS-form GPU defaults for any other GPU. The H200's pick the path that
+// was fastest on an H200 at each of these points (tools/bench/results/2026-12-02-h200-filters).
 TEST(PlannerTest, DefaultsByDeviceName) {
   EXPECT_EQ(PlannerThresholds::DefaultsFor("cpu").source, PlannerThresholds::CpuDefaults().source);
   EXPECT_EQ(PlannerThresholds::DefaultsFor("gpu:NVIDIA A100-SXM4-80GB").source,

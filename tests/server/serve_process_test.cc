@@ -33,17 +33,8 @@ using json = nlohmann::json;
 using test::Http;
 using test::HttpReply;
 
-const char* CliPath() {
-  const char* env = std::getenv("SIEVE_CLI");
-  return env != nullptr && *env != '\0' ? env : SIEVE_CLI_PATH;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::CliPath;
+using test::ReadFile;
 
 // Runs the CLI to completion; returns its exit code.
 int RunCli(const std::vector<std::string>& args, const std::string& err_path,
