@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 namespace sieve::test {
