@@ -31,6 +31,10 @@ struct SddmmArgs {
   int metric;
   float sentinel;
   float* out;                   // m × ld; out[q][p] = distance of q to its p-th listed row
+  // SddmmVecKernel only: > 0 when its grid is one-dimensional with the query groups fastest
+  // (block b is group b % query_blocks at list block b / query_blocks), else 0 (x: list block,
+  // y: group).
+  unsigned query_blocks;
 };
 
 // One warp per listed row: it reads the row once and takes its dot with QB queries (a group of
@@ -112,8 +116,10 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
   constexpr int V = 16 / sizeof(T);
   const int sub = threadIdx.x & (L - 1);
   const int groups = blockDim.x / L;
-  const int64_t p0 = static_cast<int64_t>(blockIdx.x) * groups * R + threadIdx.x / L;
-  const int q0 = blockIdx.y * QB;
+  const unsigned list_block = a.query_blocks ? blockIdx.x / a.query_blocks : blockIdx.x;
+  const unsigned group = a.query_blocks ? blockIdx.x % a.query_blocks : blockIdx.y;
+  const int64_t p0 = static_cast<int64_t>(list_block) * groups * R + threadIdx.x / L;
+  const int q0 = static_cast<int>(group) * QB;
   const int nq = min(QB, a.m - q0);
   uint64_t begin = 0;
   int64_t len = a.n_shared;
@@ -200,16 +206,23 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
 }
 
 // Launches SddmmVecKernel over query_blocks groups of QB queries, with L lanes a row: the
-// smallest power of two covering the row's 16-byte chunks (at most 32).
+// smallest power of two covering the row's 16-byte chunks (at most 32). The groups run fastest,
+// so the blocks in flight read the same stretch of every list: rows listed for several queries
+// (and a shared list's rows) come from L2 after the first read.
 template <typename T, int QB>
-void LaunchSddmmVec(const SddmmArgs& a, unsigned query_blocks, cudaStream_t stream) {
+void LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, cudaStream_t stream) {
   const int chunks = a.dim * static_cast<int>(sizeof(T)) / 16;
   int lanes = 1;
   while (lanes < chunks && lanes < 32) lanes *= 2;
   constexpr int kRowsPerGroup = 4;
   const int64_t rows_per_block = 256 / lanes * kRowsPerGroup;
-  const dim3 grid(static_cast<unsigned>((a.ld + rows_per_block - 1) / rows_per_block),
-                  query_blocks);
+  const int64_t list_blocks = (a.ld + rows_per_block - 1) / rows_per_block;
+  dim3 grid(static_cast<unsigned>(list_blocks), query_blocks);
+  a.query_blocks = 0;
+  if (list_blocks * query_blocks <= int64_t{INT32_MAX}) {
+    grid = dim3(static_cast<unsigned>(list_blocks * query_blocks));
+    a.query_blocks = query_blocks;
+  }
   switch (lanes) {
     case 1: SddmmVecKernel<T, QB, 1, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
     case 2: SddmmVecKernel<T, QB, 2, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
@@ -241,6 +254,7 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   a.metric = p.metric;
   a.sentinel = p.sentinel;
   a.out = dist.get();
+  a.query_blocks = 0;
   constexpr int kWarps = 8;
   constexpr int kQb = 4;
   const bool half = p.shard->dtype == DType::kFloat16;

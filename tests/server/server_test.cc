@@ -499,6 +499,12 @@ TEST_F(ServerTest, ConcurrentClientsWithDifferentFiltersAreBatchedCorrectly) {
   EXPECT_LT(searches, requests) << "no batch of more than one request formed";
   HttpReply m = Http(port_, "GET", "/metrics");
   EXPECT_NE(m.body.find("sieve_search_filter_mode_total{mode=\"bitmap\"}"), std::string::npos);
+  // Every search compiled its filters: the stage counter holds time for it.
+  const size_t at = m.body.find("sieve_search_stage_seconds_total{stage=\"compile\"} ");
+  ASSERT_NE(at, std::string::npos) << m.body;
+  EXPECT_GT(std::stod(m.body.substr(
+                at + std::string("sieve_search_stage_seconds_total{stage=\"compile\"} ").size())),
+            0.0);
 }
 
 // Requests sharing one filter are served as one bitset batch; a bad request in a batch gets its

@@ -18,7 +18,7 @@ for mb in 256 1; do
     line=$("$client" "${args[@]}")
     echo "{\"max_batch\": $mb, \"filter\": \"${filter}\", ${line#\{}"
   done
-  curl -s "127.0.0.1:$port/metrics" | grep -E '^sieve_batch_requests_(sum|count)' >&2 || true
+  env -u LD_LIBRARY_PATH curl -s "127.0.0.1:$port/metrics" | grep -E '^sieve_batch_requests_(sum|count)|^sieve_search_stage_seconds_total' >&2 || true
   kill -TERM "$pid"; wait "$pid" || true
   rm -f "$out"
 done

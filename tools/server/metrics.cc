@@ -88,6 +88,14 @@ void Metrics::RecordSearch(const Explain& explain, size_t requests, size_t queri
   passing_rows_total_ += explain.passing_rows;
   for (const ShardPlan& p : explain.shards) ++paths_[p.path];
   ++filter_modes_[explain.filter_mode];
+  for (const auto& [stage, ms] : explain.stage_ms) {
+    // Stage names are the engine's own (a fixed set), but a name of another form is pooled
+    // rather than trusted as a label value.
+    const bool plain =
+        !stage.empty() && stage.size() <= 32 &&
+        stage.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.") == std::string::npos;
+    stage_seconds_[plain ? stage : "other"] += ms / 1e3;
+  }
 }
 
 std::string Metrics::Render() const {
@@ -138,6 +146,13 @@ std::string Metrics::Render() const {
       std::to_string(passing_rows_total_) + "\n";
   RenderHistogram(&out, "sieve_search_passing_rows", "Passing rows of one search.", passing_rows_,
                   kPassingBounds);
+  out +=
+      "# HELP sieve_search_stage_seconds_total Time of each stage of the batcher's searches "
+      "(explain's stage_ms), summed.\n"
+      "# TYPE sieve_search_stage_seconds_total counter\n";
+  for (const auto& [stage, seconds] : stage_seconds_) {
+    out += "sieve_search_stage_seconds_total{stage=\"" + stage + "\"} " + Num(seconds) + "\n";
+  }
   return out;
 }
 

@@ -57,6 +57,7 @@ class Metrics {
   Histogram<9> passing_rows_;
   std::map<std::string, uint64_t> paths_;         // per shard plan
   std::map<std::string, uint64_t> filter_modes_;  // per search
+  std::map<std::string, double> stage_seconds_;   // explain.stage_ms, summed
   uint64_t searches_ = 0;
   uint64_t queries_ = 0;
   uint64_t passing_rows_total_ = 0;
