@@ -77,7 +77,6 @@ void FilterPacker::Write(char* out) const {
   auto* chunk_starts = reinterpret_cast<uint64_t*>(out + pk.off_chunk_starts);
   auto* source = reinterpret_cast<uint32_t*>(out + pk.off_source);
   auto* lows = reinterpret_cast<uint16_t*>(out + pk.off_lows);
-  std::vector<uint32_t> ids;
   uint64_t bitset_at = 0, list_at = 0;
   bitset_starts[0] = 0;
   for (size_t s = 0; s < slots_.size(); ++s) {
@@ -90,16 +89,9 @@ void FilterPacker::Write(char* out) const {
       continue;
     }
     // The list: each id's low 16 bits, and where each chunk's ids begin.
-    ids.resize(set.Cardinality());
-    if (!ids.empty()) set.ToArray(ids.data());
     uint64_t* cs = chunk_starts + size_t{src & ~kListSource} * (size_t{pk.chunks} + 1);
-    size_t i = 0;
-    for (uint32_t c = 0; c <= pk.chunks; ++c) {
-      while (i < ids.size() && (ids[i] >> 16) < c) ++i;
-      cs[c] = list_at + i;
-    }
-    for (size_t j = 0; j < ids.size(); ++j) lows[list_at + j] = static_cast<uint16_t>(ids[j]);
-    list_at += ids.size();
+    set.ToChunkedLows(lows + list_at, cs, pk.chunks, list_at);
+    list_at = cs[pk.chunks];
   }
   for (size_t q = 0; q < slot_of_.size(); ++q) source[q] = slot_source_[slot_of_[q]];
 }

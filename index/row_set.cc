@@ -297,6 +297,41 @@ void RowSet::ToBitset(uint32_t* words, size_t n_words) const {
   if (written < n_words) std::memset(words + written, 0, (n_words - written) * sizeof(uint32_t));
 }
 
+void RowSet::ToChunkedLows(uint16_t* lows, uint64_t* chunk_starts, uint32_t n_chunks,
+                           uint64_t base) const {
+  const roaring_array_t& ra = bitmap_->high_low_container;
+  uint64_t at = 0;  // lows written
+  uint32_t chunk = 0;
+  for (int32_t i = 0; i < ra.size && ra.keys[i] < n_chunks; ++i) {
+    while (chunk <= ra.keys[i]) chunk_starts[chunk++] = base + at;
+    uint8_t type = ra.typecodes[i];
+    const void* c = container_unwrap_shared(ra.containers[i], &type);
+    uint16_t* out = lows + at;
+    if (type == ARRAY_CONTAINER_TYPE_CODE) {
+      auto* a = static_cast<const array_container_t*>(c);
+      std::memcpy(out, a->array, size_t(a->cardinality) * sizeof(uint16_t));
+      at += static_cast<uint64_t>(a->cardinality);
+    } else if (type == BITSET_CONTAINER_TYPE_CODE) {
+      auto* b = static_cast<const bitset_container_t*>(c);
+      for (uint32_t w = 0; w < (1u << 16) / 64; ++w) {
+        for (uint64_t word = b->array[w]; word != 0; word &= word - 1) {
+          *out++ = static_cast<uint16_t>(w * 64 + static_cast<uint32_t>(std::countr_zero(word)));
+        }
+      }
+      at = static_cast<uint64_t>(out - lows);
+    } else if (type == RUN_CONTAINER_TYPE_CODE) {
+      auto* run = static_cast<const run_container_t*>(c);
+      for (int32_t j = 0; j < run->n_runs; ++j) {
+        const uint32_t start = run->runs[j].value;
+        const uint32_t end = start + run->runs[j].length;  // inclusive, < 65,536
+        for (uint32_t v = start; v <= end; ++v) *out++ = static_cast<uint16_t>(v);
+      }
+      at = static_cast<uint64_t>(out - lows);
+    }
+  }
+  while (chunk <= n_chunks) chunk_starts[chunk++] = base + at;
+}
+
 void RowSet::ForEachBatch(void (*fn)(const uint32_t*, size_t, void*), void* context) const {
   constexpr uint32_t kBatch = 256;
   uint32_t buf[kBatch];

@@ -68,6 +68,13 @@ class RowSet {
   // n_words * 32 rows, by walking Roaring containers (not values). Ordinals at or beyond
   // n_words * 32 are ignored. Every word is written.
   void ToBitset(uint32_t* words, size_t n_words) const;
+  // Writes the set as Roaring keeps it: the low 16 bits of every ordinal, ascending, into
+  // `lows` (Cardinality() values), and for each 65,536-row chunk c < n_chunks the position in
+  // `lows` of its first ordinal, plus `base`, into chunk_starts[c], with chunk_starts[n_chunks]
+  // = base + the ordinals of chunks below n_chunks (ordinals past them are left out). Array
+  // containers are copied whole; no 32-bit array is built.
+  void ToChunkedLows(uint16_t* lows, uint64_t* chunk_starts, uint32_t n_chunks,
+                     uint64_t base) const;
   // Calls fn(ordinal) in ascending order.
   template <typename Fn>
   void ForEach(Fn&& fn) const;

@@ -255,6 +255,50 @@ TEST(RowSetTest, ToBitsetHandlesSharedContainers) {
   ExpectBitsetMatches(s, b, (400000 + 31) / 32);
 }
 
+void ExpectChunkedLowsMatch(const std::set<uint32_t>& s, const RowSet& r, uint32_t n_chunks,
+                            uint64_t base) {
+  std::vector<uint16_t> lows_expect;
+  std::vector<uint64_t> starts_expect(n_chunks + 1, 0);
+  for (uint32_t c = 0; c <= n_chunks; ++c) {
+    starts_expect[c] = base + lows_expect.size();
+    if (c == n_chunks) break;
+    for (auto it = s.lower_bound(c << 16); it != s.end() && (*it >> 16) == c; ++it) {
+      lows_expect.push_back(static_cast<uint16_t>(*it));
+    }
+  }
+  // Garbage past the end: nothing may be written there.
+  std::vector<uint16_t> lows(lows_expect.size() + 1, 0xBEEF);
+  std::vector<uint64_t> starts(n_chunks + 2, 77);
+  r.ToChunkedLows(lows.data(), starts.data(), n_chunks, base);
+  EXPECT_EQ(lows.back(), 0xBEEF) << "wrote past the chunks' ordinals";
+  EXPECT_EQ(starts.back(), 77u);
+  lows.pop_back();
+  starts.pop_back();
+  ASSERT_EQ(lows, lows_expect) << "n_chunks=" << n_chunks;
+  ASSERT_EQ(starts, starts_expect) << "n_chunks=" << n_chunks;
+}
+
+TEST(RowSetTest, ToChunkedLowsMatchesNaiveOnEveryContainerKind) {
+  std::mt19937_64 rng(14);
+  ContainerKinds seen;
+  for (int iter = 0; iter < 30; ++iter) {
+    const uint32_t universe = 1000 + rng() % 900000;
+    auto s = RandomMix(rng, universe);
+    RowSet r = FromStdSet(s);
+    ContainerKinds k = Kinds(r);
+    seen.array |= k.array;
+    seen.bitset |= k.bitset;
+    seen.run |= k.run;
+    const uint32_t chunks = (universe + 65535) / 65536;
+    // Every chunk; fewer (ordinals past them left out); more (empty chunks at the end).
+    for (uint32_t n : {chunks, chunks / 2, chunks + 3, 0u}) {
+      ExpectChunkedLowsMatch(s, r, n, iter * 1000);
+    }
+  }
+  EXPECT_TRUE(seen.array && seen.bitset && seen.run);
+  ExpectChunkedLowsMatch({}, RowSet(), 4, 5);
+}
+
 TEST(RowSetTest, SerializeRoundTrip) {
   std::mt19937_64 rng(6);
   for (int iter = 0; iter < 10; ++iter) {
