@@ -330,10 +330,12 @@ std::string PlannerThresholds::ToJson() const {
   j["gather_min_rows"] = gather_min_rows;
   j["gather_scale"] = gather_scale;
   j["gather_max_fraction"] = gather_max_fraction;
+  j["gather_rows_exponent"] = gather_rows_exponent;
   j["bitmap_sddmm_max_rows"] = bitmap_sddmm_max_rows;
   j["bitmap_sddmm_max_fraction"] = bitmap_sddmm_max_fraction;
   j["bitmap_sddmm_base_rows"] = bitmap_sddmm_base_rows;
   j["bitmap_sddmm_max_share"] = bitmap_sddmm_max_share;
+  j["bitmap_sddmm_rows_exponent"] = bitmap_sddmm_rows_exponent;
   j["bitmap_union_gather"] = bitmap_union_gather;
   j["bitmap_gather_max_fraction"] = bitmap_gather_max_fraction;
   j["bitmap_gather_scale"] = bitmap_gather_scale;
@@ -379,10 +381,13 @@ Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* o
   SIEVE_RETURN_IF_ERROR(number("gather_min_rows", &t.gather_min_rows, kHuge));
   SIEVE_RETURN_IF_ERROR(number("gather_scale", &t.gather_scale, kHuge));
   SIEVE_RETURN_IF_ERROR(number("gather_max_fraction", &t.gather_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(optional("gather_rows_exponent", &t.gather_rows_exponent, 8.0));
   SIEVE_RETURN_IF_ERROR(count("bitmap_sddmm_max_rows", &t.bitmap_sddmm_max_rows));
   SIEVE_RETURN_IF_ERROR(number("bitmap_sddmm_max_fraction", &t.bitmap_sddmm_max_fraction, 1.0));
   SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_base_rows", &t.bitmap_sddmm_base_rows, kHuge));
   SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_max_share", &t.bitmap_sddmm_max_share, 1.0));
+  SIEVE_RETURN_IF_ERROR(
+      optional("bitmap_sddmm_rows_exponent", &t.bitmap_sddmm_rows_exponent, 8.0));
   auto g = j.find("bitmap_union_gather");
   if (g == j.end() || !g->is_boolean()) {
     return Status::InvalidArgument(

@@ -102,6 +102,7 @@ PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_nam
   t.gather_min_rows = 5623;
   t.gather_scale = 12.59;
   t.gather_max_fraction = 0.891;
+  t.gather_rows_exponent = 0.25;
   t.bitmap_sddmm_max_rows = UINT64_MAX;
   t.bitmap_sddmm_max_fraction = 0.0437;
   t.bitmap_sddmm_base_rows = 4000;
@@ -130,7 +131,11 @@ double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t 
   const double amortized = 1.0 - t.gather_min_rows / static_cast<double>(rows);
   if (amortized <= 0) return 0;
   const double by_dim = t.gather_scale / std::sqrt(static_cast<double>(std::max(dim, 1u)));
-  return amortized * std::min(by_dim, t.gather_max_fraction);
+  double cap = t.gather_max_fraction;
+  if (t.gather_rows_exponent != 0 && static_cast<double>(rows) > kReferenceRows) {
+    cap *= std::pow(kReferenceRows / static_cast<double>(rows), t.gather_rows_exponent);
+  }
+  return amortized * std::min(by_dim, cap);
 }
 
 double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
@@ -144,6 +149,12 @@ double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32
                                          t.bitmap_gather_rows_exponent));
   }
   return bound;
+}
+
+double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows) {
+  if (t.bitmap_sddmm_rows_exponent == 0 || rows == 0) return t.bitmap_sddmm_max_fraction;
+  return t.bitmap_sddmm_max_fraction *
+         std::pow(kReferenceRows / static_cast<double>(rows), t.bitmap_sddmm_rows_exponent);
 }
 
 namespace {
@@ -188,7 +199,7 @@ SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
     return sddmm ? SearchPath::kSddmm : alternative;
   }
   const bool sddmm = t.bitmap_sddmm_max_fraction >= 1.0 ||
-                     m < t.bitmap_sddmm_base_rows + t.bitmap_sddmm_max_fraction * rows;
+                     m < t.bitmap_sddmm_base_rows + BitmapSddmmMaxFraction(t, in.rows) * rows;
   return sddmm ? SearchPath::kSddmm : alternative;
 }
 

@@ -403,6 +403,95 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
   EXPECT_EQ(ChoosePath(fitted, small), SearchPath::kGather) << t.dump();
 }
 
+// The bitset gather's crossover falls with the rows past 10^6: gather / dense = fraction /
+// f(rows), f = 0.8 · (10^6 / max(rows, 10^6))^0.3 at every dim (0.8 up to 1M rows, 0.65 at 2M,
+// 0.40 at 10M). A cap without the rows' fall sent 60 % of 10M rows to the gather; the fitted
+// exponent follows it.
+TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
+  auto f = [](double rows) { return 0.8 * std::pow(1e6 / std::max(rows, 1e6), 0.3); };
+  json points = json::array();
+  for (uint64_t rows : {200000ull, 2000000ull, 10000000ull}) {
+    const double dense = 1e-7 * static_cast<double>(rows);
+    for (uint32_t dim : {128u, 512u}) {
+      for (double n = 1000; n < 0.95 * rows; n *= 1.25) {
+        const double fraction = n / static_cast<double>(rows);
+        points.push_back(
+            {{"mode", "bitset"},
+             {"rows", rows},
+             {"dim", dim},
+             {"passing", static_cast<uint64_t>(n)},
+             {"ms",
+              {{"sddmm", 1e3}, {"gather", dense * fraction / f(rows)}, {"dense", dense}}}});
+      }
+    }
+  }
+  CliRun r = Refit(points, "gather-points.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& t = j["thresholds"];
+  EXPECT_NEAR(t["gather_rows_exponent"].get<double>(), 0.3, 0.1) << t.dump();
+  PlannerThresholds fitted;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  for (uint32_t dim : {128u, 256u, 512u}) {
+    EXPECT_NEAR(GatherMaxSelectivity(fitted, 1000000, dim), 0.8, 0.1) << dim << " " << t.dump();
+    EXPECT_NEAR(GatherMaxSelectivity(fitted, 10000000, dim), 0.4, 0.06) << dim << " " << t.dump();
+  }
+  PlanInput big;
+  big.rows = 10000000;
+  big.dim = 128;
+  big.num_queries = 100;
+  big.k = 64;
+  big.passing_rows = 6000000;
+  EXPECT_EQ(ChoosePath(fitted, big), SearchPath::kDense) << t.dump();
+  big.passing_rows = 3000000;
+  EXPECT_EQ(ChoosePath(fitted, big), SearchPath::kGather) << t.dump();
+}
+
+// The per-query SDDMM crossover against dense, as a fraction of the rows, falls with them:
+// per-query SDDMM / dense = most / c(rows), c = 0.05 · (10^6 / rows)^0.25 · rows (7.5 % of
+// 200k rows, 4.2 % of 2M, 2.8 % of 10M). One fraction fitted at two sizes sent 5 % of 10M to
+// SDDMM; with the fall the fit carries across sizes.
+TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
+  auto c = [](double rows) { return 0.05 * std::pow(1e6 / rows, 0.25) * rows; };
+  json points = json::array();
+  for (uint64_t rows : {200000ull, 2000000ull, 10000000ull}) {
+    const double dense = 1e-7 * static_cast<double>(rows);
+    for (uint32_t dim : {128u, 512u}) {
+      for (double n = 1000; n < 0.5 * rows; n *= 1.25) {
+        points.push_back({{"mode", "bitmap"},
+                          {"overlap", "independent"},
+                          {"rows", rows},
+                          {"dim", dim},
+                          {"passing", static_cast<uint64_t>(n)},
+                          {"max_passing", static_cast<uint64_t>(n)},
+                          {"union", rows},
+                          {"ms",
+                           {{"sddmm", dense * n / c(static_cast<double>(rows))},
+                            {"gather", 3 * dense},
+                            {"dense", dense}}}});
+      }
+    }
+  }
+  CliRun r = Refit(points, "bitmap-rows-points.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& t = j["thresholds"];
+  EXPECT_NEAR(t["bitmap_sddmm_rows_exponent"].get<double>(), 0.25, 0.1) << t.dump();
+  PlannerThresholds fitted;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  // The fit follows the crossovers with the 10 % tie, 1.1 c.
+  for (double rows : {200000.0, 2000000.0, 10000000.0}) {
+    const double bound =
+        fitted.bitmap_sddmm_base_rows +
+        BitmapSddmmMaxFraction(fitted, static_cast<uint64_t>(rows)) * rows;
+    EXPECT_NEAR(bound / (1.1 * c(rows)), 1.0, 0.15) << rows << " " << t.dump();
+  }
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 500000, 10000000)), SearchPath::kDense)
+      << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 200000, 10000000)), SearchPath::kSddmm)
+      << t.dump();
+}
+
 // Refitting this session's recorded `sieve calibrate --quick` (H200, 2026-11-30, rows 8,192 /
 // 200k / 2M x dims 64 / 512): its union gather crossovers were 0.73-0.75 at 200k rows and at
 // 2M x 512, but 0.39 at 2M x 64. The sweep beside it measured the gather 1.60x slower than
@@ -447,6 +536,8 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   t.bitmap_gather_scale = 0.57;
   t.bitmap_gather_dim_exponent = 0.12;
   t.bitmap_gather_rows_exponent = 0.08;
+  t.gather_rows_exponent = 0.21;
+  t.bitmap_sddmm_rows_exponent = 0.17;
   PlannerThresholds back;
   ASSERT_TRUE(PlannerThresholds::FromJson(t.ToJson(), &back).ok());
   EXPECT_DOUBLE_EQ(back.sddmm_dim_exponent, 0.75);
@@ -455,6 +546,8 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   EXPECT_DOUBLE_EQ(back.bitmap_gather_scale, 0.57);
   EXPECT_DOUBLE_EQ(back.bitmap_gather_dim_exponent, 0.12);
   EXPECT_DOUBLE_EQ(back.bitmap_gather_rows_exponent, 0.08);
+  EXPECT_DOUBLE_EQ(back.gather_rows_exponent, 0.21);
+  EXPECT_DOUBLE_EQ(back.bitmap_sddmm_rows_exponent, 0.17);
   EXPECT_EQ(back.ToJson(), t.ToJson());
   // A calibration stored before these fields existed still loads: no dim scaling, no base
   // count, no share bound.
@@ -472,6 +565,9 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   EXPECT_DOUBLE_EQ(old.bitmap_sddmm_max_share, 1.0);
   EXPECT_DOUBLE_EQ(old.bitmap_gather_scale, 0);
   EXPECT_DOUBLE_EQ(BitmapGatherMaxFraction(old, 10000000, 128), 0.8);
+  EXPECT_DOUBLE_EQ(old.gather_rows_exponent, 0);
+  EXPECT_DOUBLE_EQ(old.bitmap_sddmm_rows_exponent, 0);
+  EXPECT_DOUBLE_EQ(GatherMaxSelectivity(old, 10000000, 8), 0.89);
   // Out of range values are refused, naming the field.
   PlannerThresholds bad;
   Status s = PlannerThresholds::FromJson(
@@ -482,6 +578,16 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
       &bad);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("sddmm_dim_exponent"), std::string::npos);
+  json j = json::parse(PlannerThresholds::GpuDefaults().ToJson());
+  j["gather_rows_exponent"] = -0.5;
+  s = PlannerThresholds::FromJson(j.dump(), &bad);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("gather_rows_exponent"), std::string::npos) << s.ToString();
+  j["gather_rows_exponent"] = 0.5;
+  j["bitmap_sddmm_rows_exponent"] = "x";
+  s = PlannerThresholds::FromJson(j.dump(), &bad);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("bitmap_sddmm_rows_exponent"), std::string::npos) << s.ToString();
 }
 
 }  // namespace

@@ -185,6 +185,47 @@ TEST(PlannerTest, DefaultsByDeviceName) {
   PlanInput small = Bitmap(200000, 10000, 198800, 10500);
   small.k = 64;
   EXPECT_EQ(ChoosePath(h200, small), SearchPath::kSddmm);
+  // The gather cap falls past 10^6 rows: 60 % of 1M x 128 gathers, 60 % of 10M x 128 (where
+  // both sweeps timed dense ahead) scans densely, 45 % still gathers.
+  EXPECT_EQ(ChoosePath(h200, Bitset(1000000, 600000, 128, 64)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 6000000, 128, 64)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 4500000, 128, 64)), SearchPath::kGather);
+}
+
+// gather_rows_exponent scales the gather cap past 10^6 rows only; bitmap_sddmm_rows_exponent
+// the per-query SDDMM fraction at every size; both 0 leave the rule as it was.
+TEST(PlannerTest, RowsExponents) {
+  PlannerThresholds t;
+  t.gather_min_rows = 0;
+  t.gather_scale = 1e9;
+  t.gather_max_fraction = 0.8;
+  EXPECT_DOUBLE_EQ(GatherMaxSelectivity(t, 10000000, 128), 0.8);
+  t.gather_rows_exponent = 0.5;
+  EXPECT_DOUBLE_EQ(GatherMaxSelectivity(t, 200000, 128), 0.8);
+  EXPECT_DOUBLE_EQ(GatherMaxSelectivity(t, 1000000, 128), 0.8);
+  EXPECT_NEAR(GatherMaxSelectivity(t, 4000000, 128), 0.4, 1e-12);
+  EXPECT_NEAR(GatherMaxSelectivity(t, 100000000, 128), 0.08, 1e-12);
+  // The dim term still bounds it where it is lower.
+  t.gather_scale = 0.3 * std::sqrt(512.0);
+  EXPECT_NEAR(GatherMaxSelectivity(t, 1000000, 512), 0.3, 1e-12);
+  EXPECT_NEAR(GatherMaxSelectivity(t, 100000000, 512), 0.08, 1e-12);
+  EXPECT_EQ(ChoosePath(t, Bitset(4000000, 1500000, 128, 64)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(t, Bitset(4000000, 1700000, 128, 64)), SearchPath::kDense);
+
+  t.bitmap_sddmm_max_rows = UINT64_MAX;
+  t.bitmap_sddmm_max_fraction = 0.05;
+  t.bitmap_sddmm_base_rows = 0;
+  EXPECT_DOUBLE_EQ(BitmapSddmmMaxFraction(t, 10000000), 0.05);
+  t.bitmap_sddmm_rows_exponent = 0.5;
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 250000), 0.1, 1e-12);
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 1000000), 0.05, 1e-12);
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 4000000), 0.025, 1e-12);
+  // Independent sets over 4M rows (dense the alternative): SDDMM below 2.5 % a query.
+  EXPECT_EQ(ChoosePath(t, Bitmap(4000000, 90000, 3900000, 95000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(4000000, 100000, 3900000, 105000)), SearchPath::kDense);
+  // And above 5 % of 250k rows it is 10 %.
+  EXPECT_EQ(ChoosePath(t, Bitmap(250000, 20000, 249000, 24000)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, Bitmap(250000, 25000, 249000, 26000)), SearchPath::kDense);
 }
 
 // Per-query SDDMM against the alternative that would run instead: with independent filters

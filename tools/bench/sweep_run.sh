@@ -47,17 +47,17 @@ case "${1:-quick}" in
     ;;
   quicksweep)
     # quickpeer without the peer (one archive back).
-    calibrate calib-quick1 40 --quick
-    calibrate calib-quick2 40 --quick
-    bench 340 /tmp/calib-quick1 --max-gb 12   # every shape but 10M x 1024 (20 GB)
+    calibrate calib-quick1 60 --quick
+    calibrate calib-quick2 60 --quick
+    bench 300 /tmp/calib-quick1 --max-gb 12   # every shape but 10M x 1024 (20 GB)
     (cd "$OUT" && tar -czf sweep.tgz --remove-files -- *.json *.txt *.md *.csv *.cmd)
     ;;
   quickpeer)
     # The last call of a session: the quick pair and the sweep, then the cuVS peer (carry
     # .deps/cuvs/pack too), each under its own limit so the whole fits in one 600 s call.
-    calibrate calib-quick1 40 --quick
-    calibrate calib-quick2 40 --quick
-    bench 340 /tmp/calib-quick1 --max-gb 12   # every shape but 10M x 1024 (20 GB)
+    calibrate calib-quick1 60 --quick
+    calibrate calib-quick2 60 --quick
+    bench 300 /tmp/calib-quick1 --max-gb 12   # every shape but 10M x 1024 (20 GB)
     timeout 165 bash tools/bench/peers/cuvs_peer/run.sh peer
     echo "cuvs peer exit: $?"
     # The device tool brings back at most 8 files: one archive.

@@ -335,39 +335,51 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       decided.push_back({c.rows, c.dim, c.fraction(), std::log(std::max(1.0, c.ms[1] / best_ms)),
                          std::log(std::max(1.0, c.ms[2] / best_ms))});
     }
+    // The cap's fall with the rows, searched only where the sweep has shards past 10^6 rows.
+    std::vector<double> es = {0};
+    if (std::any_of(cells.begin(), cells.end(), [](const Cell& c) {
+          return !c.per_query && static_cast<double>(c.rows) > kReferenceRows;
+        })) {
+      for (double e = 0.05; e <= 0.6001; e += 0.05) es.push_back(e);
+    }
     double best = std::numeric_limits<double>::infinity();
-    double bm = 0, bs = 5.5, bc = 0.5;
+    double bm = 0, bs = 5.5, bc = 0.5, be = 0;
     PlannerThresholds trial = t;
     for (double m : ms) {
       for (double s : ss) {
         for (double c : cs) {
-          trial.gather_min_rows = m;
-          trial.gather_scale = s;
-          trial.gather_max_fraction = c;
-          double pen = 0;
-          for (const GatherCell& g : decided) {
-            pen += g.fraction < GatherMaxSelectivity(trial, g.rows, g.dim) ? g.pen_gather
-                                                                           : g.pen_dense;
-          }
-          if (!decided.empty()) pen /= static_cast<double>(decided.size());
-          double loss = 0;
-          for (const GatherPoint& g : gather_points) {
-            if (g.rows < kCrossoverMinRows) continue;
-            const double model = GatherMaxSelectivity(trial, g.rows, g.dim);
-            const double e = (model > 0 ? std::log(model) : kFloor) - std::log(g.f);
-            if (g.censored > 0 && e >= 0) continue;  // gather won to the end: model may be above
-            if (g.censored < 0 && e <= 0) continue;  // dense won from the start: may be below
-            loss += e * e;
-          }
-          // Ties (directions the data does not pin down) go toward cuVS's constants.
-          loss += 1e-3 * (std::fabs(std::log(s / 5.5)) + std::fabs(std::log(c / 0.5))) +
-                  1e-4 * std::log1p(m / 1000.0);
-          loss = pen + 1e-3 * loss;
-          if (loss < best) {
-            best = loss;
-            bm = m;
-            bs = s;
-            bc = c;
+          for (double ex : es) {
+            trial.gather_min_rows = m;
+            trial.gather_scale = s;
+            trial.gather_max_fraction = c;
+            trial.gather_rows_exponent = ex;
+            double pen = 0;
+            for (const GatherCell& g : decided) {
+              pen += g.fraction < GatherMaxSelectivity(trial, g.rows, g.dim) ? g.pen_gather
+                                                                             : g.pen_dense;
+            }
+            if (!decided.empty()) pen /= static_cast<double>(decided.size());
+            double loss = 0;
+            for (const GatherPoint& g : gather_points) {
+              if (g.rows < kCrossoverMinRows) continue;
+              const double model = GatherMaxSelectivity(trial, g.rows, g.dim);
+              const double e = (model > 0 ? std::log(model) : kFloor) - std::log(g.f);
+              if (g.censored > 0 && e >= 0) continue;  // gather won to the end: may be above
+              if (g.censored < 0 && e <= 0) continue;  // dense won from the start: below
+              loss += e * e;
+            }
+            // Ties (directions the data does not pin down) go toward cuVS's constants and no
+            // fall with the rows.
+            loss += 1e-3 * (std::fabs(std::log(s / 5.5)) + std::fabs(std::log(c / 0.5)) + ex) +
+                    1e-4 * std::log1p(m / 1000.0);
+            loss = pen + 1e-3 * loss;
+            if (loss < best) {
+              best = loss;
+              bm = m;
+              bs = s;
+              bc = c;
+              be = ex;
+            }
           }
         }
       }
@@ -375,6 +387,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     t.gather_min_rows = bm;
     t.gather_scale = bs;
     t.gather_max_fraction = bc;
+    t.gather_rows_exponent = be;
     double sq = 0;
     int n = 0;
     for (auto& fs : rep.series) {
@@ -486,34 +499,48 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       if (!cross.empty()) {
         std::vector<double> bases = {0};
         for (double e = 1; e <= 7.001; e += 0.05) bases.push_back(std::pow(10.0, e));
-        double best = std::numeric_limits<double>::infinity(), bb = 0, bf = 1.0;
+        // The fraction's fall with the rows, base + f · (10^6 / rows)^x · rows, searched only
+        // where the crossovers span three shard sizes (two fix base and f alone).
+        std::set<double> sizes;
+        for (const Cross& cr : cross) sizes.insert(cr.rows);
+        std::vector<double> xs = {0};
+        if (sizes.size() >= 3) {
+          for (double x = 0.05; x <= 0.5001; x += 0.05) xs.push_back(x);
+        }
+        double best = std::numeric_limits<double>::infinity(), bb = 0, bf = 1.0, bx = 0;
         for (double base_rows : bases) {
           for (double e = -4; e <= 0.0001; e += 0.02) {
             const double f = std::min(1.0, std::pow(10.0, e));
-            double l = 0;
-            for (const Cross& cr : cross) {
-              const double err = std::log(std::max(1.0, base_rows + f * cr.rows)) -
-                                 std::log(std::max(1.0, cr.count));
-              if (cr.censored > 0 && err >= 0) continue;  // SDDMM won to the end: may be above
-              if (cr.censored < 0 && err <= 0) continue;  // dense won from the start: below
-              l += err * err;
-            }
-            // Directions the crossovers do not pin down go toward no base.
-            l += 1e-4 * std::log1p(base_rows / 1000.0);
-            if (l < best) {
-              best = l;
-              bb = base_rows;
-              bf = f;
+            for (double x : xs) {
+              double l = 0;
+              for (const Cross& cr : cross) {
+                const double fraction = f * std::pow(kReferenceRows / cr.rows, x);
+                const double err = std::log(std::max(1.0, base_rows + fraction * cr.rows)) -
+                                   std::log(std::max(1.0, cr.count));
+                if (cr.censored > 0 && err >= 0) continue;  // SDDMM won to the end: above
+                if (cr.censored < 0 && err <= 0) continue;  // dense won from the start: below
+                l += err * err;
+              }
+              // Directions the crossovers do not pin down go toward no base and no fall.
+              l += 1e-4 * (std::log1p(base_rows / 1000.0) + x);
+              if (l < best) {
+                best = l;
+                bb = base_rows;
+                bf = f;
+                bx = x;
+              }
             }
           }
         }
         t.bitmap_sddmm_base_rows = bb;
         t.bitmap_sddmm_max_fraction = bf;
+        t.bitmap_sddmm_rows_exponent = bx;
         double sq = 0;
         int n = 0;
         for (const Cross& cr : cross) {
           if (cr.censored != 0) continue;
-          const double e = std::log((bb + bf * cr.rows) / cr.count);
+          const double fraction = BitmapSddmmMaxFraction(t, static_cast<uint64_t>(cr.rows));
+          const double e = std::log((bb + fraction * cr.rows) / cr.count);
           sq += e * e;
           ++n;
         }

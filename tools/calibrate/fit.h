@@ -51,8 +51,10 @@ struct FitReport {
 //                         count is the log-median of the crossovers scaled to dim 128;
 //   sddmm_max_fraction    1 (no bound), or the tightest per-series crossover fraction when
 //                         that lowers the mean penalty over the bitset cells by > 3%;
-//   gather_min_rows, gather_scale, gather_max_fraction
-//                         cuVS's form by a grid search: first the mean log penalty over the
+//   gather_min_rows, gather_scale, gather_max_fraction, gather_rows_exponent
+//                         cuVS's form, its cap falling as (10^6 / rows)^gather_rows_exponent
+//                         past 10^6 rows (0 unless the sweep has such shards), by a grid
+//                         search: first the mean log penalty over the
 //                         bitset cells the bound decides (gather or dense), then, to settle
 //                         what that leaves flat, the squared log error to the gather → dense
 //                         crossovers of the series of at least 65,536 rows (censored series
@@ -69,8 +71,10 @@ struct FitReport {
 //   bitmap_sddmm_max_share
 //                         a grid search minimizing the mean log penalty over the bitmap cells
 //                         whose alternative to SDDMM is the union gather;
-//   bitmap_sddmm_base_rows, bitmap_sddmm_max_fraction
-//                         base + fraction · rows fitted by a grid search on squared log error
+//   bitmap_sddmm_base_rows, bitmap_sddmm_max_fraction, bitmap_sddmm_rows_exponent
+//                         base + fraction · (10^6 / rows)^exponent · rows (the exponent 0
+//                         unless the crossovers span three shard sizes) fitted by a grid search
+//                         on squared log error
 //                         to the crossovers (largest per-query count where per-query SDDMM
 //                         stops beating dense, 10% tie) of the bitmap series whose alternative
 //                         is dense, censored series counting only on the side they bound;

@@ -254,13 +254,16 @@ int Calibrate(const Args& args) {
   out["thresholds"] = ThresholdsJson(fitted);
   json fit;
   fit["gather_form"] =
-      "(1 - gather_min_rows/rows) * min(gather_scale/sqrt(dim), gather_max_fraction)";
+      "(1 - gather_min_rows/rows) * min(gather_scale/sqrt(dim), gather_max_fraction * "
+      "(1e6/max(rows,1e6))^gather_rows_exponent)";
   fit["log_rms"] = report.fit_log_rms;
   fit["sddmm_form"] = "sddmm_max_rows * (128/dim)^sddmm_dim_exponent";
   fit["sddmm_series"] = report.sddmm_series;
   fit["sddmm_dims"] = report.sddmm_dims;
   fit["sddmm_log_rms"] = report.sddmm_log_rms;
-  fit["bitmap_sddmm_form"] = "bitmap_sddmm_base_rows + bitmap_sddmm_max_fraction * rows";
+  fit["bitmap_sddmm_form"] =
+      "bitmap_sddmm_base_rows + bitmap_sddmm_max_fraction * (1e6/rows)^bitmap_sddmm_rows_exponent "
+      "* rows";
   fit["bitmap_sddmm_series"] = report.bitmap_sddmm_series;
   fit["bitmap_sddmm_log_rms"] = report.bitmap_sddmm_log_rms;
   json series = json::array();
@@ -300,14 +303,16 @@ int Calibrate(const Args& args) {
   std::fprintf(
       stderr,
       "%s %s in %.1f s: sddmm_max_rows %llu at dim 128 x (128/dim)^%.2f, gather %s, "
-      "bitmap sddmm: share %.3g, base %.0f + fraction %.3g, union gather %s\n",
+      "bitmap sddmm: share %.3g, base %.0f + fraction %.3g x (1e6/rows)^%.2f, union gather "
+      "%s\n",
       store ? "stored" : "fitted (not stored)", name.c_str(), seconds,
       static_cast<unsigned long long>(fitted.sddmm_max_rows), fitted.sddmm_dim_exponent,
       ("min_rows " + std::to_string(fitted.gather_min_rows) + " scale " +
-       std::to_string(fitted.gather_scale) + " cap " + std::to_string(fitted.gather_max_fraction))
+       std::to_string(fitted.gather_scale) + " cap " + std::to_string(fitted.gather_max_fraction) +
+       " x (1e6/rows)^" + std::to_string(fitted.gather_rows_exponent) + " past 1e6 rows")
           .c_str(),
       fitted.bitmap_sddmm_max_share, fitted.bitmap_sddmm_base_rows,
-      fitted.bitmap_sddmm_max_fraction,
+      fitted.bitmap_sddmm_max_fraction, fitted.bitmap_sddmm_rows_exponent,
       !fitted.bitmap_union_gather ? "off"
       : fitted.bitmap_gather_scale > 0
           ? ("< min(" + std::to_string(fitted.bitmap_gather_max_fraction) + ", " +

@@ -61,13 +61,14 @@ CPU_DEFAULTS = {  # query/planner.cc PlannerThresholds::CpuDefaults()
 PRESETS = {"gpu_defaults": GPU_DEFAULTS, "cuvs_2610": CUVS_2610, "cpu_defaults": CPU_DEFAULTS}
 # Fields a stored calibration may lack (older versions); PlannerThresholds::FromJson's defaults.
 OPTIONAL_DEFAULTS = {"sddmm_dim_exponent": 0.0, "bitmap_sddmm_max_share": 1.0,
+                     "gather_rows_exponent": 0.0, "bitmap_sddmm_rows_exponent": 0.0,
                      "bitmap_sddmm_base_rows": 0.0, "bitmap_gather_scale": 0.0,
                      "bitmap_gather_dim_exponent": 0.0, "bitmap_gather_rows_exponent": 0.0}
 
 
 def load_thresholds(spec):
     if spec in PRESETS:
-        return dict(PRESETS[spec])
+        return dict(OPTIONAL_DEFAULTS, **PRESETS[spec])
     with open(spec) as f:
         j = json.load(f)
     if "thresholds" in j:
@@ -92,7 +93,10 @@ def gather_max_selectivity(t, rows, dim):
     amortized = 1.0 - t["gather_min_rows"] / rows
     if amortized <= 0:
         return 0.0
-    return amortized * min(t["gather_scale"] / math.sqrt(max(dim, 1)), t["gather_max_fraction"])
+    cap = t["gather_max_fraction"]
+    if t["gather_rows_exponent"] != 0 and rows > REFERENCE_ROWS:
+        cap *= (REFERENCE_ROWS / rows) ** t["gather_rows_exponent"]
+    return amortized * min(t["gather_scale"] / math.sqrt(max(dim, 1)), cap)
 
 
 def bitset_v1(t, p):
@@ -150,9 +154,16 @@ def rule_v2(t, p):
         share = t["bitmap_sddmm_max_share"]
         return "sddmm" if share >= 1.0 or most < share * union else alternative
     frac = t["bitmap_sddmm_max_fraction"]
-    if frac >= 1.0 or most < t["bitmap_sddmm_base_rows"] + frac * rows:
+    if frac >= 1.0 or most < t["bitmap_sddmm_base_rows"] + bitmap_sddmm_max_fraction(t, rows) * rows:
         return "sddmm"
     return alternative
+
+
+def bitmap_sddmm_max_fraction(t, rows):
+    """query/planner.cc BitmapSddmmMaxFraction: per-query SDDMM's fraction against dense."""
+    if t["bitmap_sddmm_rows_exponent"] == 0 or rows == 0:
+        return t["bitmap_sddmm_max_fraction"]
+    return t["bitmap_sddmm_max_fraction"] * (REFERENCE_ROWS / rows) ** t["bitmap_sddmm_rows_exponent"]
 
 
 def bitmap_gather_max_fraction(t, rows, dim):
