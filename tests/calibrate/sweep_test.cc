@@ -52,6 +52,38 @@ TEST(SweepTest, TimesEveryPathAtEveryPoint) {
   EXPECT_GE(cpu.runs(SearchPath::kDense), 1u);
 }
 
+// bitmap_max_shape_bytes keeps the per-query series to the small shapes; the bitset series
+// still runs on every shape.
+TEST(SweepTest, BitmapSeriesOnlyOnSmallShapes) {
+  CpuExecutor cpu(CpuExecutorOptions{1, 0, true});
+  SweepConfig c;
+  c.rows_list = {4096};
+  c.dims = {8, 16};
+  c.fractions = {0.5};
+  c.counts = {10};
+  c.queries = 4;
+  c.k = 4;
+  c.dtype = DType::kFloat32;
+  c.warmup = 0;
+  c.min_reps = 1;
+  c.max_reps = 1;
+  c.budget_ms = 1;
+  c.bitmap_max_shape_bytes = 4096 * 8 * 4;  // 4096 x 8 float32: the dim-8 shape only
+  std::vector<Cell> cells;
+  Status s = RunSweep(&cpu, c, nullptr, &cells);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  size_t bitset8 = 0, bitset16 = 0, bitmap8 = 0, bitmap16 = 0;
+  for (const Cell& cell : cells) {
+    size_t& n = cell.per_query ? (cell.dim == 8 ? bitmap8 : bitmap16)
+                               : (cell.dim == 8 ? bitset8 : bitset16);
+    ++n;
+  }
+  EXPECT_EQ(bitset8, 2u);
+  EXPECT_EQ(bitset16, 2u);
+  EXPECT_EQ(bitmap8, 4u);  // shared and independent, two counts each
+  EXPECT_EQ(bitmap16, 0u);
+}
+
 TEST(SweepTest, RejectsABadGrid) {
   CpuExecutor cpu;
   SweepConfig c;

@@ -135,8 +135,11 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
       view.dtype = config.dtype;
       const double gen_s = std::chrono::duration<double>(Clock::now() - ts).count();
       size_t disagree = 0;
+      const bool bitmaps_here =
+          config.bitmap_max_shape_bytes == 0 || rows * dim * elem <= config.bitmap_max_shape_bytes;
       for (const Series& s : series) {
         if (out_of_time()) break;
+        if (s.per_query && !bitmaps_here) continue;
         bool prune[3] = {false, false, false};
         double last[3] = {0, 0, 0};
         for (const PointFilters& pf : s.points) {

@@ -52,6 +52,9 @@ struct SweepConfig {
   // Skip (rows, dim) shapes whose vectors would take more bytes than this on the device
   // (rows × dim × element size). 0: no limit.
   uint64_t max_shape_bytes = 0;
+  // Time the per-query (bitmap) series only on shapes of at most this many bytes (their
+  // filters cost the most to build and time). 0: no limit beyond max_shape_bytes.
+  uint64_t bitmap_max_shape_bytes = 0;
   uint64_t seed = 1;
   // Stop before the next shape or series once this many seconds have passed since the sweep
   // began, keeping the cells measured so far (RunSweep sets *stopped_early). 0: no limit.
