@@ -7,10 +7,40 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace sieve::calibrate {
 namespace {
+
+// RoundToHalf is the float16 conversion for every value the generator makes (k / 2^23 - 1).
+TEST(SyntheticTest, RoundToHalfIsTheFloat16Conversion) {
+  size_t mismatches = 0;
+  for (uint32_t k = 0; k < (1u << 24); ++k) {
+    const float x = static_cast<float>(k) / 8388608.0f - 1.0f;
+    const float want = static_cast<float>(static_cast<_Float16>(x));
+    const float got = RoundToHalf(x);
+    if (std::memcmp(&want, &got, sizeof(float)) != 0 && ++mismatches <= 3) {
+      ADD_FAILURE() << "k " << k << ": " << x << " -> " << got << ", float16 " << want;
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+  std::vector<float> v;
+  MakeVectors(300, 8, /*round_half=*/true, 3, &v, nullptr);
+  for (float x : v) EXPECT_EQ(x, static_cast<float>(static_cast<_Float16>(x)));
+}
+
+// Bernoulli sets: the same rows for a seed, about p of them, on every chunk boundary.
+TEST(SyntheticTest, BernoulliAcrossChunks) {
+  const uint64_t rows = 3 * 65536 + 123;
+  RowSet a = Bernoulli(rows, 0.3, 11);
+  RowSet b = Bernoulli(rows, 0.3, 11);
+  EXPECT_EQ(a, b);
+  EXPECT_NEAR(static_cast<double>(a.Cardinality()) / rows, 0.3, 0.01);
+  EXPECT_LT(a.End(), rows + 1);
+  EXPECT_EQ(Bernoulli(rows, 1.0, 5).Cardinality(), rows);
+  EXPECT_EQ(Bernoulli(rows, 0.0, 5).Cardinality(), 0u);
+}
 
 TEST(SyntheticTest, VectorsAreUniformAndDeterministic) {
   std::vector<float> a, b, norms;

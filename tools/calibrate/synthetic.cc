@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -35,6 +36,19 @@ void ParallelFor(size_t n, Fn&& fn) {
 
 }  // namespace
 
+// x rounded to the nearest float16 value, ties to even, as static_cast<_Float16> (a software
+// conversion without F16C) but by clearing the 13 low mantissa bits. Exact for the generator's
+// values (|x| < 1; below 2^-14, where float16 is subnormal, they are multiples of 2^-23, which
+// it holds exactly): tests/calibrate/synthetic_test.cc checks every one.
+float RoundToHalf(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof(u));
+  u += 0x0FFFu + ((u >> 13) & 1u);
+  u &= ~0x1FFFu;
+  std::memcpy(&x, &u, sizeof(x));
+  return x;
+}
+
 void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::vector<float>* v,
                  std::vector<float>* norms) {
   v->resize(n * dim);
@@ -48,7 +62,7 @@ void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::ve
       for (uint32_t d = 0; d < dim; ++d) {
         float x =
             static_cast<float>(Mix(seed ^ ((r * dim + d) * 0x9e37ull)) >> 40) / 8388608.0f - 1.0f;
-        if (round_half) x = static_cast<float>(static_cast<_Float16>(x));
+        if (round_half) x = RoundToHalf(x);
         row[d] = x;
         sq += static_cast<double>(x) * x;
       }
@@ -58,13 +72,31 @@ void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::ve
 }
 
 RowSet Bernoulli(uint64_t rows, double p, uint64_t seed) {
-  std::vector<uint32_t> ords;
-  ords.reserve(static_cast<size_t>(p * rows * 1.05) + 16);
-  const uint64_t cut = p >= 1.0 ? UINT64_MAX : static_cast<uint64_t>(p * 18446744073709551615.0);
-  for (uint64_t r = 0; r < rows; ++r) {
-    if (Mix(seed ^ (r * 0xd1b54a32d192ed03ull)) <= cut) ords.push_back(static_cast<uint32_t>(r));
+  // One 65,536-row chunk at a time: a hundred sets of millions of rows never hold their
+  // ordinals all at once.
+  // The test is branch-free (every row is written, the count advances when it passes: near
+  // p = 1/2 a branch mispredicts every other row), and one hash decides two rows, 32 bits
+  // each.
+  constexpr uint64_t kChunk = 65536;
+  std::vector<uint32_t> ords(kChunk);
+  const uint64_t cut =
+      p >= 1.0 ? uint64_t{1} << 32 : static_cast<uint64_t>(p * 4294967296.0);
+  RowSet set;
+  for (uint64_t begin = 0; begin < rows; begin += kChunk) {
+    size_t n = 0;
+    const uint64_t end = std::min(rows, begin + kChunk);
+    for (uint64_t r = begin; r < end; r += 2) {
+      const uint64_t h = Mix(seed ^ ((r >> 1) * 0xd1b54a32d192ed03ull));
+      ords[n] = static_cast<uint32_t>(r);
+      n += (h & 0xffffffffu) < cut ? 1 : 0;
+      if (r + 1 < end) {
+        ords[n] = static_cast<uint32_t>(r + 1);
+        n += (h >> 32) < cut ? 1 : 0;
+      }
+    }
+    set.AddMany(ords.data(), n);
   }
-  return RowSet::Of(ords.data(), ords.size());
+  return set;
 }
 
 // A Bernoulli pick trimmed or topped up to the count.

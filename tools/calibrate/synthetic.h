@@ -21,6 +21,9 @@ namespace sieve::calibrate {
 void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::vector<float>* v,
                  std::vector<float>* norms);
 
+// x (|x| < 1) rounded to the nearest float16 value, ties to even: static_cast<_Float16>'s result.
+float RoundToHalf(float x);
+
 // Rows passing a Bernoulli(p) test keyed by `seed` (about p · rows of them).
 RowSet Bernoulli(uint64_t rows, double p, uint64_t seed);
 
