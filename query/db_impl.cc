@@ -331,6 +331,7 @@ std::string PlannerThresholds::ToJson() const {
   j["gather_scale"] = gather_scale;
   j["gather_max_fraction"] = gather_max_fraction;
   j["gather_rows_exponent"] = gather_rows_exponent;
+  j["gather_rows_dim_exponent"] = gather_rows_dim_exponent;
   j["bitmap_sddmm_max_rows"] = bitmap_sddmm_max_rows;
   j["bitmap_sddmm_max_fraction"] = bitmap_sddmm_max_fraction;
   j["bitmap_sddmm_base_rows"] = bitmap_sddmm_base_rows;
@@ -382,6 +383,7 @@ Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* o
   SIEVE_RETURN_IF_ERROR(number("gather_scale", &t.gather_scale, kHuge));
   SIEVE_RETURN_IF_ERROR(number("gather_max_fraction", &t.gather_max_fraction, 1.0));
   SIEVE_RETURN_IF_ERROR(optional("gather_rows_exponent", &t.gather_rows_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(optional("gather_rows_dim_exponent", &t.gather_rows_dim_exponent, 8.0));
   SIEVE_RETURN_IF_ERROR(count("bitmap_sddmm_max_rows", &t.bitmap_sddmm_max_rows));
   SIEVE_RETURN_IF_ERROR(number("bitmap_sddmm_max_fraction", &t.bitmap_sddmm_max_fraction, 1.0));
   SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_base_rows", &t.bitmap_sddmm_base_rows, kHuge));

@@ -92,29 +92,31 @@ PlannerThresholds PlannerThresholds::GpuDefaults() {
 PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_name) {
   if (executor_name.rfind("gpu", 0) != 0) return CpuDefaults();
   if (executor_name.find("H200") == std::string::npos) return GpuDefaults();
-  // Shipped for the H200: one of its quick calibrations, the one whose replayed penalty over a
-  // full sweep was lowest, with the per-query SDDMM base raised where two full sweeps agreed
-  // (tools/bench/results/2026-12-02-h200-filters/ and 2026-12-02b-h200/).
+  // Shipped for the H200: a complete `sieve calibrate --quick` there (rows to 10M, dims 128, 256
+  // and 512), refitted with the gather cap's fall and its weakening with dim, whose replayed
+  // penalty over four full sweeps was lowest (tools/bench/results/2026-12-02c-h200-planner/).
   PlannerThresholds t;
-  t.sddmm_max_rows = 4124;
-  t.sddmm_dim_exponent = 1.10;
+  t.sddmm_max_rows = 5276;
+  t.sddmm_dim_exponent = 0.845;
   t.sddmm_max_fraction = 1.0;
   t.gather_min_rows = 5623;
   t.gather_scale = 12.59;
-  t.gather_max_fraction = 0.891;
-  t.gather_rows_exponent = 0.25;
+  t.gather_max_fraction = 0.708;
+  t.gather_rows_exponent = 0.2;
+  t.gather_rows_dim_exponent = 0.25;
   t.bitmap_sddmm_max_rows = UINT64_MAX;
-  t.bitmap_sddmm_max_fraction = 0.0437;
-  t.bitmap_sddmm_base_rows = 4000;
-  t.bitmap_sddmm_max_share = 0.1;
+  t.bitmap_sddmm_max_fraction = 0.055;
+  t.bitmap_sddmm_base_rows = 1000;
+  t.bitmap_sddmm_max_share = 0.158;
+  t.bitmap_sddmm_rows_exponent = 0.2;
   t.bitmap_union_gather = true;
-  t.bitmap_gather_max_fraction = 0.845;
-  t.bitmap_gather_scale = 0.587;
+  t.bitmap_gather_max_fraction = 1.0;
+  t.bitmap_gather_scale = 0.551;
   t.bitmap_gather_dim_exponent = 0;
-  t.bitmap_gather_rows_exponent = 0;
+  t.bitmap_gather_rows_exponent = 0.0886;
   t.source =
-      "shipped for the NVIDIA H200: sieve calibrate --quick on an H200, 2026-12-02, per-query "
-      "SDDMM base from two full sweeps; not calibrated here";
+      "shipped for the NVIDIA H200: sieve calibrate --quick on an H200, 2026-12-02, refitted; "
+      "not calibrated here";
   return t;
 }
 
@@ -133,7 +135,11 @@ double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t 
   const double by_dim = t.gather_scale / std::sqrt(static_cast<double>(std::max(dim, 1u)));
   double cap = t.gather_max_fraction;
   if (t.gather_rows_exponent != 0 && static_cast<double>(rows) > kReferenceRows) {
-    cap *= std::pow(kReferenceRows / static_cast<double>(rows), t.gather_rows_exponent);
+    double e = t.gather_rows_exponent;
+    if (t.gather_rows_dim_exponent != 0) {
+      e *= std::pow(kReferenceDim / std::max(dim, 1u), t.gather_rows_dim_exponent);
+    }
+    cap *= std::pow(kReferenceRows / static_cast<double>(rows), e);
   }
   return amortized * std::min(by_dim, cap);
 }

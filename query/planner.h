@@ -22,8 +22,9 @@ namespace sieve {
 //           n_pass * dim; the SDDMM -> gather crossover falls as dim grows);
 //   gather  when amortized = 1 - gather_min_rows / rows > 0, n_pass > k and
 //           sel < amortized * min(gather_scale / sqrt(dim), cap), cap = gather_max_fraction,
-//           and past 10^6 rows gather_max_fraction * (10^6 / rows)^gather_rows_exponent (on
-//           large shards the dense scan's cost per row falls below the gather's);
+//           and past 10^6 rows gather_max_fraction * (10^6 / rows)^e, e = gather_rows_exponent
+//           * (128 / dim)^gather_rows_dim_exponent (on large shards the dense scan's cost per
+//           row falls below the gather's, the more so at small dims);
 //   dense   otherwise.
 // A bitmap (one filter per query; most = the largest per-query n_pass, union = the size of the
 // union of the queries' sets): the alternative to per-query SDDMM is the gather over the union
@@ -43,7 +44,7 @@ namespace sieve {
 // A fraction or share bound of 1 means no bound. With GpuDefaults() this is cuVS 26.10's rule
 // except for the SDDMM count's dependence on dim (query/planner.h Cuvs2610Thresholds() has
 // cuVS's exactly). Fields added after the first stored format (sddmm_dim_exponent,
-// gather_rows_exponent, bitmap_sddmm_base_rows, bitmap_sddmm_max_share,
+// gather_rows_exponent, gather_rows_dim_exponent, bitmap_sddmm_base_rows, bitmap_sddmm_max_share,
 // bitmap_sddmm_rows_exponent) read as their defaults below when missing.
 
 // The dim at which PlannerThresholds::sddmm_max_rows and bitmap_gather_scale apply as they are,
@@ -78,8 +79,8 @@ double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim);
 
 // The bitset gather bound of cuVS 26.10's form: (1 - gather_min_rows / rows) *
 // min(gather_scale / sqrt(dim), cap), the cap gather_max_fraction scaled by
-// (10^6 / rows)^gather_rows_exponent past 10^6 rows; gather needs sel < this (so <= 0 means
-// never).
+// (10^6 / rows)^(gather_rows_exponent * (128 / dim)^gather_rows_dim_exponent) past 10^6 rows;
+// gather needs sel < this (so <= 0 means never).
 double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
 
 // The bitmap per-query SDDMM fraction against dense: bitmap_sddmm_max_fraction ·

@@ -229,7 +229,8 @@ struct DevicePlan {
 // (bitmap). The rule that reads them is query/planner.h's (and the README's "Calibration and the
 // planner"); `sieve calibrate` fits them to a device. Every count and fraction is >= 0, every
 // fraction and share <= 1, and a fraction or share of 1 means no bound. Fields added after the
-// first stored format (sddmm_dim_exponent, gather_rows_exponent, bitmap_sddmm_base_rows,
+// first stored format (sddmm_dim_exponent, gather_rows_exponent, gather_rows_dim_exponent,
+// bitmap_sddmm_base_rows,
 // bitmap_sddmm_max_share, bitmap_sddmm_rows_exponent and the bitmap_gather_* power law) read as
 // their defaults below when missing.
 struct PlannerThresholds {
@@ -239,8 +240,10 @@ struct PlannerThresholds {
   double gather_min_rows = 0;
   double gather_scale = 0;
   double gather_max_fraction = 0;
-  // The gather cap's fall with the rows past 10^6: gather_max_fraction · (10^6 / rows)^this.
+  // The gather cap's fall with the rows past 10^6: gather_max_fraction · (10^6 / rows)^e, e =
+  // gather_rows_exponent · (128 / dim)^gather_rows_dim_exponent (the fall weakens with dim).
   double gather_rows_exponent = 0;
+  double gather_rows_dim_exponent = 0;
   uint64_t bitmap_sddmm_max_rows = 0;
   double bitmap_sddmm_max_fraction = 1.0;
   double bitmap_sddmm_base_rows = 0;

@@ -447,6 +447,46 @@ TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
   EXPECT_EQ(ChoosePath(fitted, big), SearchPath::kGather) << t.dump();
 }
 
+// On the H200 the gather's crossover past 10^6 rows falls at dim 128 (0.6 of the rows at 1M,
+// 0.4 at 10M) but hardly at 512: f = 0.7 · (10^6 / max(rows, 10^6))^(0.3 · (128 / dim)). One
+// fall for every dim either sent 60 % of 10M x 128 to the gather or 45 % of 10M x 512 to
+// dense; the fall's weakening with dim follows both.
+TEST_F(CalibrateTest, RefitGatherCapFallWeakensWithDim) {
+  auto f = [](double rows, double dim) {
+    return 0.7 * std::pow(1e6 / std::max(rows, 1e6), 0.3 * 128 / dim);
+  };
+  json points = json::array();
+  for (uint64_t rows : {200000ull, 2000000ull, 10000000ull}) {
+    const double dense = 1e-7 * static_cast<double>(rows);
+    for (uint32_t dim : {128u, 256u, 512u}) {
+      for (double n = 1000; n < 0.95 * rows; n *= 1.25) {
+        const double fraction = n / static_cast<double>(rows);
+        points.push_back(
+            {{"mode", "bitset"},
+             {"rows", rows},
+             {"dim", dim},
+             {"passing", static_cast<uint64_t>(n)},
+             {"ms",
+              {{"sddmm", 1e3},
+               {"gather", dense * fraction / f(static_cast<double>(rows), dim)},
+               {"dense", dense}}}});
+      }
+    }
+  }
+  CliRun r = Refit(points, "gather-dim-points.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& t = j["thresholds"];
+  PlannerThresholds fitted;
+  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  EXPECT_GT(fitted.gather_rows_dim_exponent, 0.5) << t.dump();
+  for (uint32_t dim : {128u, 256u, 512u}) {
+    const double want = f(1e7, dim);
+    EXPECT_NEAR(GatherMaxSelectivity(fitted, 10000000, dim) / want, 1.0, 0.12)
+        << dim << " " << t.dump();
+  }
+}
+
 // The per-query SDDMM crossover against dense, as a fraction of the rows, falls with them:
 // per-query SDDMM / dense = most / c(rows), c = 0.05 · (10^6 / rows)^0.25 · rows (7.5 % of
 // 200k rows, 4.2 % of 2M, 2.8 % of 10M). One fraction fitted at two sizes sent 5 % of 10M to
@@ -509,6 +549,30 @@ TEST_F(CalibrateTest, RefitOfRecordedH200UnionGather) {
   EXPECT_GT(BitmapGatherMaxFraction(fitted, 200000, 512), 0.6) << t.dump();
 }
 
+// Refitting the first complete three-dim `sieve calibrate --quick` on the H200 (2026-12-02,
+// rows to 10M, dims 128 / 256 / 512). The sweep beside it timed dense ahead of the gather at 45 %
+// of 10M x 128 and the gather ahead at 45 % of 10M x 512, the gather ahead of SDDMM at 3,000 rows
+// of dim 256, and dense ahead of per-query SDDMM at 5 % of 10M rows; with two dims or the fall
+// alone, calibrations missed each of them by 1.24-1.38x.
+TEST_F(CalibrateTest, RefitOfRecordedH200ThreeDimQuick) {
+  json j;
+  PlannerThresholds fitted;
+  RefitRecorded("h200-3dims-calib-quick1.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
+  const json& t = j["thresholds"];
+  EXPECT_GT(fitted.gather_rows_exponent, 0) << t.dump();
+  EXPECT_GT(fitted.gather_rows_dim_exponent, 0) << t.dump();
+  EXPECT_LT(GatherMaxSelectivity(fitted, 10000000, 128), 0.45) << t.dump();
+  EXPECT_GT(GatherMaxSelectivity(fitted, 10000000, 512), 0.45) << t.dump();
+  EXPECT_GT(GatherMaxSelectivity(fitted, 1000000, 128), 0.6) << t.dump();
+  EXPECT_LT(SddmmMaxRows(fitted, 256), 3000) << t.dump();
+  EXPECT_GT(SddmmMaxRows(fitted, 128), 3000) << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 500000, 10000000)), SearchPath::kDense)
+      << t.dump();
+  EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 200000, 10000000)), SearchPath::kSddmm)
+      << t.dump();
+}
+
 TEST(PlannerThresholdsJsonTest, RoundTripAndErrors) {
   PlannerThresholds t = PlannerThresholds::GpuDefaults();
   PlannerThresholds back;
@@ -537,6 +601,7 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   t.bitmap_gather_dim_exponent = 0.12;
   t.bitmap_gather_rows_exponent = 0.08;
   t.gather_rows_exponent = 0.21;
+  t.gather_rows_dim_exponent = 0.9;
   t.bitmap_sddmm_rows_exponent = 0.17;
   PlannerThresholds back;
   ASSERT_TRUE(PlannerThresholds::FromJson(t.ToJson(), &back).ok());
@@ -547,6 +612,7 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   EXPECT_DOUBLE_EQ(back.bitmap_gather_dim_exponent, 0.12);
   EXPECT_DOUBLE_EQ(back.bitmap_gather_rows_exponent, 0.08);
   EXPECT_DOUBLE_EQ(back.gather_rows_exponent, 0.21);
+  EXPECT_DOUBLE_EQ(back.gather_rows_dim_exponent, 0.9);
   EXPECT_DOUBLE_EQ(back.bitmap_sddmm_rows_exponent, 0.17);
   EXPECT_EQ(back.ToJson(), t.ToJson());
   // A calibration stored before these fields existed still loads: no dim scaling, no base
@@ -566,6 +632,7 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   EXPECT_DOUBLE_EQ(old.bitmap_gather_scale, 0);
   EXPECT_DOUBLE_EQ(BitmapGatherMaxFraction(old, 10000000, 128), 0.8);
   EXPECT_DOUBLE_EQ(old.gather_rows_exponent, 0);
+  EXPECT_DOUBLE_EQ(old.gather_rows_dim_exponent, 0);
   EXPECT_DOUBLE_EQ(old.bitmap_sddmm_rows_exponent, 0);
   EXPECT_DOUBLE_EQ(GatherMaxSelectivity(old, 10000000, 8), 0.89);
   // Out of range values are refused, naming the field.

@@ -185,11 +185,13 @@ TEST(PlannerTest, DefaultsByDeviceName) {
   PlanInput small = Bitmap(200000, 10000, 198800, 10500);
   small.k = 64;
   EXPECT_EQ(ChoosePath(h200, small), SearchPath::kSddmm);
-  // The gather cap falls past 10^6 rows: 60 % of 1M x 128 gathers, 60 % of 10M x 128 (where
-  // both sweeps timed dense ahead) scans densely, 45 % still gathers.
+  // The gather cap falls past 10^6 rows, less so at larger dims: 60 % of 1M x 128 gathers,
+  // 45 % of 10M x 128 scans densely, 45 % of 10M x 512 gathers (as the recorded sweeps timed).
   EXPECT_EQ(ChoosePath(h200, Bitset(1000000, 600000, 128, 64)), SearchPath::kGather);
   EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 6000000, 128, 64)), SearchPath::kDense);
-  EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 4500000, 128, 64)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 4500000, 128, 64)), SearchPath::kDense);
+  EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 4500000, 512, 64)), SearchPath::kGather);
+  EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 3000000, 128, 64)), SearchPath::kGather);
 }
 
 // gather_rows_exponent scales the gather cap past 10^6 rows only; bitmap_sddmm_rows_exponent
@@ -211,6 +213,13 @@ TEST(PlannerTest, RowsExponents) {
   EXPECT_NEAR(GatherMaxSelectivity(t, 100000000, 512), 0.08, 1e-12);
   EXPECT_EQ(ChoosePath(t, Bitset(4000000, 1500000, 128, 64)), SearchPath::kGather);
   EXPECT_EQ(ChoosePath(t, Bitset(4000000, 1700000, 128, 64)), SearchPath::kDense);
+  // The fall weakens with dim: exponent 0.5 at dim 128, 0.25 at 512.
+  t.gather_scale = 1e9;
+  t.gather_rows_dim_exponent = 0.5;
+  EXPECT_NEAR(GatherMaxSelectivity(t, 4000000, 128), 0.4, 1e-12);
+  EXPECT_NEAR(GatherMaxSelectivity(t, 4000000, 512), 0.8 * std::pow(0.25, 0.25), 1e-12);
+  EXPECT_DOUBLE_EQ(GatherMaxSelectivity(t, 1000000, 512), 0.8);
+  t.gather_rows_dim_exponent = 0;
 
   t.bitmap_sddmm_max_rows = UINT64_MAX;
   t.bitmap_sddmm_max_fraction = 0.05;

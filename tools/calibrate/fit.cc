@@ -336,58 +336,95 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
                          std::log(std::max(1.0, c.ms[2] / best_ms))});
     }
     // The cap's fall with the rows, searched only where the sweep has shards past 10^6 rows.
-    std::vector<double> es = {0};
-    if (std::any_of(cells.begin(), cells.end(), [](const Cell& c) {
-          return !c.per_query && static_cast<double>(c.rows) > kReferenceRows;
-        })) {
+    // The cap's fall with the rows past 10^6 (only with such shards), and the fall's weakening
+    // with dim (only with such shards at two dims or more).
+    std::set<uint32_t> large_dims;
+    for (const Cell& c : cells) {
+      if (!c.per_query && static_cast<double>(c.rows) > kReferenceRows) large_dims.insert(c.dim);
+    }
+    std::vector<double> es = {0}, gs = {0};
+    if (!large_dims.empty()) {
       for (double e = 0.05; e <= 0.6001; e += 0.05) es.push_back(e);
     }
+    if (large_dims.size() >= 2) gs = {0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0};
+    auto loss_of = [&](const PlannerThresholds& trial) {
+      double pen = 0;
+      for (const GatherCell& g : decided) {
+        pen += g.fraction < GatherMaxSelectivity(trial, g.rows, g.dim) ? g.pen_gather
+                                                                       : g.pen_dense;
+      }
+      if (!decided.empty()) pen /= static_cast<double>(decided.size());
+      double loss = 0;
+      for (const GatherPoint& g : gather_points) {
+        if (g.rows < kCrossoverMinRows) continue;
+        const double model = GatherMaxSelectivity(trial, g.rows, g.dim);
+        const double e = (model > 0 ? std::log(model) : kFloor) - std::log(g.f);
+        if (g.censored > 0 && e >= 0) continue;  // gather won to the end: may be above
+        if (g.censored < 0 && e <= 0) continue;  // dense won from the start: may be below
+        loss += e * e;
+      }
+      // Ties (directions the data does not pin down) go toward cuVS's constants and no fall
+      // with the rows.
+      loss += 1e-3 * (std::fabs(std::log(trial.gather_scale / 5.5)) +
+                      std::fabs(std::log(trial.gather_max_fraction / 0.5)) +
+                      trial.gather_rows_exponent + 0.1 * trial.gather_rows_dim_exponent) +
+              1e-4 * std::log1p(trial.gather_min_rows / 1000.0);
+      return pen + 1e-3 * loss;
+    };
     double best = std::numeric_limits<double>::infinity();
-    double bm = 0, bs = 5.5, bc = 0.5, be = 0;
-    PlannerThresholds trial = t;
+    PlannerThresholds trial = t, chosen = t;
+    auto consider = [&]() {
+      const double l = loss_of(trial);
+      if (l < best) {
+        best = l;
+        chosen = trial;
+      }
+    };
+    // Three passes, each a full grid over some of the five numbers with the rest held: (min
+    // rows, scale, cap, fall) without the dim term; (cap, fall, dim term); (min rows, scale).
+    trial.gather_rows_dim_exponent = 0;
     for (double m : ms) {
-      for (double s : ss) {
+      for (double sc : ss) {
         for (double c : cs) {
           for (double ex : es) {
             trial.gather_min_rows = m;
-            trial.gather_scale = s;
+            trial.gather_scale = sc;
             trial.gather_max_fraction = c;
             trial.gather_rows_exponent = ex;
-            double pen = 0;
-            for (const GatherCell& g : decided) {
-              pen += g.fraction < GatherMaxSelectivity(trial, g.rows, g.dim) ? g.pen_gather
-                                                                             : g.pen_dense;
-            }
-            if (!decided.empty()) pen /= static_cast<double>(decided.size());
-            double loss = 0;
-            for (const GatherPoint& g : gather_points) {
-              if (g.rows < kCrossoverMinRows) continue;
-              const double model = GatherMaxSelectivity(trial, g.rows, g.dim);
-              const double e = (model > 0 ? std::log(model) : kFloor) - std::log(g.f);
-              if (g.censored > 0 && e >= 0) continue;  // gather won to the end: may be above
-              if (g.censored < 0 && e <= 0) continue;  // dense won from the start: below
-              loss += e * e;
-            }
-            // Ties (directions the data does not pin down) go toward cuVS's constants and no
-            // fall with the rows.
-            loss += 1e-3 * (std::fabs(std::log(s / 5.5)) + std::fabs(std::log(c / 0.5)) + ex) +
-                    1e-4 * std::log1p(m / 1000.0);
-            loss = pen + 1e-3 * loss;
-            if (loss < best) {
-              best = loss;
-              bm = m;
-              bs = s;
-              bc = c;
-              be = ex;
-            }
+            consider();
           }
         }
       }
     }
+    if (gs.size() > 1) {
+      trial = chosen;
+      for (double c : cs) {
+        for (double ex : es) {
+          for (double g : gs) {
+            trial.gather_max_fraction = c;
+            trial.gather_rows_exponent = ex;
+            trial.gather_rows_dim_exponent = g;
+            consider();
+          }
+        }
+      }
+      trial = chosen;
+      for (double m : ms) {
+        for (double sc : ss) {
+          trial.gather_min_rows = m;
+          trial.gather_scale = sc;
+          consider();
+        }
+      }
+    }
+    const double bm = chosen.gather_min_rows, bs = chosen.gather_scale,
+                 bc = chosen.gather_max_fraction, be = chosen.gather_rows_exponent,
+                 bg = chosen.gather_rows_dim_exponent;
     t.gather_min_rows = bm;
     t.gather_scale = bs;
     t.gather_max_fraction = bc;
     t.gather_rows_exponent = be;
+    t.gather_rows_dim_exponent = bg;
     double sq = 0;
     int n = 0;
     for (auto& fs : rep.series) {

@@ -51,10 +51,13 @@ struct FitReport {
 //                         count is the log-median of the crossovers scaled to dim 128;
 //   sddmm_max_fraction    1 (no bound), or the tightest per-series crossover fraction when
 //                         that lowers the mean penalty over the bitset cells by > 3%;
-//   gather_min_rows, gather_scale, gather_max_fraction, gather_rows_exponent
-//                         cuVS's form, its cap falling as (10^6 / rows)^gather_rows_exponent
-//                         past 10^6 rows (0 unless the sweep has such shards), by a grid
-//                         search: first the mean log penalty over the
+//   gather_min_rows, gather_scale, gather_max_fraction, gather_rows_exponent,
+//   gather_rows_dim_exponent
+//                         cuVS's form, its cap falling as (10^6 / rows)^(gather_rows_exponent ·
+//                         (128 / dim)^gather_rows_dim_exponent) past 10^6 rows (0 unless the
+//                         sweep has such shards; the dim term only with them at two dims), by
+//                         grid searches (all five but the dim term, then cap, fall and dim
+//                         term, then min rows and scale again): first the mean log penalty over the
 //                         bitset cells the bound decides (gather or dense), then, to settle
 //                         what that leaves flat, the squared log error to the gather → dense
 //                         crossovers of the series of at least 65,536 rows (censored series

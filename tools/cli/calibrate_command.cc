@@ -255,7 +255,7 @@ int Calibrate(const Args& args) {
   json fit;
   fit["gather_form"] =
       "(1 - gather_min_rows/rows) * min(gather_scale/sqrt(dim), gather_max_fraction * "
-      "(1e6/max(rows,1e6))^gather_rows_exponent)";
+      "(1e6/max(rows,1e6))^(gather_rows_exponent * (128/dim)^gather_rows_dim_exponent))";
   fit["log_rms"] = report.fit_log_rms;
   fit["sddmm_form"] = "sddmm_max_rows * (128/dim)^sddmm_dim_exponent";
   fit["sddmm_series"] = report.sddmm_series;
@@ -309,7 +309,8 @@ int Calibrate(const Args& args) {
       static_cast<unsigned long long>(fitted.sddmm_max_rows), fitted.sddmm_dim_exponent,
       ("min_rows " + std::to_string(fitted.gather_min_rows) + " scale " +
        std::to_string(fitted.gather_scale) + " cap " + std::to_string(fitted.gather_max_fraction) +
-       " x (1e6/rows)^" + std::to_string(fitted.gather_rows_exponent) + " past 1e6 rows")
+       " x (1e6/rows)^(" + std::to_string(fitted.gather_rows_exponent) + " x (128/dim)^" +
+       std::to_string(fitted.gather_rows_dim_exponent) + ") past 1e6 rows")
           .c_str(),
       fitted.bitmap_sddmm_max_share, fitted.bitmap_sddmm_base_rows,
       fitted.bitmap_sddmm_max_fraction, fitted.bitmap_sddmm_rows_exponent,

@@ -61,7 +61,8 @@ CPU_DEFAULTS = {  # query/planner.cc PlannerThresholds::CpuDefaults()
 PRESETS = {"gpu_defaults": GPU_DEFAULTS, "cuvs_2610": CUVS_2610, "cpu_defaults": CPU_DEFAULTS}
 # Fields a stored calibration may lack (older versions); PlannerThresholds::FromJson's defaults.
 OPTIONAL_DEFAULTS = {"sddmm_dim_exponent": 0.0, "bitmap_sddmm_max_share": 1.0,
-                     "gather_rows_exponent": 0.0, "bitmap_sddmm_rows_exponent": 0.0,
+                     "gather_rows_exponent": 0.0, "gather_rows_dim_exponent": 0.0,
+                     "bitmap_sddmm_rows_exponent": 0.0,
                      "bitmap_sddmm_base_rows": 0.0, "bitmap_gather_scale": 0.0,
                      "bitmap_gather_dim_exponent": 0.0, "bitmap_gather_rows_exponent": 0.0}
 
@@ -95,7 +96,8 @@ def gather_max_selectivity(t, rows, dim):
         return 0.0
     cap = t["gather_max_fraction"]
     if t["gather_rows_exponent"] != 0 and rows > REFERENCE_ROWS:
-        cap *= (REFERENCE_ROWS / rows) ** t["gather_rows_exponent"]
+        e = t["gather_rows_exponent"] * (REFERENCE_DIM / max(dim, 1)) ** t["gather_rows_dim_exponent"]
+        cap *= (REFERENCE_ROWS / rows) ** e
     return amortized * min(t["gather_scale"] / math.sqrt(max(dim, 1)), cap)
 
 
