@@ -43,3 +43,28 @@ def ids(x: Any, what: str = "ids") -> np.ndarray:
     if a.dtype.kind == "u" and a.size and int(a.max()) > np.iinfo(np.int64).max:
         raise InvalidArgument("%s: a value above the int64 range" % what)
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def search_filters(filter: Any, filters: Any) -> tuple[str | None, list[str] | None]:
+    """The search call's filter arguments checked: `filter` one string (or None), `filters` a
+    sequence of strings or None, one a query (or None); not both. Returns (filter, per-query
+    list with None as ""). Raises InvalidArgument naming the argument otherwise."""
+    if filter is not None and filters is not None:
+        raise InvalidArgument("give filter or filters, not both")
+    if filter is not None and not isinstance(filter, str):
+        hint = (" (for a filter per query pass filters=[...])"
+                if isinstance(filter, (list, tuple)) else "")
+        raise InvalidArgument("filter: one filter string, got %s%s" % (type(filter).__name__, hint))
+    if filters is None:
+        return filter, None
+    if isinstance(filters, (str, bytes)) or not hasattr(filters, "__iter__"):
+        raise InvalidArgument("filters: a list with one filter string (or None) a query, got %s"
+                              " (for one filter for every query pass filter=...)"
+                              % type(filters).__name__)
+    per_query = []
+    for i, f in enumerate(filters):
+        if f is not None and not isinstance(f, str):
+            raise InvalidArgument("filters[%d]: a filter string or None, got %s"
+                                  % (i, type(f).__name__))
+        per_query.append("" if f is None else f)
+    return filter, per_query

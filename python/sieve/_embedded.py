@@ -342,10 +342,8 @@ class Collection:
                 message names the position), a filters list of the wrong length.
             Unavailable: ``device="gpu"`` and no GPU can be used.
         """
-        if filter is not None and filters is not None:
-            raise InvalidArgument("give filter or filters, not both")
+        filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
-        per_query = None if filters is None else ["" if f is None else str(f) for f in filters]
         ids, distances, counts, plan, rows = self._core.search(
             self.name, q, int(k), filter or "", per_query, device, path, bool(explain),
             include or "")

@@ -277,14 +277,13 @@ class RemoteCollection:
         :class:`SearchResult` (ids -1 and the metric's worst distance where fewer than k rows
         pass). The server may run the request in one batch with others'; answers are the
         same."""
-        if filter is not None and filters is not None:
-            raise InvalidArgument("give filter or filters, not both")
+        filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
         body: dict[str, Any] = {"vectors": q.astype(np.float32).tolist(), "k": int(k)}
         if filter is not None:
             body["filter"] = filter
-        if filters is not None:
-            body["filters"] = ["" if f is None else str(f) for f in filters]
+        if per_query is not None:
+            body["filters"] = per_query
         if device != "auto":
             body["device"] = device
         if path != "auto":

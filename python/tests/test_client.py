@@ -191,6 +191,11 @@ def test_same_answers_as_the_embedded_api(tmp_path):
         got_pq = c.search(queries, k=9, filters=["cat = 1", "", "cat = 3", None])
     finally:
         s.stop()
+    # The client checks the filter arguments as the embedded API does, before any request.
+    with pytest.raises(sieve.InvalidArgument, match="filter: one filter string, got list"):
+        c.search(queries, k=9, filter=["cat = 1"] * len(queries))
+    with pytest.raises(sieve.InvalidArgument, match="filters: a list"):
+        c.search(queries, k=9, filters="cat = 1")
     for a, b in ((want, got), (want_pq, got_pq)):
         assert np.array_equal(a.ids, b.ids) and np.array_equal(a.distances, b.distances)
         assert np.array_equal(a.counts, b.counts)

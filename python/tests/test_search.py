@@ -183,3 +183,21 @@ def test_calibrate_stores_what_the_planner_then_uses(tmp_path):
             "source"]
         with pytest.raises(sieve.InvalidArgument):
             db.calibrate("cpu", time_limit_s=-1)
+
+
+def test_filter_arguments_of_the_wrong_type(db):
+    coll, _, _, queries, _, _ = make(db, "l2")
+    # A list given as `filter` names `filters`; a string given as `filters` names `filter`.
+    with pytest.raises(sieve.InvalidArgument, match=r"filter: one filter string, got list.*filters="):
+        coll.search(queries, k=3, filter=["cat = 1"] * NQ)
+    with pytest.raises(sieve.InvalidArgument, match=r"filters: a list.*got str.*filter="):
+        coll.search(queries, k=3, filters="cat = 1")
+    with pytest.raises(sieve.InvalidArgument, match=r"filters\[1\]: a filter string or None, got int"):
+        coll.search(queries, k=3, filters=["cat = 1", 2] + [None] * (NQ - 2))
+    with pytest.raises(sieve.InvalidArgument, match="not both"):
+        coll.search(queries, k=3, filter="cat = 1", filters=["cat = 1"] * NQ)
+    # A tuple of filters is a sequence like a list: the same answers.
+    per_query = ["cat = %d" % (q % 10) for q in range(NQ)]
+    a = coll.search(queries, k=3, filters=per_query)
+    b = coll.search(queries, k=3, filters=tuple(per_query))
+    assert np.array_equal(a.ids, b.ids) and np.array_equal(a.distances, b.distances)
