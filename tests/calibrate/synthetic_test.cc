@@ -25,7 +25,7 @@ TEST(SyntheticTest, RoundToHalfIsTheFloat16Conversion) {
     }
   }
   EXPECT_EQ(mismatches, 0u);
-  std::vector<float> v;
+  FloatBuffer v;
   MakeVectors(300, 8, /*round_half=*/true, 3, &v, nullptr);
   for (float x : v) EXPECT_EQ(x, static_cast<float>(static_cast<_Float16>(x)));
 }
@@ -43,7 +43,7 @@ TEST(SyntheticTest, BernoulliAcrossChunks) {
 }
 
 TEST(SyntheticTest, VectorsAreUniformAndDeterministic) {
-  std::vector<float> a, b, norms;
+  FloatBuffer a, b, norms;
   MakeVectors(1000, 16, /*round_half=*/false, 7, &a, &norms);
   MakeVectors(1000, 16, false, 7, &b, nullptr);
   ASSERT_EQ(a.size(), 16000u);
@@ -59,7 +59,7 @@ TEST(SyntheticTest, VectorsAreUniformAndDeterministic) {
   double n0 = 0;
   for (int d = 0; d < 16; ++d) n0 += double{a[d]} * a[d];
   EXPECT_NEAR(norms[0], n0, 1e-4);
-  std::vector<float> h;
+  FloatBuffer h;
   MakeVectors(10, 8, /*round_half=*/true, 7, &h, nullptr);
   for (float x : h) EXPECT_EQ(x, static_cast<float>(static_cast<_Float16>(x)));
 }

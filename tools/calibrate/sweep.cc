@@ -122,7 +122,7 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
         continue;
       }
       auto ts = Clock::now();
-      std::vector<float> data, norms, queries;
+      FloatBuffer data, norms, queries;
       MakeVectors(rows, dim, half, config.seed * 7919 + dim, &data, &norms);
       MakeVectors(config.queries, dim, false, config.seed * 104729 + dim + 1, &queries, nullptr);
       ShardView view;

@@ -49,8 +49,8 @@ float RoundToHalf(float x) {
   return x;
 }
 
-void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::vector<float>* v,
-                 std::vector<float>* norms) {
+void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, FloatBuffer* v,
+                 FloatBuffer* norms) {
   v->resize(n * dim);
   if (norms != nullptr) norms->resize(n);
   const size_t blocks = std::max<size_t>(1, std::min<size_t>(n, 256));

@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "index/row_set.h"
@@ -16,10 +18,33 @@
 
 namespace sieve::calibrate {
 
+// An allocator whose resize leaves new floats uninitialized, so that the threads writing a
+// buffer of gigabytes are the first to touch its pages (a zero-filling resize would fault them
+// all in on one thread first).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using FloatBuffer = std::vector<float, UninitializedAllocator<float>>;
+
 // Vectors n × dim, uniform in [-1, 1) (float16-rounded when round_half), and their squared
-// norms (when norms is not null).
-void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, std::vector<float>* v,
-                 std::vector<float>* norms);
+// norms (when norms is not null); every element of both is written, on every core.
+void MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed, FloatBuffer* v,
+                 FloatBuffer* norms);
 
 // x (|x| < 1) rounded to the nearest float16 value, ties to even: static_cast<_Float16>'s result.
 float RoundToHalf(float x);
