@@ -15,8 +15,8 @@
 namespace sieve::calibrate {
 namespace {
 
-TEST(SweepTest, TimesEveryPathAtEveryPoint) {
-  CpuExecutor cpu(CpuExecutorOptions{1, 0, true});
+// 4,096 rows x dims 8 and 16, float32, 4 queries, k = 4: a sweep of seconds.
+SweepConfig TinyConfig() {
   SweepConfig c;
   c.rows_list = {4096};
   c.dims = {8, 16};
@@ -29,6 +29,12 @@ TEST(SweepTest, TimesEveryPathAtEveryPoint) {
   c.min_reps = 1;
   c.max_reps = 2;
   c.budget_ms = 1;
+  return c;
+}
+
+TEST(SweepTest, TimesEveryPathAtEveryPoint) {
+  CpuExecutor cpu(CpuExecutorOptions{1, 0, true});
+  SweepConfig c = TinyConfig();
   std::vector<std::string> progress;
   std::vector<Cell> cells;
   bool stopped = true;
@@ -56,18 +62,9 @@ TEST(SweepTest, TimesEveryPathAtEveryPoint) {
 // still runs on every shape.
 TEST(SweepTest, BitmapSeriesOnlyOnSmallShapes) {
   CpuExecutor cpu(CpuExecutorOptions{1, 0, true});
-  SweepConfig c;
-  c.rows_list = {4096};
-  c.dims = {8, 16};
+  SweepConfig c = TinyConfig();
   c.fractions = {0.5};
-  c.counts = {10};
-  c.queries = 4;
-  c.k = 4;
-  c.dtype = DType::kFloat32;
-  c.warmup = 0;
-  c.min_reps = 1;
   c.max_reps = 1;
-  c.budget_ms = 1;
   c.bitmap_max_shape_bytes = 4096 * 8 * 4;  // 4096 x 8 float32: the dim-8 shape only
   std::vector<Cell> cells;
   Status s = RunSweep(&cpu, c, nullptr, &cells);

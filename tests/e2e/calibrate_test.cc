@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -403,29 +404,37 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
   EXPECT_EQ(ChoosePath(fitted, small), SearchPath::kGather) << t.dump();
 }
 
-// The bitset gather's crossover falls with the rows past 10^6: gather / dense = fraction /
-// f(rows), f = 0.8 · (10^6 / max(rows, 10^6))^0.3 at every dim (0.8 up to 1M rows, 0.65 at 2M,
-// 0.40 at 10M). A cap without the rows' fall sent 60 % of 10M rows to the gather; the fitted
-// exponent follows it.
-TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
-  auto f = [](double rows) { return 0.8 * std::pow(1e6 / std::max(rows, 1e6), 0.3); };
+// Bitset points over rows {200k, 2M, 10M} x `dims` whose gather / dense ratio is fraction /
+// f(rows, dim): the gather wins below the fraction f, dense above; SDDMM never.
+json GatherPoints(const std::vector<uint32_t>& dims,
+                  const std::function<double(double, double)>& f) {
   json points = json::array();
   for (uint64_t rows : {200000ull, 2000000ull, 10000000ull}) {
     const double dense = 1e-7 * static_cast<double>(rows);
-    for (uint32_t dim : {128u, 512u}) {
+    for (uint32_t dim : dims) {
       for (double n = 1000; n < 0.95 * rows; n *= 1.25) {
         const double fraction = n / static_cast<double>(rows);
-        points.push_back(
-            {{"mode", "bitset"},
-             {"rows", rows},
-             {"dim", dim},
-             {"passing", static_cast<uint64_t>(n)},
-             {"ms",
-              {{"sddmm", 1e3}, {"gather", dense * fraction / f(rows)}, {"dense", dense}}}});
+        const double gather = dense * fraction / f(static_cast<double>(rows), dim);
+        points.push_back({{"mode", "bitset"},
+                          {"rows", rows},
+                          {"dim", dim},
+                          {"passing", static_cast<uint64_t>(n)},
+                          {"ms", {{"sddmm", 1e3}, {"gather", gather}, {"dense", dense}}}});
       }
     }
   }
-  CliRun r = Refit(points, "gather-points.json");
+  return points;
+}
+
+// The bitset gather's crossover falls with the rows past 10^6: f = 0.8 · (10^6 / max(rows,
+// 10^6))^0.3 at every dim (0.8 up to 1M rows, 0.65 at 2M, 0.40 at 10M). A cap without the
+// rows' fall sent 60 % of 10M rows to the gather; the fitted exponent follows it.
+TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
+  CliRun r = Refit(GatherPoints({128, 512},
+                                [](double rows, double) {
+                                  return 0.8 * std::pow(1e6 / std::max(rows, 1e6), 0.3);
+                                }),
+                   "gather-points.json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   const json& t = j["thresholds"];
@@ -436,12 +445,8 @@ TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
     EXPECT_NEAR(GatherMaxSelectivity(fitted, 1000000, dim), 0.8, 0.1) << dim << " " << t.dump();
     EXPECT_NEAR(GatherMaxSelectivity(fitted, 10000000, dim), 0.4, 0.06) << dim << " " << t.dump();
   }
-  PlanInput big;
-  big.rows = 10000000;
-  big.dim = 128;
-  big.num_queries = 100;
-  big.k = 64;
-  big.passing_rows = 6000000;
+  PlanInput big = BitmapInput(10000000, 6000000, 6000000);
+  big.per_query = false;
   EXPECT_EQ(ChoosePath(fitted, big), SearchPath::kDense) << t.dump();
   big.passing_rows = 3000000;
   EXPECT_EQ(ChoosePath(fitted, big), SearchPath::kGather) << t.dump();
@@ -455,25 +460,7 @@ TEST_F(CalibrateTest, RefitGatherCapFallWeakensWithDim) {
   auto f = [](double rows, double dim) {
     return 0.7 * std::pow(1e6 / std::max(rows, 1e6), 0.3 * 128 / dim);
   };
-  json points = json::array();
-  for (uint64_t rows : {200000ull, 2000000ull, 10000000ull}) {
-    const double dense = 1e-7 * static_cast<double>(rows);
-    for (uint32_t dim : {128u, 256u, 512u}) {
-      for (double n = 1000; n < 0.95 * rows; n *= 1.25) {
-        const double fraction = n / static_cast<double>(rows);
-        points.push_back(
-            {{"mode", "bitset"},
-             {"rows", rows},
-             {"dim", dim},
-             {"passing", static_cast<uint64_t>(n)},
-             {"ms",
-              {{"sddmm", 1e3},
-               {"gather", dense * fraction / f(static_cast<double>(rows), dim)},
-               {"dense", dense}}}});
-      }
-    }
-  }
-  CliRun r = Refit(points, "gather-dim-points.json");
+  CliRun r = Refit(GatherPoints({128, 256, 512}, f), "gather-dim-points.json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   const json& t = j["thresholds"];
