@@ -65,7 +65,17 @@ class CalibrateTest : public ::testing::Test {
   void RefitRecorded(const std::string& results_path, json* out, PlannerThresholds* fitted) {
     const std::string file =
         test::SourceDir() + "/tests/data/calibrate/" + results_path;
-    CliRun r = Sieve({"calibrate", "--refit", file, "--device", "gpu"});
+    ParseFit(Sieve({"calibrate", "--refit", file, "--device", "gpu"}), out, fitted);
+  }
+
+  // `sieve calibrate --refit` over `points` (see Refit): its output in *out, the thresholds it
+  // fitted in *fitted.
+  void RefitPoints(const json& points, const std::string& name, json* out,
+                   PlannerThresholds* fitted) {
+    ParseFit(Refit(points, name), out, fitted);
+  }
+
+  static void ParseFit(const CliRun& r, json* out, PlannerThresholds* fitted) {
     ASSERT_EQ(r.code, 0) << r.err;
     *out = json::parse(r.out);
     ASSERT_TRUE(PlannerThresholds::FromJson((*out)["thresholds"].dump(), fitted).ok());
@@ -274,15 +284,14 @@ TEST_F(CalibrateTest, RefitRecoversDimScalingAndBitmapOverlap) {
       }
     }
   }
-  CliRun r = Refit(points, "points.json");
-  ASSERT_EQ(r.code, 0) << r.err;
-  json j = json::parse(r.out);
-  EXPECT_FALSE(j["stored"].get<bool>());
+  json j;
+  PlannerThresholds fitted;
+  RefitPoints(points, "points.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
+  EXPECT_FALSE(j["stored"].get<bool>());
   EXPECT_NEAR(t["sddmm_dim_exponent"].get<double>(), 1.0, 0.1) << t.dump();
   EXPECT_NEAR(t["sddmm_max_rows"].get<double>(), 4000, 800) << t.dump();
-  PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
   // Independent filters: SDDMM (1 + 5 ms) beats the union gather (1.2 + 12.7 ms) and dense
   // (11 ms); shared ones: the gather (1.4 ms) beats SDDMM.
   EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 100000, 6340000)), SearchPath::kSddmm)
@@ -317,17 +326,16 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
       }
     }
   }
-  CliRun r = Refit(points, "bitmap-points.json");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json j = json::parse(r.out);
+  json j;
+  PlannerThresholds fitted;
+  RefitPoints(points, "bitmap-points.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   EXPECT_NEAR(t["bitmap_sddmm_max_fraction"].get<double>(), 0.0458, 0.0458 * 0.15) << t.dump();
   EXPECT_GT(t["bitmap_sddmm_base_rows"].get<double>(), 9583.0 / 2) << t.dump();
   EXPECT_LT(t["bitmap_sddmm_base_rows"].get<double>(), 9583.0 * 2) << t.dump();
   EXPECT_EQ(j["fit"]["bitmap_sddmm_series"].get<int>(), 4) << j["fit"].dump();
   EXPECT_LT(j["fit"]["bitmap_sddmm_log_rms"].get<double>(), 0.15) << j["fit"].dump();
-  PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
   // Every query its own 350,000 (600,000) rows of 10M, the union all of them.
   EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 350000, 10000000)), SearchPath::kSddmm)
       << t.dump();
@@ -388,14 +396,13 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
       }
     }
   }
-  CliRun r = Refit(points, "union-points.json");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json j = json::parse(r.out);
+  json j;
+  PlannerThresholds fitted;
+  RefitPoints(points, "union-points.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   EXPECT_NEAR(t["bitmap_gather_rows_exponent"].get<double>(), 0.2, 0.05) << t.dump();
   EXPECT_LT(t["bitmap_gather_dim_exponent"].get<double>(), 0.05) << t.dump();
-  PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
   EXPECT_GT(BitmapGatherMaxFraction(fitted, 200000, 128), 0.75) << t.dump();
   EXPECT_LT(BitmapGatherMaxFraction(fitted, 10000000, 128), 0.45) << t.dump();
   // Half of 10M rows in the union: dense; 70% of 200,000: the gather.
@@ -426,21 +433,16 @@ json GatherPoints(const std::vector<uint32_t>& dims,
   return points;
 }
 
-// The bitset gather's crossover falls with the rows past 10^6: f = 0.8 · (10^6 / max(rows,
-// 10^6))^0.3 at every dim (0.8 up to 1M rows, 0.65 at 2M, 0.40 at 10M). A cap without the
-// rows' fall sent 60 % of 10M rows to the gather; the fitted exponent follows it.
+// A gather crossover that falls with the rows past 10^6, the same at every dim: the fitted
+// exponent follows it.
 TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
-  CliRun r = Refit(GatherPoints({128, 512},
-                                [](double rows, double) {
-                                  return 0.8 * std::pow(1e6 / std::max(rows, 1e6), 0.3);
-                                }),
-                   "gather-points.json");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json j = json::parse(r.out);
+  auto f = [](double rows, double) { return 0.8 * std::pow(1e6 / std::max(rows, 1e6), 0.3); };
+  json j;
+  PlannerThresholds fitted;
+  RefitPoints(GatherPoints({128, 512}, f), "gather-points.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   EXPECT_NEAR(t["gather_rows_exponent"].get<double>(), 0.3, 0.1) << t.dump();
-  PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
   for (uint32_t dim : {128u, 256u, 512u}) {
     EXPECT_NEAR(GatherMaxSelectivity(fitted, 1000000, dim), 0.8, 0.1) << dim << " " << t.dump();
     EXPECT_NEAR(GatherMaxSelectivity(fitted, 10000000, dim), 0.4, 0.06) << dim << " " << t.dump();
@@ -452,20 +454,17 @@ TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
   EXPECT_EQ(ChoosePath(fitted, big), SearchPath::kGather) << t.dump();
 }
 
-// On the H200 the gather's crossover past 10^6 rows falls at dim 128 (0.6 of the rows at 1M,
-// 0.4 at 10M) but hardly at 512: f = 0.7 · (10^6 / max(rows, 10^6))^(0.3 · (128 / dim)). One
-// fall for every dim either sent 60 % of 10M x 128 to the gather or 45 % of 10M x 512 to
-// dense; the fall's weakening with dim follows both.
+// A gather crossover whose fall past 10^6 rows weakens with dim: one fall for every dim
+// cannot follow it, the fitted dim term does.
 TEST_F(CalibrateTest, RefitGatherCapFallWeakensWithDim) {
   auto f = [](double rows, double dim) {
     return 0.7 * std::pow(1e6 / std::max(rows, 1e6), 0.3 * 128 / dim);
   };
-  CliRun r = Refit(GatherPoints({128, 256, 512}, f), "gather-dim-points.json");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json j = json::parse(r.out);
-  const json& t = j["thresholds"];
+  json j;
   PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
+  RefitPoints(GatherPoints({128, 256, 512}, f), "gather-dim-points.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
+  const json& t = j["thresholds"];
   EXPECT_GT(fitted.gather_rows_dim_exponent, 0.5) << t.dump();
   for (uint32_t dim : {128u, 256u, 512u}) {
     const double want = f(1e7, dim);
@@ -474,10 +473,8 @@ TEST_F(CalibrateTest, RefitGatherCapFallWeakensWithDim) {
   }
 }
 
-// The per-query SDDMM crossover against dense, as a fraction of the rows, falls with them:
-// per-query SDDMM / dense = most / c(rows), c = 0.05 · (10^6 / rows)^0.25 · rows (7.5 % of
-// 200k rows, 4.2 % of 2M, 2.8 % of 10M). One fraction fitted at two sizes sent 5 % of 10M to
-// SDDMM; with the fall the fit carries across sizes.
+// A per-query SDDMM crossover against dense whose fraction of the rows falls with them
+// (per-query SDDMM / dense = most / c(rows)): with the fall the fit carries across sizes.
 TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
   auto c = [](double rows) { return 0.05 * std::pow(1e6 / rows, 0.25) * rows; };
   json points = json::array();
@@ -499,13 +496,12 @@ TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
       }
     }
   }
-  CliRun r = Refit(points, "bitmap-rows-points.json");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const json j = json::parse(r.out);
+  json j;
+  PlannerThresholds fitted;
+  RefitPoints(points, "bitmap-rows-points.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   EXPECT_NEAR(t["bitmap_sddmm_rows_exponent"].get<double>(), 0.25, 0.1) << t.dump();
-  PlannerThresholds fitted;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.dump(), &fitted).ok());
   // The fit follows the crossovers with the 10 % tie, 1.1 c.
   for (double rows : {200000.0, 2000000.0, 10000000.0}) {
     const double bound =
@@ -536,11 +532,8 @@ TEST_F(CalibrateTest, RefitOfRecordedH200UnionGather) {
   EXPECT_GT(BitmapGatherMaxFraction(fitted, 200000, 512), 0.6) << t.dump();
 }
 
-// Refitting the first complete three-dim `sieve calibrate --quick` on the H200 (2026-12-02,
-// rows to 10M, dims 128 / 256 / 512). The sweep beside it timed dense ahead of the gather at 45 %
-// of 10M x 128 and the gather ahead at 45 % of 10M x 512, the gather ahead of SDDMM at 3,000 rows
-// of dim 256, and dense ahead of per-query SDDMM at 5 % of 10M rows; with two dims or the fall
-// alone, calibrations missed each of them by 1.24-1.38x.
+// The recorded three-dim quick calibration (tests/data/calibrate/README.md): its refit must
+// make the choices the sweep beside it timed as fastest at these shapes.
 TEST_F(CalibrateTest, RefitOfRecordedH200ThreeDimQuick) {
   json j;
   PlannerThresholds fitted;

@@ -54,7 +54,7 @@ case "${1:-quick}" in
     (cd "$OUT" && tar -czf sweep.tgz --remove-files -- *.json *.txt *.md *.csv *.cmd)
     ;;
   quick1sweep)
-    # One quick calibration and the sweep (about four minutes on the H200).
+    # One quick calibration and the sweep.
     calibrate calib-quick1 90 --quick
     bench 300 /tmp/calib-quick1 --max-gb 12
     (cd "$OUT" && tar -czf sweep.tgz --remove-files -- *.json *.txt *.md *.csv *.cmd)

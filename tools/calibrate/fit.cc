@@ -417,14 +417,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
         }
       }
     }
-    const double bm = chosen.gather_min_rows, bs = chosen.gather_scale,
-                 bc = chosen.gather_max_fraction, be = chosen.gather_rows_exponent,
-                 bg = chosen.gather_rows_dim_exponent;
-    t.gather_min_rows = bm;
-    t.gather_scale = bs;
-    t.gather_max_fraction = bc;
-    t.gather_rows_exponent = be;
-    t.gather_rows_dim_exponent = bg;
+    t = chosen;  // only the gather fields differ from t
     double sq = 0;
     int n = 0;
     for (auto& fs : rep.series) {

@@ -17,10 +17,9 @@ SweepConfig Grid(bool on_gpu, bool quick) {
   c.dtype = DType::kFloat16;
   c.overlaps = {Overlap::kShared, Overlap::kIndependent};
   if (on_gpu) {
-    // --quick reaches 10M rows: the gather cap's and the per-query SDDMM fraction's fall with
-    // the rows show only past 2M rows, and the cap falls at dim 128 but hardly at 512. Three
-    // dims for the SDDMM bound's fall with dim (two let one noisy crossover tilt it); per-query
-    // filters only on shapes of at most 4 GB (10M x 128).
+    // --quick reaches 10M rows at three dims, where the gather cap's fall with the rows and its
+    // weakening with dim show; per-query series only on the smaller shapes, whose filters are
+    // the costliest to build.
     c.rows_list = quick ? std::vector<uint64_t>{8192, 200000, 2000000, 10000000}
                         : std::vector<uint64_t>{8192, 200000, 1000000, 10000000};
     c.dims = quick ? std::vector<uint32_t>{128, 256, 512}
