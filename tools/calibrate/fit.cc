@@ -537,15 +537,23 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
         if (sizes.size() >= 3) {
           for (double x = 0.05; x <= 0.5001; x += 0.05) xs.push_back(x);
         }
+        // rows · (10^6 / rows)^x per exponent and crossover, computed once for the search.
+        std::vector<std::vector<double>> scaled(xs.size());
+        for (size_t xi = 0; xi < xs.size(); ++xi) {
+          for (const Cross& cr : cross) {
+            scaled[xi].push_back(cr.rows * std::pow(kReferenceRows / cr.rows, xs[xi]));
+          }
+        }
         double best = std::numeric_limits<double>::infinity(), bb = 0, bf = 1.0, bx = 0;
         for (double base_rows : bases) {
           for (double e = -4; e <= 0.0001; e += 0.02) {
             const double f = std::min(1.0, std::pow(10.0, e));
-            for (double x : xs) {
+            for (size_t xi = 0; xi < xs.size(); ++xi) {
+              const double x = xs[xi];
               double l = 0;
-              for (const Cross& cr : cross) {
-                const double fraction = f * std::pow(kReferenceRows / cr.rows, x);
-                const double err = std::log(std::max(1.0, base_rows + fraction * cr.rows)) -
+              for (size_t ci = 0; ci < cross.size(); ++ci) {
+                const Cross& cr = cross[ci];
+                const double err = std::log(std::max(1.0, base_rows + f * scaled[xi][ci])) -
                                    std::log(std::max(1.0, cr.count));
                 if (cr.censored > 0 && err >= 0) continue;  // SDDMM won to the end: above
                 if (cr.censored < 0 && err <= 0) continue;  // dense won from the start: below
