@@ -13,7 +13,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_sieve_libs sieve sieve_query sieve_filter sieve_index sieve_storage sieve_gpu sieve_gpu_host)
+set(_sieve_libs sieve sieve_query sieve_calibrate sieve_filter sieve_index sieve_storage sieve_gpu sieve_gpu_host)
 install(TARGETS ${_sieve_libs} EXPORT sieveTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT sieve_dev
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT sieve_dev)

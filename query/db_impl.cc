@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -14,6 +15,7 @@
 
 #include "filter/filter.h"
 #include "index/roaring_bridge.h"
+#include "query/calibrate/first_use.h"
 #include "query/cpu_executor.h"
 #include "query/db_util.h"
 #include "query/no_throw_db.h"
@@ -160,6 +162,7 @@ DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options,
                std::unique_ptr<Executors> executors)
     : store_(std::move(store)),
       read_only_(options.read_only),
+      first_use_(options.first_use_calibration),
       budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
                                                : DefaultMemoryBudget()),
       filter_cache_(options.filter_cache_bytes),
@@ -259,7 +262,7 @@ Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
 Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds) {
   Device resolved = Device::kCpu;
   SIEVE_RETURN_IF_ERROR(executors_->Resolve(device, executor, &resolved));
-  return ThresholdsOf(**executor, resolved == Device::kGpu, thresholds);
+  return ThresholdsOf(*executor, resolved == Device::kGpu, /*first_use=*/false, thresholds);
 }
 
 Status DBImpl::DevicesFor(Device device, DeviceSet** set,
@@ -268,37 +271,115 @@ Status DBImpl::DevicesFor(Device device, DeviceSet** set,
   SIEVE_RETURN_IF_ERROR(executors_->ResolveSet(device, set, &resolved));
   thresholds->resize((*set)->size());
   for (size_t i = 0; i < (*set)->size(); ++i) {
-    SIEVE_RETURN_IF_ERROR(
-        ThresholdsOf(*(*set)->executor(i), resolved == Device::kGpu, &(*thresholds)[i]));
+    SIEVE_RETURN_IF_ERROR(ThresholdsOf((*set)->executor(i), resolved == Device::kGpu,
+                                       /*first_use=*/true, &(*thresholds)[i]));
   }
   return Status::OK();
 }
 
-Status DBImpl::ThresholdsOf(const Executor& executor, bool gpu, PlannerThresholds* thresholds) {
-  std::lock_guard<std::mutex> l(mu_);
-  const std::string name = executor.name();
-  auto it = thresholds_.find(name);
-  if (it == thresholds_.end()) {
-    // A GPU by its name (shipped thresholds where the project has some); a stand-in executor
-    // serving GPU searches (tests) as any GPU.
-    PlannerThresholds t = !gpu                         ? PlannerThresholds::CpuDefaults()
-                          : name.rfind("gpu", 0) == 0 ? PlannerThresholds::DefaultsFor(name)
-                                                      : PlannerThresholds::GpuDefaults();
-    std::string value;
-    Status s = store_->GetSetting(kPlannerSettingPrefix + name, &value);
-    if (s.ok()) {
-      s = PlannerThresholds::FromJson(value, &t);
-      if (!s.ok()) {
-        return Status::Corruption("the stored planner calibration of '" + name +
-                                  "': " + s.message() + " (run sieve calibrate again)");
-      }
-    } else if (!s.IsNotFound() && !s.IsNotSupported()) {
-      return s;
+Status DBImpl::ThresholdsOf(Executor* executor, bool gpu, bool first_use,
+                            PlannerThresholds* thresholds) {
+  const std::string name = executor->name();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = thresholds_.find(name);
+    if (it != thresholds_.end()) {
+      *thresholds = it->second;
+      return Status::OK();
     }
-    it = thresholds_.emplace(name, std::move(t)).first;
+    bool stored = false;
+    SIEVE_RETURN_IF_ERROR(StoredThresholdsOf(name, gpu, thresholds, &stored));
+    const bool due = !stored && WantsFirstUseCalibration(name, gpu);
+    // Defaults that a first search will replace are not kept: reading them calibrates nothing.
+    if (!due) thresholds_.emplace(name, *thresholds);
+    if (!due || !first_use) return Status::OK();
   }
-  *thresholds = it->second;
+  // The first search on a GPU without thresholds of its own calibrates it, once: searches of
+  // the same device wait here, the others go on (mu_ is not held while it runs).
+  std::lock_guard<std::mutex> once(first_use_mu_);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = thresholds_.find(name);
+    if (it != thresholds_.end()) {
+      *thresholds = it->second;
+      return Status::OK();
+    }
+  }
+  CalibrateFirstUse(executor, thresholds);
+  std::lock_guard<std::mutex> l(mu_);
+  thresholds_.emplace(name, *thresholds);
   return Status::OK();
+}
+
+Status DBImpl::StoredThresholdsOf(const std::string& name, bool gpu,
+                                  PlannerThresholds* thresholds, bool* stored) {
+  // A GPU by its name (shipped thresholds where the project has some); a stand-in executor
+  // serving GPU searches (tests) as any GPU.
+  *thresholds = !gpu                         ? PlannerThresholds::CpuDefaults()
+                : name.rfind("gpu", 0) == 0 ? PlannerThresholds::DefaultsFor(name)
+                                            : PlannerThresholds::GpuDefaults();
+  *stored = false;
+  std::string value;
+  Status s = store_->GetSetting(kPlannerSettingPrefix + name, &value);
+  if (s.IsNotFound() || s.IsNotSupported()) return Status::OK();
+  SIEVE_RETURN_IF_ERROR(s);
+  s = PlannerThresholds::FromJson(value, thresholds);
+  if (!s.ok()) {
+    return Status::Corruption("the stored planner calibration of '" + name +
+                              "': " + s.message() + " (run sieve calibrate again)");
+  }
+  *stored = true;
+  return Status::OK();
+}
+
+bool DBImpl::WantsFirstUseCalibration(const std::string& name, bool gpu) const {
+  using Mode = FirstUseCalibration::Mode;
+  if (!gpu || first_use_.mode == Mode::kOff) return false;
+  return first_use_.mode == Mode::kAlways || !HasShippedThresholds(name);
+}
+
+void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds) {
+  const std::string name = executor->name();
+  auto say = [&](const std::string& line) {
+    if (first_use_.notice) {
+      first_use_.notice(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  };
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "sieve: %s has no planner calibration in this database; calibrating it for "
+                "first use (at most %.0f s; Options::first_use_calibration)",
+                name.c_str(), first_use_.time_limit_s);
+  say(line);
+  const PlannerThresholds defaults = *thresholds;
+  calibrate::FirstUseReport report;
+  Status s = calibrate::CalibrateFirstUse(executor, first_use_, defaults, thresholds, &report);
+  if (!s.ok()) {
+    *thresholds = defaults;
+    say("sieve: the first-use calibration of " + name + " failed (" + s.ToString() +
+        "); it plans with " + defaults.source + " until `sieve calibrate` runs");
+    return;
+  }
+  // Stored as PutPlannerThresholds stores it: what a reopen reads is what is used now.
+  const std::string value = thresholds->ToJson();
+  PlannerThresholds parsed;
+  s = PlannerThresholds::FromJson(value, &parsed);
+  if (s.ok()) {
+    *thresholds = std::move(parsed);
+    s = read_only_ ? Status::NotSupported("the database is open read-only")
+                   : store_->PutSetting(kPlannerSettingPrefix + name, value);
+  }
+  std::snprintf(line, sizeof(line),
+                "sieve: calibrated %s in %.1f s (%zu points%s): %s; %s", name.c_str(),
+                report.seconds, report.points,
+                report.complete ? "" : ", the time limit cut the sweep",
+                DescribeThresholds(*thresholds).c_str(),
+                s.ok() ? "stored in the database (`sieve calibrate --quick` fits a wider grid)"
+                       : ("not stored (" + s.ToString() + "): used until the database closes")
+                             .c_str());
+  say(line);
 }
 
 Status DBImpl::GetPlannerThresholds(Device device, PlannerThresholds* thresholds,

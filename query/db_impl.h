@@ -106,11 +106,24 @@ class DBImpl : public DB {
   Status ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds);
   // Every device `device` resolves to, and each one's thresholds.
   Status DevicesFor(Device device, DeviceSet** set, std::vector<PlannerThresholds>* thresholds);
-  // The thresholds of `executor`: its stored calibration, else the defaults of its kind.
-  Status ThresholdsOf(const Executor& executor, bool gpu, PlannerThresholds* thresholds);
+  // The thresholds of `executor`: its stored calibration, else the defaults of its kind; with
+  // `first_use` (a search), a GPU that WantsFirstUseCalibration is calibrated first.
+  Status ThresholdsOf(Executor* executor, bool gpu, bool first_use,
+                      PlannerThresholds* thresholds);
+  // The calibration stored for executor `name` (*stored), else its defaults. REQUIRES: mu_ held.
+  Status StoredThresholdsOf(const std::string& name, bool gpu, PlannerThresholds* thresholds,
+                            bool* stored);
+  // Whether a GPU executor `name` without a stored calibration gets a first-use calibration.
+  bool WantsFirstUseCalibration(const std::string& name, bool gpu) const;
+  // Calibrates `executor` for first use (Options::first_use_calibration), announces it and
+  // stores the thresholds; *thresholds holds its defaults on entry and what it plans with on
+  // return (the defaults again when the sweep failed). REQUIRES: first_use_mu_ held.
+  void CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds);
 
   std::unique_ptr<Store> store_;
   const bool read_only_;
+  const FirstUseCalibration first_use_;
+  std::mutex first_use_mu_;  // one first-use calibration at a time
   MemoryBudget budget_;
   FilterCache filter_cache_;
   std::mutex mu_;  // guards collections_ and the executors

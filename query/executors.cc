@@ -3,6 +3,7 @@
 #include "query/executors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,6 +56,19 @@ Status ValidateDeviceOptions(const Options& options) {
   if (options.devices.size() > static_cast<size_t>(kMaxDevices)) {
     return Status::InvalidArgument("devices: more than " + std::to_string(kMaxDevices) +
                                    " entries");
+  }
+  const FirstUseCalibration& f = options.first_use_calibration;
+  if (f.mode != FirstUseCalibration::Mode::kUnknownDevices &&
+      f.mode != FirstUseCalibration::Mode::kOff && f.mode != FirstUseCalibration::Mode::kAlways) {
+    return Status::InvalidArgument("first_use_calibration.mode: not a mode (" +
+                                   std::to_string(static_cast<int>(f.mode)) + ")");
+  }
+  if (!std::isfinite(f.time_limit_s) || f.time_limit_s < 0) {
+    return Status::InvalidArgument("first_use_calibration.time_limit_s must be finite and >= 0");
+  }
+  if (f.max_rows < 1 || f.max_rows > UINT32_MAX) {
+    return Status::InvalidArgument("first_use_calibration.max_rows must be 1 to 2^32 - 1, got " +
+                                   std::to_string(f.max_rows));
   }
   if (options.cpu_executors < 1 || options.cpu_executors > kMaxCpuExecutors) {
     return Status::InvalidArgument("cpu_executors must be 1 to " +

@@ -70,7 +70,8 @@ class Executors {
   bool gpu_tried_ = false;
 };
 
-// InvalidArgument naming the first of Options::devices, cpu_executors out of range.
+// InvalidArgument naming the first of Options::devices, cpu_executors and
+// first_use_calibration out of range.
 Status ValidateDeviceOptions(const Options& options);
 
 }  // namespace sieve

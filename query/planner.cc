@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -89,9 +90,39 @@ PlannerThresholds PlannerThresholds::GpuDefaults() {
   return t;
 }
 
+std::string DescribeThresholds(const PlannerThresholds& t) {
+  char gather[256], union_gather[256], line[768];
+  std::snprintf(gather, sizeof(gather),
+                "min_rows %.0f scale %.3g cap %.3g x (1e6/rows)^(%.3g x (128/dim)^%.3g) past 1e6 "
+                "rows",
+                t.gather_min_rows, t.gather_scale, t.gather_max_fraction, t.gather_rows_exponent,
+                t.gather_rows_dim_exponent);
+  if (!t.bitmap_union_gather) {
+    std::snprintf(union_gather, sizeof(union_gather), "off");
+  } else if (t.bitmap_gather_scale > 0) {
+    std::snprintf(union_gather, sizeof(union_gather),
+                  "< min(%.3g, %.3g x (dim/128)^%.3g x (1e6/rows)^%.3g)",
+                  t.bitmap_gather_max_fraction, t.bitmap_gather_scale,
+                  t.bitmap_gather_dim_exponent, t.bitmap_gather_rows_exponent);
+  } else {
+    std::snprintf(union_gather, sizeof(union_gather), "< %.3g", t.bitmap_gather_max_fraction);
+  }
+  std::snprintf(line, sizeof(line),
+                "sddmm_max_rows %llu at dim 128 x (128/dim)^%.2f, gather %s, bitmap sddmm: share "
+                "%.3g, base %.0f + fraction %.3g x (1e6/rows)^%.2f, union gather %s",
+                static_cast<unsigned long long>(t.sddmm_max_rows), t.sddmm_dim_exponent, gather,
+                t.bitmap_sddmm_max_share, t.bitmap_sddmm_base_rows, t.bitmap_sddmm_max_fraction,
+                t.bitmap_sddmm_rows_exponent, union_gather);
+  return line;
+}
+
+bool HasShippedThresholds(const std::string& executor_name) {
+  return executor_name.rfind("gpu", 0) == 0 && executor_name.find("H200") != std::string::npos;
+}
+
 PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_name) {
   if (executor_name.rfind("gpu", 0) != 0) return CpuDefaults();
-  if (executor_name.find("H200") == std::string::npos) return GpuDefaults();
+  if (!HasShippedThresholds(executor_name)) return GpuDefaults();
   // Shipped for the H200: a complete `sieve calibrate --quick` there (rows to 10M, dims 128, 256
   // and 512), refitted with the gather cap's fall and its weakening with dim, whose replayed
   // penalty over four full sweeps was lowest (tools/bench/results/2026-12-02c-h200-planner/).

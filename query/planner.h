@@ -93,6 +93,14 @@ double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows);
 // bitmap_union_gather).
 double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
 
+// The thresholds in one line, as the rule reads them: "sddmm_max_rows 3899 at dim 128 x
+// (128/dim)^0.70, gather min_rows ... , bitmap sddmm: ..., union gather ...".
+std::string DescribeThresholds(const PlannerThresholds& t);
+
+// Whether PlannerThresholds::DefaultsFor(executor_name) holds thresholds the project measured
+// on that device (a GPU it has calibrated) rather than a backend's generic defaults.
+bool HasShippedThresholds(const std::string& executor_name);
+
 // cuVS 26.10's rule exactly (kSddmmMaxPassingRows 2000 at every dim, ...): GpuDefaults()
 // without the dim scaling of the SDDMM bound. For benchmarks that compare rules.
 PlannerThresholds Cuvs2610Thresholds();

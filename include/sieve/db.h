@@ -32,6 +32,35 @@
 
 namespace sieve {
 
+// A GPU's first-use calibration: what the first search on a GPU does when the database holds no
+// calibration for it (`sieve calibrate`) and Sieve ships no thresholds for it
+// (PlannerThresholds::DefaultsFor): a short timed sweep of its three paths on synthetic shards
+// and a fit of the thresholds to it, announced through `notice` and stored in the database as
+// `sieve calibrate` stores its own (not in a read-only database: there it lasts as long as the
+// DB), so it runs once per device and database. Searches on that device wait for it; a sweep
+// that fails leaves the device on PlannerThresholds::GpuDefaults(), announced too, and the
+// search goes on. README "Calibration and the planner".
+struct FirstUseCalibration {
+  enum class Mode : uint8_t {
+    kUnknownDevices = 0,  // on GPUs without shipped thresholds
+    kOff = 1,             // never: those GPUs plan with GpuDefaults() until calibrated
+    kAlways = 2,          // on every GPU without a stored calibration, shipped thresholds or not
+  };
+  Mode mode = Mode::kUnknownDevices;
+  // The sweep stops before its next shape once this many seconds have passed, and fits what it
+  // measured (a limit that leaves nothing measured leaves GpuDefaults(), announced). Finite,
+  // >= 0; 0: no limit. Default: 30.
+  double time_limit_s = 30;
+  // Its largest shard, in rows (1 to 2^32 - 1): the sweep times shards of 8,192, 200,000 and
+  // 2,000,000 rows below this, then this many when it is below 2,000,000, at dims 128 and 512
+  // (2,000,000 x 512 holds 2 GB on the device and 4 GB of host memory while it is timed).
+  // Default: 2,000,000.
+  uint64_t max_rows = 2000000;
+  // Gets the announcements (the calibration starts; what it found and where it is stored, or
+  // why it failed), one line a call, from the searching thread. Null: standard error.
+  std::function<void(const std::string&)> notice;
+};
+
 struct Options {
   // Create the database when `path` does not hold one. Default: true.
   bool create_if_missing = true;
@@ -79,6 +108,9 @@ struct Options {
   // sizes. 0: each executor's own figure (Executor::device_memory_bytes), and no limit where it
   // has none. Default: 0.
   uint64_t device_memory_bytes = 0;
+  // What the first search on an uncalibrated GPU does (FirstUseCalibration above). Default: a
+  // first-use calibration on GPUs without shipped thresholds.
+  FirstUseCalibration first_use_calibration;
 };
 
 // Half of the smallest of: this machine's physical memory, the process's address-space and

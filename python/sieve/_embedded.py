@@ -26,7 +26,8 @@ class IngestResult(NamedTuple):
 def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.open
          error_if_exists: bool = False, read_only: bool = False,
          devices: Sequence[int] | None = None, cpu_executors: int = 1,
-         device_memory_bytes: int = 0) -> "Database":
+         device_memory_bytes: int = 0, first_use_calibration: str = "unknown",
+         first_use_calibration_s: float = 30.0) -> "Database":
     """Opens the database at ``path``, creating it when ``create`` and there is none.
 
     Only one process may open a database for writing at a time. Use the result as a context
@@ -43,12 +44,19 @@ def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.
     ``device_memory_bytes`` is the resident bytes each device may hold (0: the executor's own
     figure, else no limit).
 
+    ``first_use_calibration`` (README "Calibration and the planner"): what the first search on
+    a GPU does when the database holds no calibration for it: ``"unknown"`` calibrates GPUs
+    Sieve ships no thresholds for (a short sweep, at most ``first_use_calibration_s`` seconds,
+    announced on standard error and stored in the database), ``"off"`` never does, ``"always"``
+    also calibrates GPUs with shipped thresholds.
+
     Raises:
         NotFound: there is no database at ``path`` and ``create`` is False.
         AlreadyExists / IOError: ``error_if_exists`` and one exists; the path cannot be used,
             or another process holds the database's lock.
         Corruption: its contents are damaged.
-        InvalidArgument: a device number outside 0..1023, cpu_executors outside 1..1024.
+        InvalidArgument: a device number outside 0..1023, cpu_executors outside 1..1024,
+            first_use_calibration not one of its three modes or a negative time limit.
     """
     p = os.fspath(path)
     if not 1 <= int(cpu_executors) <= 1024:
@@ -59,8 +67,17 @@ def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.
     if any(not 0 <= d <= 1023 for d in device_list):
         raise InvalidArgument("devices: %r holds a number that is not a CUDA device number "
                               "(0 to 1023)" % (list(devices),))
+    modes = ("unknown", "off", "always")
+    if first_use_calibration not in modes:
+        raise InvalidArgument("first_use_calibration must be one of %s, got %r"
+                              % (", ".join(modes), first_use_calibration))
+    limit = float(first_use_calibration_s)
+    if not limit >= 0 or limit == float("inf"):
+        raise InvalidArgument("first_use_calibration_s must be finite and >= 0, got %r"
+                              % (first_use_calibration_s,))
     return Database(_DB(p, bool(create), bool(error_if_exists), bool(read_only), device_list,
-                        int(cpu_executors), int(device_memory_bytes)), p)
+                        int(cpu_executors), int(device_memory_bytes),
+                        modes.index(first_use_calibration), limit), p)
 
 
 class Database:

@@ -33,9 +33,9 @@
 #include "sieve/status.h"
 #include "sieve/types.h"
 #include "query/executors.h"
-#include "tools/calibrate/fit.h"
-#include "tools/calibrate/grid.h"
-#include "tools/calibrate/sweep.h"
+#include "query/calibrate/fit.h"
+#include "query/calibrate/grid.h"
+#include "query/calibrate/sweep.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -175,7 +175,8 @@ class PyDB {
  public:
   // Opens (or creates) the database at path (DB::Open).
   PyDB(const std::string& path, bool create, bool error_if_exists, bool read_only,
-       const std::vector<int>& devices, uint32_t cpu_executors, uint64_t device_memory_bytes) {
+       const std::vector<int>& devices, uint32_t cpu_executors, uint64_t device_memory_bytes,
+       int first_use_mode, double first_use_time_limit_s) {
     Options options;
     options.create_if_missing = create;
     options.error_if_exists = error_if_exists;
@@ -183,6 +184,9 @@ class PyDB {
     options.devices = devices;
     options.cpu_executors = cpu_executors;
     options.device_memory_bytes = device_memory_bytes;
+    // sieve.open's modes, in order: "unknown", "off", "always" (FirstUseCalibration::Mode).
+    options.first_use_calibration.mode = static_cast<FirstUseCalibration::Mode>(first_use_mode);
+    options.first_use_calibration.time_limit_s = first_use_time_limit_s;
     std::unique_ptr<DB> db;
     Status s;
     {
@@ -578,7 +582,7 @@ class PyDB {
   }
 
   // What `sieve calibrate` does, on this process's open database: times the paths of the
-  // device's executor over tools/calibrate/grid.h's grid (a time limit stops it before the
+  // device's executor over query/calibrate/grid.h's grid (a time limit stops it before the
   // next shape), fits the thresholds and stores them under the executor's name unless !store.
   // Returns (device name, stored, seconds, complete, points, thresholds JSON).
   std::tuple<std::string, bool, double, bool, size_t, std::string> Calibrate(
@@ -672,11 +676,13 @@ NB_MODULE(_sieve, m) {
 
   nb::class_<PyDB>(m, "_DB", "An open database (sieve::DB). Thread-safe.")
       .def(nb::init<const std::string&, bool, bool, bool, const std::vector<int>&, uint32_t,
-                    uint64_t>(),
+                    uint64_t, int, double>(),
            "path"_a, "create"_a, "error_if_exists"_a, "read_only"_a,
            "devices"_a = std::vector<int>(), "cpu_executors"_a = 1, "device_memory_bytes"_a = 0,
-           "Opens or creates the database at path (DB::Open; devices, cpu_executors and "
-           "device_memory_bytes as Options' fields).")
+           "first_use_mode"_a = 0, "first_use_time_limit_s"_a = 30.0,
+           "Opens or creates the database at path (DB::Open; devices, cpu_executors, "
+           "device_memory_bytes and the first-use calibration's mode and time limit as Options' "
+           "fields).")
       .def("close", &PyDB::Close, "Closes the database once every running call has returned.")
       .def_prop_ro("closed", &PyDB::closed, "Whether close() was called.")
       .def("create_collection", &PyDB::CreateCollection, "name"_a, "dim"_a, "metric"_a,

@@ -39,3 +39,17 @@ def test_open_takes_the_device_options(tmp_path):
     for bad in ({"cpu_executors": 0}, {"devices": [-1]}, {"device_memory_bytes": -5}):
         with pytest.raises(sieve.InvalidArgument):
             sieve.open(tmp_path / "bad", **bad)
+
+
+def test_open_takes_the_first_use_calibration(tmp_path):
+    # Without a GPU nothing is calibrated; the modes and the limit are checked at open.
+    for mode in ("unknown", "off", "always"):
+        with sieve.open(tmp_path / mode, first_use_calibration=mode,
+                        first_use_calibration_s=5) as d:
+            c = d.create_collection("c", 2)
+            c.ingest(np.eye(2, dtype=np.float32))
+            assert c.search(np.eye(2, dtype=np.float32), 1).ids.tolist() == [[0], [1]]
+    for bad in ({"first_use_calibration": "sometimes"}, {"first_use_calibration_s": -1},
+                {"first_use_calibration_s": float("inf")}, {"first_use_calibration_s": float("nan")}):
+        with pytest.raises(sieve.InvalidArgument, match="first_use_calibration"):
+            sieve.open(tmp_path / "bad", **bad)

@@ -1,9 +1,9 @@
 // Copyright 2026 The Sieve Authors.
 //
-// A sweep's recorded forms (tools/calibrate/records.h): the bench CSV and the calibrate summary
+// A sweep's recorded forms (query/calibrate/records.h): the bench CSV and the calibrate summary
 // read back as the cells that were written, and the H200 summaries the refit tests use.
 
-#include "tools/calibrate/records.h"
+#include "query/calibrate/records.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/testutil.h"
-#include "tools/calibrate/fit.h"
+#include "query/calibrate/fit.h"
 
 namespace sieve::calibrate {
 namespace {

@@ -1,8 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// Scoring planner rules against a sweep's fastest paths (tools/calibrate/score.h).
+// Scoring planner rules against a sweep's fastest paths (query/calibrate/score.h).
 
-#include "tools/calibrate/score.h"
+#include "query/calibrate/score.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Copyright 2026 The Sieve Authors.
 //
-// The path sweep (tools/calibrate/sweep.h) on the CPU executor: every point of the grid, every
+// The path sweep (query/calibrate/sweep.h) on the CPU executor: every point of the grid, every
 // path timed through Executor::Profile, the paths agreeing.
 
-#include "tools/calibrate/sweep.h"
+#include "query/calibrate/sweep.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// The sweep's synthetic data (tools/calibrate/synthetic.h): exact counts, overlaps, ranges.
+// The sweep's synthetic data (query/calibrate/synthetic.h): exact counts, overlaps, ranges.
 
-#include "tools/calibrate/synthetic.h"
+#include "query/calibrate/synthetic.h"
 
 #include <gtest/gtest.h>
 

@@ -151,8 +151,12 @@ class MultiDeviceTest : public ::testing::Test {
     }
     std::unique_ptr<Store> store;
     ASSERT_TRUE(Store::Open(StoreOptions(), dir_.Join("db"), &store).ok());
+    // The stand-ins are GPUs without shipped thresholds: no first-use calibration here
+    // (tests/query/first_use_calibration_test.cc has it).
+    Options options;
+    options.first_use_calibration.mode = FirstUseCalibration::Mode::kOff;
     db_ = std::make_unique<DBImpl>(
-        std::move(store), Options(),
+        std::move(store), options,
         std::make_unique<Executors>(std::move(cpu), std::move(gpu), memory));
   }
 

@@ -20,11 +20,11 @@
 #include "query/executors.h"
 #include "query/planner.h"
 #include "sieve/db.h"
-#include "tools/calibrate/fit.h"
-#include "tools/calibrate/grid.h"
-#include "tools/calibrate/records.h"
-#include "tools/calibrate/score.h"
-#include "tools/calibrate/sweep.h"
+#include "query/calibrate/fit.h"
+#include "query/calibrate/grid.h"
+#include "query/calibrate/records.h"
+#include "query/calibrate/score.h"
+#include "query/calibrate/sweep.h"
 #include "tools/cli/cli_util.h"
 #include "tools/cli/flags.h"
 
@@ -300,28 +300,8 @@ int Calibrate(const Args& args) {
   for (const auto& cell : cells) points.push_back(calibrate::CellJson(cell));
   out["points"] = points;
   std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-  std::fprintf(
-      stderr,
-      "%s %s in %.1f s: sddmm_max_rows %llu at dim 128 x (128/dim)^%.2f, gather %s, "
-      "bitmap sddmm: share %.3g, base %.0f + fraction %.3g x (1e6/rows)^%.2f, union gather "
-      "%s\n",
-      store ? "stored" : "fitted (not stored)", name.c_str(), seconds,
-      static_cast<unsigned long long>(fitted.sddmm_max_rows), fitted.sddmm_dim_exponent,
-      ("min_rows " + std::to_string(fitted.gather_min_rows) + " scale " +
-       std::to_string(fitted.gather_scale) + " cap " + std::to_string(fitted.gather_max_fraction) +
-       " x (1e6/rows)^(" + std::to_string(fitted.gather_rows_exponent) + " x (128/dim)^" +
-       std::to_string(fitted.gather_rows_dim_exponent) + ") past 1e6 rows")
-          .c_str(),
-      fitted.bitmap_sddmm_max_share, fitted.bitmap_sddmm_base_rows,
-      fitted.bitmap_sddmm_max_fraction, fitted.bitmap_sddmm_rows_exponent,
-      !fitted.bitmap_union_gather ? "off"
-      : fitted.bitmap_gather_scale > 0
-          ? ("< min(" + std::to_string(fitted.bitmap_gather_max_fraction) + ", " +
-             std::to_string(fitted.bitmap_gather_scale) + " x (dim/128)^" +
-             std::to_string(fitted.bitmap_gather_dim_exponent) + " x (1e6/rows)^" +
-             std::to_string(fitted.bitmap_gather_rows_exponent) + ")")
-                .c_str()
-          : ("< " + std::to_string(fitted.bitmap_gather_max_fraction)).c_str());
+  std::fprintf(stderr, "%s %s in %.1f s: %s\n", store ? "stored" : "fitted (not stored)",
+               name.c_str(), seconds, DescribeThresholds(fitted).c_str());
   return 0;
 }
 

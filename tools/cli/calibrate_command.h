@@ -3,7 +3,7 @@
 // `sieve calibrate` (times the paths on this device, fits the planner thresholds, stores them
 // in the database) and `sieve bench` (the published method's sweep: every path at every point,
 // the fastest as the oracle, the penalty of four planner rules). Both drive
-// tools/calibrate/; see README "Calibration and the planner".
+// query/calibrate/; see README "Calibration and the planner".
 
 #ifndef SIEVE_TOOLS_CLI_CALIBRATE_COMMAND_H_
 #define SIEVE_TOOLS_CLI_CALIBRATE_COMMAND_H_

@@ -265,7 +265,7 @@ def quantile(v, q):
 
 
 def score(points, rule):
-    """As tools/calibrate/score.cc Score: ratios clamped at 1, failed choices skipped."""
+    """As query/calibrate/score.cc Score: ratios clamped at 1, failed choices skipped."""
     ratios, lower, rows = [], 0, []
     for p in points:
         chosen = rule(p)

@@ -3,8 +3,8 @@
 // How well a planner rule chooses paths over a sweep: each point's chosen path's time against
 // its fastest path's.
 
-#ifndef SIEVE_TOOLS_CALIBRATE_SCORE_H_
-#define SIEVE_TOOLS_CALIBRATE_SCORE_H_
+#ifndef SIEVE_QUERY_CALIBRATE_SCORE_H_
+#define SIEVE_QUERY_CALIBRATE_SCORE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "query/planner.h"
 #include "sieve/db.h"
-#include "tools/calibrate/cell.h"
+#include "query/calibrate/cell.h"
 
 namespace sieve::calibrate {
 
@@ -29,4 +29,4 @@ Penalty Score(const std::vector<Cell>& cells, bool per_query, uint32_t queries, 
 
 }  // namespace sieve::calibrate
 
-#endif  // SIEVE_TOOLS_CALIBRATE_SCORE_H_
+#endif  // SIEVE_QUERY_CALIBRATE_SCORE_H_

@@ -4,8 +4,8 @@
 // the points of a `sieve calibrate` summary (JSON), written here and read back here for
 // `sieve calibrate --refit`.
 
-#ifndef SIEVE_TOOLS_CALIBRATE_RECORDS_H_
-#define SIEVE_TOOLS_CALIBRATE_RECORDS_H_
+#ifndef SIEVE_QUERY_CALIBRATE_RECORDS_H_
+#define SIEVE_QUERY_CALIBRATE_RECORDS_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "sieve/status.h"
-#include "tools/calibrate/cell.h"
-#include "tools/calibrate/score.h"
-#include "tools/calibrate/sweep.h"
+#include "query/calibrate/cell.h"
+#include "query/calibrate/score.h"
+#include "query/calibrate/sweep.h"
 
 namespace sieve::calibrate {
 
@@ -38,4 +38,4 @@ Status ReadCells(const std::string& path, std::vector<Cell>* cells, std::string*
 
 }  // namespace sieve::calibrate
 
-#endif  // SIEVE_TOOLS_CALIBRATE_RECORDS_H_
+#endif  // SIEVE_QUERY_CALIBRATE_RECORDS_H_

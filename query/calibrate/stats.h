@@ -2,8 +2,8 @@
 //
 // Order statistics of timings and penalties.
 
-#ifndef SIEVE_TOOLS_CALIBRATE_STATS_H_
-#define SIEVE_TOOLS_CALIBRATE_STATS_H_
+#ifndef SIEVE_QUERY_CALIBRATE_STATS_H_
+#define SIEVE_QUERY_CALIBRATE_STATS_H_
 
 #include <algorithm>
 #include <cmath>
@@ -37,4 +37,4 @@ inline double Quantile(std::vector<double> v, double q) {
 
 }  // namespace sieve::calibrate
 
-#endif  // SIEVE_TOOLS_CALIBRATE_STATS_H_
+#endif  // SIEVE_QUERY_CALIBRATE_STATS_H_

@@ -2,14 +2,14 @@
 //
 // The planner thresholds fitted to a sweep's cells (see README "Calibration and the planner").
 
-#ifndef SIEVE_TOOLS_CALIBRATE_FIT_H_
-#define SIEVE_TOOLS_CALIBRATE_FIT_H_
+#ifndef SIEVE_QUERY_CALIBRATE_FIT_H_
+#define SIEVE_QUERY_CALIBRATE_FIT_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "sieve/db.h"
-#include "tools/calibrate/cell.h"
+#include "query/calibrate/cell.h"
 
 namespace sieve::calibrate {
 
@@ -91,4 +91,4 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
 
 }  // namespace sieve::calibrate
 
-#endif  // SIEVE_TOOLS_CALIBRATE_FIT_H_
+#endif  // SIEVE_QUERY_CALIBRATE_FIT_H_

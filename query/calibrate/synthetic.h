@@ -4,8 +4,8 @@
 // filters of an exact passing-row count, shared by the batch or one per query of a chosen
 // overlap. Deterministic for a seed, built on every core.
 
-#ifndef SIEVE_TOOLS_CALIBRATE_SYNTHETIC_H_
-#define SIEVE_TOOLS_CALIBRATE_SYNTHETIC_H_
+#ifndef SIEVE_QUERY_CALIBRATE_SYNTHETIC_H_
+#define SIEVE_QUERY_CALIBRATE_SYNTHETIC_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "index/row_set.h"
-#include "tools/calibrate/cell.h"
+#include "query/calibrate/cell.h"
 
 namespace sieve::calibrate {
 
@@ -76,4 +76,4 @@ PointFilters BuildFilters(uint64_t rows, uint64_t count, bool per_query, Overlap
 
 }  // namespace sieve::calibrate
 
-#endif  // SIEVE_TOOLS_CALIBRATE_SYNTHETIC_H_
+#endif  // SIEVE_QUERY_CALIBRATE_SYNTHETIC_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 
-#include "tools/calibrate/cell.h"
+#include "query/calibrate/cell.h"
 
 #include <string>
 

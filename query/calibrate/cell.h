@@ -3,8 +3,8 @@
 // One point of a path sweep: a shard shape, a filter mode and a passing-row count, with the
 // time of every path there. What the sweep measures, the fit reads and the scores judge.
 
-#ifndef SIEVE_TOOLS_CALIBRATE_CELL_H_
-#define SIEVE_TOOLS_CALIBRATE_CELL_H_
+#ifndef SIEVE_QUERY_CALIBRATE_CELL_H_
+#define SIEVE_QUERY_CALIBRATE_CELL_H_
 
 #include <cstdint>
 #include <string>
@@ -49,4 +49,4 @@ SearchPath PathAt(int i);
 
 }  // namespace sieve::calibrate
 
-#endif  // SIEVE_TOOLS_CALIBRATE_CELL_H_
+#endif  // SIEVE_QUERY_CALIBRATE_CELL_H_

@@ -1,12 +1,12 @@
 // Copyright 2026 The Sieve Authors.
 
-#include "tools/calibrate/score.h"
+#include "query/calibrate/score.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "tools/calibrate/stats.h"
+#include "query/calibrate/stats.h"
 
 namespace sieve::calibrate {
 

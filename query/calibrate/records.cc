@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 
-#include "tools/calibrate/records.h"
+#include "query/calibrate/records.h"
 
 #include <algorithm>
 #include <cmath>

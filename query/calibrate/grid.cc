@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 
-#include "tools/calibrate/grid.h"
+#include "query/calibrate/grid.h"
 
 #include <ctime>
 #include <string>
@@ -48,6 +48,24 @@ SweepConfig Grid(bool on_gpu, bool quick) {
   }
   c.fractions = quick ? std::vector<double>{0.05, 0.2, 0.5, 0.65, 0.8}
                       : std::vector<double>{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8};
+  return c;
+}
+
+SweepConfig FirstUseGrid(uint64_t max_rows) {
+  SweepConfig c = Grid(/*on_gpu=*/true, /*quick=*/true);
+  // The quick grid without its 10M-row shards and its middle dim: the crossovers of a second
+  // dim and of shards past a million rows still show, in a third of its time.
+  c.rows_list.clear();
+  for (uint64_t rows : {uint64_t{8192}, uint64_t{200000}, uint64_t{2000000}}) {
+    if (rows <= max_rows) c.rows_list.push_back(rows);
+  }
+  if (max_rows < 2000000 && (c.rows_list.empty() || c.rows_list.back() != max_rows)) {
+    c.rows_list.push_back(max_rows);
+  }
+  c.dims = {128, 512};
+  c.bitmap_max_shape_bytes = uint64_t{1} << 30;
+  c.max_reps = 4;
+  c.budget_ms = 8;
   return c;
 }
 

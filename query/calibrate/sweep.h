@@ -15,8 +15,8 @@
 // bound and marked pruned, and it can never be the fastest.
 //
 
-#ifndef SIEVE_TOOLS_CALIBRATE_SWEEP_H_
-#define SIEVE_TOOLS_CALIBRATE_SWEEP_H_
+#ifndef SIEVE_QUERY_CALIBRATE_SWEEP_H_
+#define SIEVE_QUERY_CALIBRATE_SWEEP_H_
 
 #include <cstdint>
 #include <functional>
@@ -26,7 +26,7 @@
 #include "query/executor.h"
 #include "sieve/db.h"
 #include "sieve/status.h"
-#include "tools/calibrate/cell.h"
+#include "query/calibrate/cell.h"
 
 namespace sieve::calibrate {
 
@@ -71,4 +71,4 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
 
 }  // namespace sieve::calibrate
 
-#endif  // SIEVE_TOOLS_CALIBRATE_SWEEP_H_
+#endif  // SIEVE_QUERY_CALIBRATE_SWEEP_H_

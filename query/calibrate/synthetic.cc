@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 
-#include "tools/calibrate/synthetic.h"
+#include "query/calibrate/synthetic.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 
-#include "tools/calibrate/fit.h"
+#include "query/calibrate/fit.h"
 
 #include <algorithm>
 #include <array>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "query/planner.h"
-#include "tools/calibrate/score.h"
-#include "tools/calibrate/stats.h"
+#include "query/calibrate/score.h"
+#include "query/calibrate/stats.h"
 
 namespace sieve::calibrate {
 

@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 
-#include "tools/calibrate/sweep.h"
+#include "query/calibrate/sweep.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "index/row_set.h"
-#include "tools/calibrate/stats.h"
-#include "tools/calibrate/synthetic.h"
+#include "query/calibrate/stats.h"
+#include "query/calibrate/synthetic.h"
 
 namespace sieve::calibrate {
 
