@@ -12,9 +12,9 @@ from numpy.typing import NDArray
 class _DB:
     """An open database (sieve::DB). Thread-safe."""
 
-    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool, devices: Sequence[int] = [], cpu_executors: int = 1, device_memory_bytes: int = 0) -> None:
+    def __init__(self, path: str, create: bool, error_if_exists: bool, read_only: bool, devices: Sequence[int] = [], cpu_executors: int = 1, device_memory_bytes: int = 0, first_use_mode: int = 0, first_use_time_limit_s: float = 30.0) -> None:
         """
-        Opens or creates the database at path (DB::Open; devices, cpu_executors and device_memory_bytes as Options' fields).
+        Opens or creates the database at path (DB::Open; devices, cpu_executors, device_memory_bytes and the first-use calibration's mode and time limit as Options' fields).
         """
 
     def close(self) -> None:

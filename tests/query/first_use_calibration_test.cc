@@ -144,7 +144,9 @@ class FirstUseCalibrationTest : public ::testing::Test {
     queries_ = test::RandomVectors(3, kDim, 11);
   }
 
-  Status SearchGpu(SearchResult* res) {
+  Status SearchGpu(SearchResult* res) { return SearchOn(Device::kGpu, res); }
+
+  Status SearchOn(Device device, SearchResult* res) {
     SearchRequest req;
     req.queries = queries_.data();
     req.num_queries = 3;
@@ -152,7 +154,7 @@ class FirstUseCalibrationTest : public ::testing::Test {
     req.k = 5;
     req.filter = "cat < 3";
     SearchOptions o;
-    o.device = Device::kGpu;
+    o.device = device;
     return db_->Search("c", req, o, res);
   }
 
@@ -227,15 +229,7 @@ TEST_F(FirstUseCalibrationTest, ResultsMatchTheCpu) {
   CreateAndIngest();
   SearchResult gpu, cpu;
   ASSERT_TRUE(SearchGpu(&gpu).ok());
-  SearchRequest req;
-  req.queries = queries_.data();
-  req.num_queries = 3;
-  req.dim = kDim;
-  req.k = 5;
-  req.filter = "cat < 3";
-  SearchOptions o;
-  o.device = Device::kCpu;
-  ASSERT_TRUE(db_->Search("c", req, o, &cpu).ok());
+  ASSERT_TRUE(SearchOn(Device::kCpu, &cpu).ok());
   ASSERT_EQ(gpu.results.size(), 3u);
   for (size_t q = 0; q < 3; ++q) {
     EXPECT_EQ(gpu.results[q].ids, cpu.results[q].ids);
