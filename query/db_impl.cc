@@ -377,7 +377,8 @@ void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds
                 report.complete ? "" : ", the time limit cut the sweep",
                 DescribeThresholds(*thresholds).c_str(),
                 s.ok() ? "stored in the database (`sieve calibrate --quick` fits a wider grid)"
-                       : ("not stored (" + s.ToString() + "): used until the database closes")
+                       : ("not stored (" + s.ToString() +
+                          "): used until the database closes; `sieve calibrate` stores one")
                              .c_str());
   say(line);
 }

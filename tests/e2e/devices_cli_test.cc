@@ -132,6 +132,14 @@ TEST_F(DevicesCliTest, BadValuesNameTheFlag) {
   EXPECT_NE(r.err.find("cpu-executors"), std::string::npos) << r.err;
   r = Query({"--devices", "all"});
   EXPECT_EQ(r.code, 0) << r.err;  // the CPU search ignores the GPU list
+  r = Query({"--first-use-calibration", "sometimes"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--first-use-calibration is unknown, off or always"), std::string::npos)
+      << r.err;
+  for (const char* mode : {"unknown", "off", "always"}) {
+    r = Query({"--first-use-calibration", mode});
+    EXPECT_EQ(r.code, 0) << mode << ": " << r.err;
+  }
   r = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "3",
            "--device", "gpu", "--devices", "0,7"});
   if (r.code == 0) GTEST_SKIP() << "this machine has CUDA devices 0 and 7";

@@ -69,6 +69,7 @@ const char kQueryUsage[] =
     "                      [--path auto|sddmm|gather|dense] [--max-memory BYTES|auto]\n"
     "                      [--include LIST] [--explain] [--devices LIST|all]\n"
     "                      [--cpu-executors N] [--device-memory BYTES]\n"
+    "                      [--first-use-calibration unknown|off|always]\n"
     "  queries: .npy, .fvecs or FILE.hdf5:DATASET, as ingest's --vectors\n"
     "  --filters: a text file whose line i is query i's filter (an empty line: no filter)\n"
     "  --max-memory: host memory the search may use (e.g. 2G; default auto: half of the\n"
@@ -84,7 +85,11 @@ const char kQueryUsage[] =
     "    0,1,2,3 (a number may repeat: several executors on one GPU); default all\n"
     "  --cpu-executors: CPU executors a CPU search spreads the shards over (default 1)\n"
     "  --device-memory: bytes of resident rows each device may hold (e.g. 80G; default\n"
-    "    auto: what the executor says, else no limit)\n";
+    "    auto: what the executor says, else no limit)\n"
+    "  --first-use-calibration: on a GPU without a calibration stored in DB, whether the\n"
+    "    first search calibrates it (a sweep of seconds, announced on stderr, stored in DB\n"
+    "    unless it is read-only): unknown (default) on GPUs without shipped thresholds, off\n"
+    "    never, always on every GPU\n";
 
 const char kDeleteUsage[] =
     "usage: sieve delete DB --collection NAME (--ids FILE | --filter EXPR)\n"
@@ -255,7 +260,7 @@ int Ingest(const Args& args) {
 
 int Query(const Args& args) {
   Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path", "max-memory",
-               "include", "devices", "cpu-executors", "device-memory"},
+               "include", "devices", "cpu-executors", "device-memory", "first-use-calibration"},
               {"explain"});
   std::string path;
   if (int rc = ParseFlags("query", kQueryUsage, args, &flags, &path); rc >= 0) return rc;
@@ -280,6 +285,20 @@ int Query(const Args& args) {
   engine.cpu_executors = static_cast<uint32_t>(cpu_executors);
   if (s.ok() && flags.Has("device-memory")) {
     s = ParseMemoryBudget("device-memory", flags.Get("device-memory"), &engine.device_memory_bytes);
+  }
+  if (s.ok()) {
+    const std::string mode = flags.Get("first-use-calibration", "unknown");
+    using Mode = FirstUseCalibration::Mode;
+    if (mode == "unknown") {
+      engine.first_use_calibration.mode = Mode::kUnknownDevices;
+    } else if (mode == "off") {
+      engine.first_use_calibration.mode = Mode::kOff;
+    } else if (mode == "always") {
+      engine.first_use_calibration.mode = Mode::kAlways;
+    } else {
+      s = Status::InvalidArgument("--first-use-calibration is unknown, off or always, got '" +
+                                  mode + "'");
+    }
   }
   if (!s.ok()) return Fail("query", s);
 
