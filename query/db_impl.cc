@@ -362,15 +362,8 @@ void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds
         "); it plans with " + defaults.source + " until `sieve calibrate` runs");
     return;
   }
-  // Stored as PutPlannerThresholds stores it: what a reopen reads is what is used now.
-  const std::string value = thresholds->ToJson();
-  PlannerThresholds parsed;
-  s = PlannerThresholds::FromJson(value, &parsed);
-  if (s.ok()) {
-    *thresholds = std::move(parsed);
-    s = read_only_ ? Status::NotSupported("the database is open read-only")
-                   : store_->PutSetting(kPlannerSettingPrefix + name, value);
-  }
+  // Stored (and cached) as `sieve calibrate` stores its own; a read-only store refuses it.
+  s = PutPlannerThresholds(name, *thresholds);
   std::snprintf(line, sizeof(line),
                 "sieve: calibrated %s in %.1f s (%zu points%s): %s; %s", name.c_str(),
                 report.seconds, report.points,

@@ -123,9 +123,7 @@ bool HasShippedThresholds(const std::string& executor_name) {
 PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_name) {
   if (executor_name.rfind("gpu", 0) != 0) return CpuDefaults();
   if (!HasShippedThresholds(executor_name)) return GpuDefaults();
-  // Shipped for the H200: a complete `sieve calibrate --quick` there (rows to 10M, dims 128, 256
-  // and 512), refitted with the gather cap's fall and its weakening with dim, whose replayed
-  // penalty over four full sweeps was lowest (tools/bench/results/2026-12-02c-h200-planner/).
+  // Shipped for the H200: its own `sieve calibrate --quick`, refitted (tools/bench/results/).
   PlannerThresholds t;
   t.sddmm_max_rows = 5276;
   t.sddmm_dim_exponent = 0.845;

@@ -93,8 +93,8 @@ double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows);
 // bitmap_union_gather).
 double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
 
-// The thresholds in one line, as the rule reads them: "sddmm_max_rows 3899 at dim 128 x
-// (128/dim)^0.70, gather min_rows ... , bitmap sddmm: ..., union gather ...".
+// The thresholds in one line, as the rule reads them: "sddmm_max_rows N at dim 128 x
+// (128/dim)^E, gather min_rows ..., bitmap sddmm: ..., union gather ...".
 std::string DescribeThresholds(const PlannerThresholds& t);
 
 // Whether PlannerThresholds::DefaultsFor(executor_name) holds thresholds the project measured

@@ -71,13 +71,9 @@ def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.
     if first_use_calibration not in modes:
         raise InvalidArgument("first_use_calibration must be one of %s, got %r"
                               % (", ".join(modes), first_use_calibration))
-    limit = float(first_use_calibration_s)
-    if not limit >= 0 or limit == float("inf"):
-        raise InvalidArgument("first_use_calibration_s must be finite and >= 0, got %r"
-                              % (first_use_calibration_s,))
     return Database(_DB(p, bool(create), bool(error_if_exists), bool(read_only), device_list,
                         int(cpu_executors), int(device_memory_bytes),
-                        modes.index(first_use_calibration), limit), p)
+                        modes.index(first_use_calibration), float(first_use_calibration_s)), p)
 
 
 class Database:

@@ -24,8 +24,8 @@ struct FirstUseReport {
 };
 
 // Times `executor` over FirstUseGrid(options.max_rows) (query/calibrate/grid.h), stopping at
-// options.time_limit_s, and fits thresholds to it from `base` (what the cells cannot settle,
-// and the gather cap's fall with the rows unless a shard of 5M rows or more was timed);
+// options.time_limit_s, and fits thresholds to it from `base` (what the cells cannot settle;
+// with shards of at most 2M rows the fit leaves the gather cap without a fall with the rows);
 // *out's source names the time, the device, the points and the seconds. InvalidArgument when
 // the time limit left no point measured; the executor's errors as RunSweep returns them.
 Status CalibrateFirstUse(Executor* executor, const FirstUseCalibration& options,

@@ -104,6 +104,8 @@ size_t MiddleOfBest(const std::vector<std::vector<double>>& settings,
 // Crossovers of shards below this many rows do not enter the gather fits: there dense wins
 // almost from the start, and no form that fits the larger shards follows them.
 constexpr uint64_t kCrossoverMinRows = 65536;
+// The smallest shard whose timings may set the gather cap's fall with the rows.
+constexpr uint64_t kFallMinRows = 5000000;
 
 // Least squares y = c0 + c1 x1 + c2 x2 (normal equations, Gauss-Jordan with partial pivoting);
 // false when the system is singular (a coordinate that does not vary).
@@ -315,9 +317,8 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     // bound decides (gather or dense; SDDMM's bound is fitted above), then, a thousand times
     // lighter, the squared log error to the crossovers of the series of at least 65,536 rows,
     // which only settles what the penalty leaves flat (between two calibrated fractions).
-    // Crossovers alone let the smallest shards (8,192 rows, where dense wins almost from the
-    // start and the form cannot follow both dims) pull the cap far below the crossovers of
-    // large ones: 0.56 where gather still won by 33% at 60% passing on 200,000 rows.
+    // Crossovers alone let the smallest shards (where dense wins almost from the start and the
+    // form cannot follow both dims) pull the cap far below the crossovers of large ones.
     // The cells the bound decides: those ChoosePath does not send to SDDMM (a choice that does
     // not depend on the gather bound) and that have more than k passing rows; ChoosePath then
     // takes gather below GatherMaxSelectivity, else dense.
@@ -335,12 +336,13 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       decided.push_back({c.rows, c.dim, c.fraction(), std::log(std::max(1.0, c.ms[1] / best_ms)),
                          std::log(std::max(1.0, c.ms[2] / best_ms))});
     }
-    // The cap's fall with the rows, searched only where the sweep has shards past 10^6 rows.
-    // The cap's fall with the rows past 10^6 (only with such shards), and the fall's weakening
-    // with dim (only with such shards at two dims or more).
+    // The cap's fall with the rows past 10^6, searched only where the sweep has shards of
+    // kFallMinRows or more (nearer ones cannot tell the fall from noise, and it would be
+    // stretched over shards many times larger), else none; its weakening with dim only with
+    // such shards at two dims or more.
     std::set<uint32_t> large_dims;
     for (const Cell& c : cells) {
-      if (!c.per_query && static_cast<double>(c.rows) > kReferenceRows) large_dims.insert(c.dim);
+      if (!c.per_query && c.rows >= kFallMinRows) large_dims.insert(c.dim);
     }
     std::vector<double> es = {0}, gs = {0};
     if (!large_dims.empty()) {

@@ -55,7 +55,8 @@ struct FitReport {
 //   gather_rows_dim_exponent
 //                         cuVS's form, its cap falling as (10^6 / rows)^(gather_rows_exponent ·
 //                         (128 / dim)^gather_rows_dim_exponent) past 10^6 rows (0 unless the
-//                         sweep has such shards; the dim term only with them at two dims), by
+//                         sweep has shards of 5M rows or more; the dim term only with them at
+//                         two dims), by
 //                         grid searches (all five but the dim term, then cap, fall and dim
 //                         term, then min rows and scale again): first the mean log penalty over the
 //                         bitset cells the bound decides (gather or dense), then, to settle

@@ -54,7 +54,7 @@ SweepConfig Grid(bool on_gpu, bool quick) {
 SweepConfig FirstUseGrid(uint64_t max_rows) {
   SweepConfig c = Grid(/*on_gpu=*/true, /*quick=*/true);
   // The quick grid without its 10M-row shards and its middle dim: the crossovers of a second
-  // dim and of shards past a million rows still show, in a third of its time.
+  // dim and of shards past a million rows still show, in a fraction of its time.
   c.rows_list.clear();
   for (uint64_t rows : {uint64_t{8192}, uint64_t{200000}, uint64_t{2000000}}) {
     if (rows <= max_rows) c.rows_list.push_back(rows);

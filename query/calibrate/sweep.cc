@@ -53,13 +53,14 @@ bool SameResults(const ExecResult& a, const ExecResult& b) {
 
 Status RunSweep(Executor* executor, const SweepConfig& config,
                 const std::function<void(const std::string&)>& progress, std::vector<Cell>* cells,
-                bool* stopped_early) {
+                bool* stopped_early, Status* first_failure) {
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
   const auto sweep_start = Clock::now();
   bool stopped = false;
   if (stopped_early != nullptr) *stopped_early = false;
+  if (first_failure != nullptr) *first_failure = Status::OK();
   auto out_of_time = [&] {
     if (config.time_limit_s <= 0 || stopped) return stopped;
     if (std::chrono::duration<double>(Clock::now() - sweep_start).count() < config.time_limit_s) {
@@ -188,6 +189,7 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
             }
             if (!st.ok()) {
               if (st.IsUnavailable()) return st;
+              if (first_failure != nullptr && first_failure->ok()) *first_failure = st;
               cell.failed[p] = true;
               cell.ms[p] = std::numeric_limits<double>::quiet_NaN();
               say(std::string("  ") + SearchPathName(PathAt(p)) + " failed at " +

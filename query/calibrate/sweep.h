@@ -64,10 +64,12 @@ struct SweepConfig {
 // Runs the sweep. `progress` (may be empty) gets one line per shape. Unavailable / NotSupported
 // / ResourceExhausted from the executor end the sweep; shapes skipped for max_shape_bytes are
 // reported through `progress`.
-// `stopped_early` (may be null) tells whether config.time_limit_s cut the sweep short.
+// `stopped_early` (may be null) tells whether config.time_limit_s cut the sweep short;
+// `first_failure` (may be null) gets the error of the first path that failed at a point (the
+// point is kept, that path marked failed), OK when none did.
 Status RunSweep(Executor* executor, const SweepConfig& config,
                 const std::function<void(const std::string&)>& progress, std::vector<Cell>* cells,
-                bool* stopped_early = nullptr);
+                bool* stopped_early = nullptr, Status* first_failure = nullptr);
 
 }  // namespace sieve::calibrate
 

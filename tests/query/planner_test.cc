@@ -185,8 +185,8 @@ TEST(PlannerTest, DefaultsByDeviceName) {
   PlanInput small = Bitmap(200000, 10000, 198800, 10500);
   small.k = 64;
   EXPECT_EQ(ChoosePath(h200, small), SearchPath::kSddmm);
-  // The gather cap falls past 10^6 rows, less so at larger dims: 60 % of 1M x 128 gathers,
-  // 45 % of 10M x 128 scans densely, 45 % of 10M x 512 gathers (as the recorded sweeps timed).
+  // The gather cap falls past 10^6 rows, less so at larger dims, as the recorded sweeps'
+  // fastest paths do.
   EXPECT_EQ(ChoosePath(h200, Bitset(1000000, 600000, 128, 64)), SearchPath::kGather);
   EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 6000000, 128, 64)), SearchPath::kDense);
   EXPECT_EQ(ChoosePath(h200, Bitset(10000000, 4500000, 128, 64)), SearchPath::kDense);
