@@ -42,8 +42,10 @@ Status DeviceRun::Run() {
                                    cudaMemcpyHostToDevice, stream_));
     n_ids_ = p.total_passing;
   } else if (p.per_query && !p.no_filter) {
+    // Grouped, the lows follow on the upload lane; everything before them goes first.
     SIEVE_RETURN_IF_ERROR(d_packed_.Allocate(p.packed.bytes, stream_));
-    SIEVE_CUDA_TRY(cudaMemcpyAsync(d_packed_.get(), h_filter_, p.packed.bytes,
+    SIEVE_CUDA_TRY(cudaMemcpyAsync(d_packed_.get(), h_filter_,
+                                   Grouped() ? p.packed.off_lows : p.packed.bytes,
                                    cudaMemcpyHostToDevice, stream_));
   } else if (!p.no_filter) {
     SIEVE_RETURN_IF_ERROR(d_filter_.Allocate(p.upload_words, stream_));
@@ -57,6 +59,7 @@ Status DeviceRun::Run() {
   split_ = reinterpret_cast<const __half*>(d_queries_.get() + p.off_split);
   qnorms_ = reinterpret_cast<const float*>(d_queries_.get() + p.off_qnorms);
   starts_ = reinterpret_cast<const uint64_t*>(d_queries_.get() + p.off_starts);
+  if (Grouped()) SIEVE_RETURN_IF_ERROR(UploadListGroups());
 
   Mark("upload");
   if (p.per_query && !p.no_filter) {
@@ -78,9 +81,7 @@ Status DeviceRun::Run() {
 uint32_t DeviceRun::chunk() const {
   const Prepared& p = p_;
   if (p.path == SearchPath::kSddmm) {
-    const uint64_t ld = std::max<uint64_t>(1, p.per_query ? p.max_passing : p.total_passing);
-    const uint64_t fit = kTileBudgetBytes / (ld * 4);
-    return static_cast<uint32_t>(std::clamp<uint64_t>(fit, 1, kMaxQueryChunk));
+    return SddmmQueryChunk(p.per_query ? p.max_passing : p.total_passing);
   }
   return kMaxQueryChunk;
 }

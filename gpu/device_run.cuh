@@ -39,6 +39,22 @@ constexpr uint32_t kInvalidId = 0xffffffffu;
 // Queries per chunk: bounds grid.y and the per-query buffers.
 constexpr uint32_t kMaxQueryChunk = 1024;
 
+// Queries per SDDMM chunk for lists of up to `ld` ids: the chunk's distances fit the tile
+// budget.
+inline uint32_t SddmmQueryChunk(uint64_t ld) {
+  const uint64_t fit = kTileBudgetBytes / (std::max<uint64_t>(1, ld) * 4);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(fit, 1, kMaxQueryChunk));
+}
+
+// A second stream for uploads beside the search (the lists of a filter per query, a row range
+// at a time: PackedFilters::groups), and the events that hand each upload over: events[0]
+// orders the copies after the buffer's allocation, events[g + 1] marks group g landed.
+struct UploadLane {
+  cudaStream_t stream = nullptr;
+  const cudaEvent_t* events = nullptr;
+  uint32_t n_events = 0;
+};
+
 inline unsigned GridFor(int64_t n, int block, int64_t cap = 65535LL * 16) {
   int64_t g = (n + block - 1) / block;
   return static_cast<unsigned>(std::max<int64_t>(1, std::min(g, cap)));
@@ -122,7 +138,7 @@ class DeviceRun {
   DeviceRun(cudaStream_t stream, cublasHandle_t cublas, RaftSelectK* select,
             const GpuExecutorOptions& options, GpuPathCounts* counts, StageTimer* timer,
             const Prepared& p, const uint32_t* h_filter, const char* h_queries, float* h_vals,
-            uint32_t* h_ids, uint32_t* h_counts)
+            uint32_t* h_ids, uint32_t* h_counts, UploadLane lane = {})
       : stream_(stream),
         cublas_(cublas),
         select_(select),
@@ -134,7 +150,15 @@ class DeviceRun {
         h_queries_(h_queries),
         h_vals_(h_vals),
         h_ids_(h_ids),
-        h_counts_(h_counts) {}
+        h_counts_(h_counts),
+        lane_(lane) {}
+  // Copies still in flight on the upload lane write into buffers this run frees (stream-ordered
+  // on stream_): the search stream waits for them first.
+  ~DeviceRun() {
+    if (copies_issued_) (void)cudaStreamWaitEvent(stream_, lane_.events[p_.packed.groups], 0);
+  }
+  DeviceRun(const DeviceRun&) = delete;
+  DeviceRun& operator=(const DeviceRun&) = delete;
 
   // The candidate list length of the chunks that ran candidate selection (0: none did).
   uint64_t candidate_cap() const { return cand_cap_; }
@@ -182,6 +206,13 @@ class DeviceRun {
   // reads it: per-query id lists in d_ids_ (SDDMM), or the query-by-row bitmap in d_filter_
   // and, for the gather, the union's ids in d_ids_.
   Status UnpackFilters();
+  // Whether the lists arrive a row range at a time on the upload lane (PackedFilters::groups),
+  // each searched by the SDDMM as it lands.
+  bool Grouped() const;
+  // Issues the uploads of the groups' lows on the lane.
+  Status UploadListGroups();
+  // Expands group g's chunks of the per-query lists into d_ids_, once its lows have landed.
+  Status ExpandListGroup(uint32_t g);
   // paths/sddmm.cu
   Status Sddmm(uint32_t q0, uint32_t m);
   // paths/gather.cu
@@ -221,6 +252,8 @@ class DeviceRun {
   float* h_vals_;
   uint32_t* h_ids_;
   uint32_t* h_counts_;
+  UploadLane lane_;
+  bool copies_issued_ = false;
   uint64_t cand_cap_ = 0;
   bool used_threshold_ = false;
   std::string plan_;

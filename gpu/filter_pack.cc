@@ -45,12 +45,14 @@ void DistinctSets(const BatchFilters& filters, std::vector<const RowSet*>* slots
 }
 
 FilterPacker::FilterPacker(const std::vector<const RowSet*>& slots,
-                           const std::vector<uint32_t>& slot_of, uint32_t rows, size_t words)
+                           const std::vector<uint32_t>& slot_of, uint32_t rows, size_t words,
+                           uint32_t groups)
     : slots_(slots), slot_of_(slot_of), words_(words) {
   PackedFilters& pk = layout_;
   pk.chunks = static_cast<uint32_t>((uint64_t{rows} + kListChunkRows - 1) / kListChunkRows);
+  pk.queries = static_cast<uint32_t>(slot_of.size());
   const size_t bitset_bytes = words * 4;
-  const size_t list_overhead = (size_t{pk.chunks} + 1) * 8;
+  const size_t list_overhead = (size_t{pk.chunks} + 1) * 16;
   slot_source_.resize(slots.size());
   for (size_t s = 0; s < slots.size(); ++s) {
     const uint64_t n = slots[s]->Cardinality();
@@ -62,11 +64,59 @@ FilterPacker::FilterPacker(const std::vector<const RowSet*>& slots,
       pk.bitset_ids += n;
     }
   }
+  for (uint32_t s : slot_of) longest_ = std::max(longest_, slots[s]->Cardinality());
+
+  if (groups == 0) {
+    groups = static_cast<uint32_t>(
+        std::clamp<uint64_t>(pk.list_ids * 2 / kListGroupMinBytes, 1, kListGroupsAuto));
+  }
+  pk.groups = pk.bitset_slots > 0 || pk.list_slots == 0
+                  ? 1
+                  : std::max<uint32_t>(1, std::min(groups, pk.chunks));
+  pk.group_chunks.resize(pk.groups + 1);
+  for (uint32_t g = 0; g <= pk.groups; ++g) {
+    pk.group_chunks[g] = static_cast<uint32_t>(uint64_t{pk.chunks} * g / pk.groups);
+  }
+  // Each group's lows follow the previous group's: the slots' ids in its chunks.
+  slot_group_ids_.assign(size_t{pk.list_slots} * pk.groups, 0);
+  pk.group_lows.assign(pk.groups + 1, 0);
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if ((slot_source_[s] & kListSource) == 0) continue;
+    const uint32_t l = slot_source_[s] & ~kListSource;
+    for (uint32_t g = 0; g < pk.groups; ++g) {
+      const uint64_t n = pk.groups == 1 ? slots[s]->Cardinality()
+                                        : slots[s]->RangeCardinality(
+                                              uint64_t{pk.group_chunks[g]} * kListChunkRows,
+                                              uint64_t{pk.group_chunks[g + 1]} * kListChunkRows);
+      slot_group_ids_[size_t{l} * pk.groups + g] = n;
+      pk.group_lows[g + 1] += n;
+    }
+  }
+  for (uint32_t g = 0; g < pk.groups; ++g) pk.group_lows[g + 1] += pk.group_lows[g];
+  // A query's segment of group g: its list positions in the group's chunks; the last group's
+  // reaches the longest list's length.
+  pk.group_span.assign(pk.groups, 0);
+  for (uint32_t s : slot_of) {
+    uint64_t lo = 0;
+    const uint32_t src = slot_source_[s];
+    for (uint32_t g = 0; g < pk.groups; ++g) {
+      const uint64_t n = (src & kListSource) == 0
+                             ? (g + 1 == pk.groups ? slots[s]->Cardinality() : 0)
+                             : slot_group_ids_[size_t{src & ~kListSource} * pk.groups + g];
+      const uint64_t hi = g + 1 == pk.groups ? longest_ : lo + n;
+      pk.group_span[g] = std::max(pk.group_span[g], hi - lo);
+      lo += n;
+    }
+  }
+
+  const size_t chunk_table = size_t{pk.list_slots} * (size_t{pk.chunks} + 1) * 8;
   pk.off_bitsets = 0;
   pk.off_bitset_starts = AlignUp(size_t{pk.bitset_slots} * bitset_bytes);
-  pk.off_chunk_starts = pk.off_bitset_starts + AlignUp((size_t{pk.bitset_slots} + 1) * 8);
-  pk.off_source = pk.off_chunk_starts + AlignUp(size_t{pk.list_slots} * list_overhead);
-  pk.off_lows = pk.off_source + AlignUp(slot_of.size() * 4);
+  pk.off_chunk_ranks = pk.off_bitset_starts + AlignUp((size_t{pk.bitset_slots} + 1) * 8);
+  pk.off_chunk_lows = pk.off_chunk_ranks + AlignUp(chunk_table);
+  pk.off_segments = pk.off_chunk_lows + AlignUp(chunk_table);
+  pk.off_source = pk.off_segments + AlignUp(size_t{pk.groups} * pk.queries * 16);
+  pk.off_lows = pk.off_source + AlignUp(size_t{pk.queries} * 4);
   pk.bytes = pk.off_lows + AlignUp(pk.list_ids * 2);
 }
 
@@ -74,11 +124,15 @@ void FilterPacker::Write(char* out) const {
   const PackedFilters& pk = layout_;
   auto* bitsets = reinterpret_cast<uint32_t*>(out + pk.off_bitsets);
   auto* bitset_starts = reinterpret_cast<uint64_t*>(out + pk.off_bitset_starts);
-  auto* chunk_starts = reinterpret_cast<uint64_t*>(out + pk.off_chunk_starts);
+  auto* chunk_ranks = reinterpret_cast<uint64_t*>(out + pk.off_chunk_ranks);
+  auto* chunk_lows = reinterpret_cast<uint64_t*>(out + pk.off_chunk_lows);
+  auto* segments = reinterpret_cast<uint64_t*>(out + pk.off_segments);
   auto* source = reinterpret_cast<uint32_t*>(out + pk.off_source);
   auto* lows = reinterpret_cast<uint16_t*>(out + pk.off_lows);
-  uint64_t bitset_at = 0, list_at = 0;
+  const size_t table = size_t{pk.chunks} + 1;
+  uint64_t bitset_at = 0;
   bitset_starts[0] = 0;
+  std::vector<uint64_t> group_at(pk.group_lows.begin(), pk.group_lows.end() - 1);
   for (size_t s = 0; s < slots_.size(); ++s) {
     const RowSet& set = *slots_[s];
     const uint32_t src = slot_source_[s];
@@ -88,12 +142,36 @@ void FilterPacker::Write(char* out) const {
       bitset_starts[src + 1] = bitset_at;
       continue;
     }
-    // The list: each id's low 16 bits, and where each chunk's ids begin.
-    uint64_t* cs = chunk_starts + size_t{src & ~kListSource} * (size_t{pk.chunks} + 1);
-    set.ToChunkedLows(lows + list_at, cs, pk.chunks, list_at);
-    list_at = cs[pk.chunks];
+    // The list, a group at a time: each id's low 16 bits at its group's place in `lows`, where
+    // each chunk's ids begin there, and their positions in the list.
+    const uint32_t l = src & ~kListSource;
+    uint64_t* ranks = chunk_ranks + size_t{l} * table;
+    uint64_t* at = chunk_lows + size_t{l} * table;
+    ranks[0] = 0;
+    for (uint32_t g = 0; g < pk.groups; ++g) {
+      const uint32_t c0 = pk.group_chunks[g], c1 = pk.group_chunks[g + 1];
+      // at[c1] is the next group's first entry, written over by it (the last stays).
+      set.ToChunkedLows(lows + group_at[g], at + c0, c0, c1, group_at[g]);
+      for (uint32_t c = c0; c < c1; ++c) ranks[c + 1] = ranks[c] + (at[c + 1] - at[c]);
+      group_at[g] = at[c1];
+    }
   }
-  for (size_t q = 0; q < slot_of_.size(); ++q) source[q] = slot_source_[slot_of_[q]];
+  for (size_t q = 0; q < slot_of_.size(); ++q) {
+    const uint32_t src = slot_source_[slot_of_[q]];
+    source[q] = src;
+    const uint64_t n = slots_[slot_of_[q]]->Cardinality();
+    uint64_t lo = 0;
+    for (uint32_t g = 0; g < pk.groups; ++g) {
+      uint64_t hi = (src & kListSource) == 0
+                        ? (g + 1 == pk.groups ? n : 0)
+                        : chunk_ranks[size_t{src & ~kListSource} * table + pk.group_chunks[g + 1]];
+      if (g + 1 == pk.groups) hi = longest_;
+      uint64_t* seg = segments + (size_t{g} * pk.queries + q) * 2;
+      seg[0] = lo;
+      seg[1] = hi;
+      lo = hi;
+    }
+  }
 }
 
 }  // namespace sieve::gpu::detail

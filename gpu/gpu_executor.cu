@@ -100,6 +100,9 @@ struct GpuExecutor::State {
   std::unique_ptr<detail::RaftSelectK> select;
   cudaEvent_t ev_start = nullptr;
   cudaEvent_t ev_stop = nullptr;
+  // The upload lane (DeviceRun's UploadLane): a filter per query's lists a row range at a time.
+  cudaStream_t copy_stream = nullptr;
+  std::vector<cudaEvent_t> copy_events;
 
   mutable std::mutex mu;
   std::unique_ptr<detail::ResidentShards> resident;
@@ -116,6 +119,8 @@ struct GpuExecutor::State {
     if (cublas != nullptr) (void)cublasDestroy(cublas);
     if (ev_start != nullptr) (void)cudaEventDestroy(ev_start);
     if (ev_stop != nullptr) (void)cudaEventDestroy(ev_stop);
+    for (cudaEvent_t e : copy_events) (void)cudaEventDestroy(e);
+    if (copy_stream != nullptr) (void)cudaStreamDestroy(copy_stream);
     if (stream != nullptr) (void)cudaStreamDestroy(stream);
   }
 };
@@ -186,6 +191,13 @@ Status GpuExecutor::Create(const GpuExecutorOptions& options, std::unique_ptr<Gp
   SIEVE_CUDA_TRY(cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking));
   SIEVE_CUDA_TRY(cudaEventCreate(&state->ev_start));
   SIEVE_CUDA_TRY(cudaEventCreate(&state->ev_stop));
+  SIEVE_CUDA_TRY(cudaStreamCreateWithFlags(&state->copy_stream, cudaStreamNonBlocking));
+  const uint32_t most_groups = std::max(detail::kListGroupsAuto, options.list_upload_groups);
+  for (uint32_t i = 0; i <= most_groups; ++i) {
+    cudaEvent_t e = nullptr;
+    SIEVE_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    state->copy_events.push_back(e);
+  }
   SIEVE_CUBLAS_TRY(cublasCreate(&state->cublas));
   SIEVE_CUBLAS_TRY(cublasSetStream(state->cublas, state->stream));
   SIEVE_CUBLAS_TRY(cublasSetMathMode(state->cublas, CUBLAS_DEFAULT_MATH));
@@ -282,10 +294,20 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
   if (!upload) {
     p.upload_words = 0;
   } else if (p.per_query) {
-    const detail::FilterPacker packer(slots, slot_of, shard.rows, p.words);
+    // The lists go up a row range at a time where one SDDMM launch of every query can search
+    // each range as it lands (16-byte rows, every query in one chunk).
+    const size_t row_bytes = size_t{shard.dim} * (shard.dtype == DType::kFloat16 ? 2 : 4);
+    const bool ranges = p.path == SearchPath::kSddmm && row_bytes % 16 == 0 &&
+                        detail::SddmmQueryChunk(p.max_passing) >= nq;
+    const detail::FilterPacker packer(slots, slot_of, shard.rows, p.words,
+                                      ranges ? s.options.list_upload_groups : 1);
     p.packed = packer.layout();
     s.counts.filter_list_slots += p.packed.list_slots;
     s.counts.filter_bitset_slots += p.packed.bitset_slots;
+    if (p.packed.groups > 1) {
+      ++s.counts.list_range_uploads;
+      s.counts.list_ranges += p.packed.groups;
+    }
     SIEVE_RETURN_IF_ERROR(s.pinned_filter.Reserve(p.packed.bytes));
     b->h_filter = s.pinned_filter.as<uint32_t>();
     packer.Write(s.pinned_filter.as<char>());
@@ -366,8 +388,10 @@ Status GpuExecutor::RunTimed(Batch* b, bool stages, float* ms) {
   const uint32_t nq = p.nq;
   uint64_t cand_cap = 0;
   auto run_once = [&]() -> Status {
+    const detail::UploadLane lane{s.copy_stream, s.copy_events.data(),
+                                  static_cast<uint32_t>(s.copy_events.size())};
     DeviceRun run(s.stream, s.cublas, s.select.get(), s.options, &s.counts, &s.stages, p,
-                  b->h_filter, b->h_queries, b->h_vals, b->h_ids, b->h_counts);
+                  b->h_filter, b->h_queries, b->h_vals, b->h_ids, b->h_counts, lane);
     Status st = run.Run();
     cand_cap = run.candidate_cap();
     b->used_threshold = run.used_threshold();

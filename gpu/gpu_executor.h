@@ -43,6 +43,10 @@ struct GpuPathCounts {
   uint64_t filter_list_slots = 0;
   uint64_t filter_bitset_slots = 0;
   uint64_t filters_shared = 0;
+  // Searches whose per-query lists went up in row ranges beside the SDDMM
+  // (GpuExecutorOptions::list_upload_groups), and the ranges.
+  uint64_t list_range_uploads = 0;
+  uint64_t list_ranges = 0;
 };
 
 class GpuExecutor final : public Executor {

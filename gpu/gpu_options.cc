@@ -24,6 +24,11 @@ Status GpuExecutorOptions::Validate() const {
     return Status::InvalidArgument("GPU options: threshold_max_levels " +
                                    std::to_string(threshold_max_levels) + " is outside [2, 6]");
   }
+  if (list_upload_groups > kMaxListUploadGroups) {
+    return Status::InvalidArgument("GPU options: list_upload_groups " +
+                                   std::to_string(list_upload_groups) + " is outside [0, " +
+                                   std::to_string(kMaxListUploadGroups) + "]");
+  }
   return Status::OK();
 }
 
@@ -57,6 +62,9 @@ std::string GpuExecutorOptions::Changed() const {
     add("threshold_max_levels", std::to_string(threshold_max_levels));
   }
   if (tma_page_copies != d.tma_page_copies) add("tma_page_copies", flag(tma_page_copies));
+  if (list_upload_groups != d.list_upload_groups) {
+    add("list_upload_groups", std::to_string(list_upload_groups));
+  }
   return s;
 }
 

@@ -147,6 +147,10 @@ RowSet RowSet::Adopt(roaring_bitmap_s* bitmap) {
 
 uint64_t RowSet::Cardinality() const { return roaring_bitmap_get_cardinality(bitmap_); }
 
+uint64_t RowSet::RangeCardinality(uint64_t begin, uint64_t end) const {
+  return begin >= end ? 0 : roaring_bitmap_range_cardinality(bitmap_, begin, end);
+}
+
 uint64_t RowSet::MemoryBytes() const {
   const roaring_array_t& ra = bitmap_->high_low_container;
   // The bitmap itself, and per container a key, a type code and a pointer.
@@ -297,13 +301,15 @@ void RowSet::ToBitset(uint32_t* words, size_t n_words) const {
   if (written < n_words) std::memset(words + written, 0, (n_words - written) * sizeof(uint32_t));
 }
 
-void RowSet::ToChunkedLows(uint16_t* lows, uint64_t* chunk_starts, uint32_t n_chunks,
+void RowSet::ToChunkedLows(uint16_t* lows, uint64_t* chunk_starts, uint32_t c0, uint32_t c1,
                            uint64_t base) const {
   const roaring_array_t& ra = bitmap_->high_low_container;
   uint64_t at = 0;  // lows written
-  uint32_t chunk = 0;
-  for (int32_t i = 0; i < ra.size && ra.keys[i] < n_chunks; ++i) {
-    while (chunk <= ra.keys[i]) chunk_starts[chunk++] = base + at;
+  uint32_t chunk = c0;
+  int32_t i = 0;
+  while (i < ra.size && ra.keys[i] < c0) ++i;
+  for (; i < ra.size && ra.keys[i] < c1; ++i) {
+    while (chunk <= ra.keys[i]) chunk_starts[chunk++ - c0] = base + at;
     uint8_t type = ra.typecodes[i];
     const void* c = container_unwrap_shared(ra.containers[i], &type);
     uint16_t* out = lows + at;
@@ -329,7 +335,7 @@ void RowSet::ToChunkedLows(uint16_t* lows, uint64_t* chunk_starts, uint32_t n_ch
       at = static_cast<uint64_t>(out - lows);
     }
   }
-  while (chunk <= n_chunks) chunk_starts[chunk++] = base + at;
+  while (chunk <= c1) chunk_starts[chunk++ - c0] = base + at;
 }
 
 void RowSet::ForEachBatch(void (*fn)(const uint32_t*, size_t, void*), void* context) const {

@@ -38,6 +38,8 @@ class RowSet {
 
   // The exact number of rows in the set; O(number of containers).
   uint64_t Cardinality() const;
+  // Ordinals in [begin, end).
+  uint64_t RangeCardinality(uint64_t begin, uint64_t end) const;
   bool Empty() const;
   // Heap bytes the set holds now (container payloads at their capacity, and headers).
   uint64_t MemoryBytes() const;
@@ -68,12 +70,13 @@ class RowSet {
   // n_words * 32 rows, by walking Roaring containers (not values). Ordinals at or beyond
   // n_words * 32 are ignored. Every word is written.
   void ToBitset(uint32_t* words, size_t n_words) const;
-  // Writes the set as Roaring keeps it: the low 16 bits of every ordinal, ascending, into
-  // `lows` (Cardinality() values), and for each 65,536-row chunk c < n_chunks the position in
-  // `lows` of its first ordinal, plus `base`, into chunk_starts[c], with chunk_starts[n_chunks]
-  // = base + the ordinals of chunks below n_chunks (ordinals past them are left out). Array
-  // containers are copied whole; no 32-bit array is built.
-  void ToChunkedLows(uint16_t* lows, uint64_t* chunk_starts, uint32_t n_chunks,
+  // Writes the chunks [c0, c1) of the set as Roaring keeps them (chunk c: rows [65,536 c,
+  // 65,536 (c + 1))): the low 16 bits of each of their ordinals, ascending, into `lows`, and
+  // for each chunk c in [c0, c1) the position in `lows` of its first ordinal, plus `base`, into
+  // chunk_starts[c - c0], with chunk_starts[c1 - c0] = base + the ordinals written (ordinals
+  // outside the chunks are left out). Array containers are copied whole; no 32-bit array is
+  // built.
+  void ToChunkedLows(uint16_t* lows, uint64_t* chunk_starts, uint32_t c0, uint32_t c1,
                      uint64_t base) const;
   // Calls fn(ordinal) in ascending order.
   template <typename Fn>

@@ -28,6 +28,11 @@ struct SddmmArgs {
   const uint64_t* starts;       // per-query lists: query q's are ids[starts[q], starts[q+1])
   int64_t n_shared;             // one shared list of this length when starts == nullptr
   int64_t ld;                   // output row length
+  // SddmmVecKernel only, per-query lists: nullable; query q covers list positions
+  // [seg[2q], seg[2q + 1]) (a row range of the lists: PackedFilters::groups), positions past
+  // its list's length getting the sentinel; else [0, ld).
+  const uint64_t* seg;
+  int64_t span;                 // positions a query covers at the most: ld, or the segments'
   int metric;
   float sentinel;
   float* out;                   // m × ld; out[q][p] = distance of q to its p-th listed row
@@ -118,15 +123,19 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
   const int groups = blockDim.x / L;
   const unsigned list_block = a.query_blocks ? blockIdx.x / a.query_blocks : blockIdx.x;
   const unsigned group = a.query_blocks ? blockIdx.x % a.query_blocks : blockIdx.y;
-  const int64_t p0 = static_cast<int64_t>(list_block) * groups * R + threadIdx.x / L;
   const int q0 = static_cast<int>(group) * QB;
   const int nq = min(QB, a.m - q0);
   uint64_t begin = 0;
-  int64_t len = a.n_shared;
+  int64_t len = a.n_shared, lo = 0, limit = a.ld;
   if (a.starts != nullptr) {
     begin = a.starts[q0];
     len = static_cast<int64_t>(a.starts[q0 + 1] - begin);
   }
+  if (a.seg != nullptr) {
+    lo = static_cast<int64_t>(a.seg[2 * q0]);
+    limit = static_cast<int64_t>(a.seg[2 * q0 + 1]);
+  }
+  const int64_t p0 = lo + static_cast<int64_t>(list_block) * groups * R + threadIdx.x / L;
   // Every lane stays for the shuffles: per row, `state` 0 = nothing to write, 1 = sentinels,
   // 2 = a row.
   int state[R];
@@ -134,7 +143,7 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
 #pragma unroll
   for (int j = 0; j < R; ++j) {
     const int64_t p = p0 + static_cast<int64_t>(j) * groups;
-    state[j] = p >= a.ld ? 0 : p < len ? 2 : 1;
+    state[j] = p >= limit ? 0 : p < len ? 2 : 1;
     x[j] = nullptr;
   }
   uint32_t id[R];
@@ -216,7 +225,7 @@ void LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, cudaStream_t stream) {
   while (lanes < chunks && lanes < 32) lanes *= 2;
   constexpr int kRowsPerGroup = 4;
   const int64_t rows_per_block = 256 / lanes * kRowsPerGroup;
-  const int64_t list_blocks = (a.ld + rows_per_block - 1) / rows_per_block;
+  const int64_t list_blocks = (a.span + rows_per_block - 1) / rows_per_block;
   dim3 grid(static_cast<unsigned>(list_blocks), query_blocks);
   a.query_blocks = 0;
   if (list_blocks * query_blocks <= int64_t{INT32_MAX}) {
@@ -251,6 +260,8 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   a.starts = starts;
   a.n_shared = ld;
   a.ld = ld;
+  a.seg = nullptr;
+  a.span = ld;
   a.metric = p.metric;
   a.sentinel = p.sentinel;
   a.out = dist.get();
@@ -260,7 +271,26 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   const bool half = p.shard->dtype == DType::kFloat16;
   dim3 block(32 * kWarps);
   const size_t row_bytes = size_t{p.dim} * (half ? 2 : 4);
-  if (row_bytes % 16 == 0) {
+  if (Grouped()) {
+    // A row range of every query's list at a time, each as soon as its lists have landed.
+    if (q0 != 0 || m != p.nq || row_bytes % 16 != 0) {
+      return Status::Internal("grouped lists need one chunk of every query and 16-byte rows");
+    }
+    const auto* segments =
+        reinterpret_cast<const uint64_t*>(d_packed_.get() + p.packed.off_segments);
+    for (uint32_t g = 0; g < p.packed.groups; ++g) {
+      SIEVE_RETURN_IF_ERROR(ExpandListGroup(g));
+      a.seg = segments + size_t{g} * p.nq * 2;
+      a.span = static_cast<int64_t>(p.packed.group_span[g]);
+      if (a.span == 0) continue;
+      if (half) {
+        LaunchSddmmVec<__half, 1>(a, m, stream_);
+      } else {
+        LaunchSddmmVec<float, 1>(a, m, stream_);
+      }
+      SIEVE_CUDA_CHECK_LAUNCH("SddmmVecKernel");
+    }
+  } else if (row_bytes % 16 == 0) {
     // 16-byte loads (the rows, and the float32 queries, are 16-byte aligned).
     if (p.per_query && half) {
       LaunchSddmmVec<__half, 1>(a, m, stream_);

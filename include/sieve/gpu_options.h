@@ -17,6 +17,9 @@
 namespace sieve {
 
 struct GpuExecutorOptions {
+  // The most row ranges list_upload_groups takes.
+  static constexpr uint32_t kMaxListUploadGroups = 64;
+
   // The CUDA device the executor runs on. Default: 0.
   int device = 0;
 
@@ -50,6 +53,12 @@ struct GpuExecutorOptions {
   // where the device (compute capability 9.x) and the build allow; false: with cp.async.
   // Default: true.
   bool tma_page_copies = true;
+
+  // A filter per query made of id lists, on the SDDMM path: the lists cross PCIe in this many
+  // row ranges, on a second stream, and the SDDMM searches each range as soon as it has landed
+  // while the later ones upload. 0 chooses: a range a MiB of lists, up to 8; 1 uploads them
+  // whole before the search. In [0, 64]. Default: 0.
+  uint32_t list_upload_groups = 0;
 
   // OK, or InvalidArgument naming the first field outside its range.
   Status Validate() const;

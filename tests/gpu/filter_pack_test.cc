@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -58,14 +59,22 @@ std::vector<uint32_t> Decode(const PackedFilters& pk, const std::vector<char>& b
   }
   const uint32_t l = src & ~kListSource;
   EXPECT_LT(l, pk.list_slots);
-  const auto* cs =
-      reinterpret_cast<const uint64_t*>(base + pk.off_chunk_starts) + size_t{l} * (pk.chunks + 1);
+  const size_t table = size_t{l} * (pk.chunks + 1);
+  const auto* ranks = reinterpret_cast<const uint64_t*>(base + pk.off_chunk_ranks) + table;
+  const auto* at = reinterpret_cast<const uint64_t*>(base + pk.off_chunk_lows) + table;
   const auto* lows = reinterpret_cast<const uint16_t*>(base + pk.off_lows);
-  for (uint32_t c = 0; c < pk.chunks; ++c) {
-    EXPECT_LE(cs[c], cs[c + 1]);
-    for (uint64_t j = cs[c]; j < cs[c + 1]; ++j) ids.push_back(c << 16 | lows[j]);
+  EXPECT_EQ(ranks[0], 0u);
+  for (uint32_t g = 0; g < pk.groups; ++g) {
+    for (uint32_t c = pk.group_chunks[g]; c < pk.group_chunks[g + 1]; ++c) {
+      EXPECT_LE(ranks[c], ranks[c + 1]);
+      EXPECT_EQ(ranks[c], ids.size()) << "chunk " << c << ": its position in the list";
+      // A chunk's lows lie within its group's, which one upload carries.
+      EXPECT_GE(at[c], pk.group_lows[g]) << "chunk " << c;
+      EXPECT_LE(at[c] + (ranks[c + 1] - ranks[c]), pk.group_lows[g + 1]) << "chunk " << c;
+      for (uint64_t j = 0; j < ranks[c + 1] - ranks[c]; ++j) ids.push_back(c << 16 | lows[at[c] + j]);
+    }
   }
-  EXPECT_LE(cs[pk.chunks], pk.list_ids);
+  EXPECT_EQ(ranks[pk.chunks], ids.size());
   return ids;
 }
 
@@ -133,7 +142,7 @@ TEST(FilterPackTest, EveryQueryDecodesToItsSet) {
   uint32_t lists = 0;
   uint64_t list_ids = 0, bitset_ids = 0;
   for (const RowSet& s : sets) {
-    const bool list = s.Cardinality() * 2 + (pk.chunks + 1) * 8 < words * 4;
+    const bool list = s.Cardinality() * 2 + (pk.chunks + 1) * 16 < words * 4;
     lists += list ? 1 : 0;
     (list ? list_ids : bitset_ids) += s.Cardinality();
   }
@@ -148,6 +157,81 @@ TEST(FilterPackTest, EveryQueryDecodesToItsSet) {
   for (uint32_t q = 0; q < per_query.size(); ++q) {
     EXPECT_EQ(Decode(pk, bytes, words, q), Ids(*per_query[q])) << "query " << q;
   }
+  // With a bitset among the sets, the lists stay one range whatever is asked.
+  const FilterPacker ranged(slots, slot_of, rows, words, 3);
+  EXPECT_EQ(ranged.layout().groups, 1u);
+}
+
+// Lists in row ranges (PackedFilters::groups): each range's lows are one contiguous stretch,
+// every query still decodes to its set, and each query's segments are its list positions in
+// the range's chunks, the last reaching the longest list; the spans are their widest.
+TEST(FilterPackTest, ListsInRowRanges) {
+  const uint32_t rows = 7 * kListChunkRows + 999;
+  const size_t words = (rows + 31) / 32;
+  std::vector<RowSet> sets;
+  sets.push_back(Random(rows, 0.01, 20));
+  sets.push_back(Random(rows, 0.002, 21));
+  sets.push_back(RowSet());
+  sets.push_back(RowSet::Range(5 * kListChunkRows, 5 * kListChunkRows + 100));  // one chunk
+  {
+    const uint32_t edges[] = {0, 65535, 65536, 3 * 65536 - 1, 3 * 65536, rows - 1};
+    sets.push_back(RowSet::Of(edges, sizeof(edges) / sizeof(edges[0])));
+  }
+  std::vector<const RowSet*> per_query;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (const RowSet& s : sets) per_query.push_back(&s);
+  }
+  const BatchFilters f = Batch(per_query);
+  std::vector<const RowSet*> slots;
+  std::vector<uint32_t> slot_of;
+  DistinctSets(f, &slots, &slot_of);
+  uint64_t longest = 0;
+  for (const RowSet& s : sets) longest = std::max(longest, s.Cardinality());
+  for (uint32_t asked : {1u, 2u, 3u, 8u, 64u, 0u}) {
+    const FilterPacker packer(slots, slot_of, rows, words, asked);
+    const PackedFilters& pk = packer.layout();
+    ASSERT_EQ(pk.bitset_slots, 0u);
+    ASSERT_EQ(pk.chunks, 8u);
+    // 0 chooses by the lists' bytes: under a MiB here, one range.
+    EXPECT_EQ(pk.groups, asked == 0 ? 1u : std::min(asked, 8u)) << "asked " << asked;
+    ASSERT_EQ(pk.group_chunks.size(), pk.groups + 1);
+    EXPECT_EQ(pk.group_chunks.front(), 0u);
+    EXPECT_EQ(pk.group_chunks.back(), pk.chunks);
+    EXPECT_EQ(pk.group_lows.front(), 0u);
+    EXPECT_EQ(pk.group_lows.back(), pk.list_ids);
+    std::vector<char> bytes(pk.bytes, '\x5a');
+    packer.Write(bytes.data());
+    const auto* segments = reinterpret_cast<const uint64_t*>(bytes.data() + pk.off_segments);
+    std::vector<uint64_t> span(pk.groups, 0);
+    for (uint32_t q = 0; q < per_query.size(); ++q) {
+      const std::vector<uint32_t> ids = Ids(*per_query[q]);
+      EXPECT_EQ(Decode(pk, bytes, words, q), ids) << "query " << q << ", " << asked << " ranges";
+      uint64_t lo = 0;
+      for (uint32_t g = 0; g < pk.groups; ++g) {
+        const uint64_t* seg = segments + (size_t{g} * pk.queries + q) * 2;
+        const uint32_t end_row = pk.group_chunks[g + 1] * kListChunkRows;
+        const uint64_t hi =
+            g + 1 == pk.groups
+                ? longest
+                : static_cast<uint64_t>(std::lower_bound(ids.begin(), ids.end(), end_row) -
+                                        ids.begin());
+        EXPECT_EQ(seg[0], lo) << "query " << q << " range " << g;
+        EXPECT_EQ(seg[1], hi) << "query " << q << " range " << g;
+        span[g] = std::max(span[g], hi - lo);
+        lo = hi;
+      }
+    }
+    EXPECT_EQ(pk.group_span, span);
+  }
+  // Chosen for lists of a few MiB: a range a MiB of them, at most kListGroupsAuto.
+  const uint32_t big_rows = 40'000'000;
+  const RowSet big = Random(big_rows, 0.05, 22);  // 4 MB of lows
+  const BatchFilters fb = Batch({&big, &sets[0]});
+  DistinctSets(fb, &slots, &slot_of);
+  const FilterPacker chosen(slots, slot_of, big_rows, (big_rows + 31) / 32, 0);
+  EXPECT_EQ(chosen.layout().groups,
+            std::min<uint64_t>(kListGroupsAuto, chosen.layout().list_ids * 2 / kListGroupMinBytes));
+  EXPECT_GT(chosen.layout().groups, 1u);
 }
 
 // A sparse set packs into fewer bytes than its bitset: 2 bytes an id and the chunk table.

@@ -493,6 +493,57 @@ TEST_F(GpuExecutorTest, PackedPerQueryFilters) {
   }
 }
 
+// A filter per query of lists on the SDDMM path, uploaded in row ranges on the upload lane
+// (GpuExecutorOptions::list_upload_groups) and searched a range at a time as each lands: every
+// metric and dtype against the oracle, with lists that skip ranges, the empty list, one that
+// lies in the last range only, and ranges asked past the shard's chunks; the ranges proven by
+// their counters. Rows that are not a multiple of 16 bytes, or a bitset among the sets, keep
+// one upload.
+TEST_F(GpuExecutorTest, ListsInRowRangesBesideTheSddmm) {
+  for (uint32_t asked : {3u, 64u}) {
+    GpuExecutorOptions options;
+    options.list_upload_groups = asked;
+    const WithOptions with(options);
+    ASSERT_TRUE(with.status().ok()) << with.status().ToString();
+    const uint32_t rows = 5 * 65536 + 777, nq = 10;
+    for (auto [dtype, dim] : {std::pair{DType::kFloat16, 128u}, std::pair{DType::kFloat32, 24u},
+                              std::pair{DType::kFloat16, 20u}}) {
+      HostShard s(rows, dim, dtype, 470 + static_cast<int>(dtype) + dim, 71);
+      const std::vector<float> queries = test::RandomVectors(nq, dim, 72);
+      for (bool with_bitset : {false, true}) {
+        Filters f(rows, nq, true, 0.01, 73);
+        f.sets[1] = RandomSet(rows, 0.002, 74);
+        f.sets[2] = RowSet();
+        f.sets[3] = RowSet::Range(5 * 65536 + 10, rows);  // the last range only
+        const uint32_t edges[] = {0, 65535, 65536, 3 * 65536 - 1, 3 * 65536, rows - 1};
+        f.sets[4] = RowSet::Of(edges, sizeof(edges) / sizeof(edges[0]));
+        f.sets[5] = RowSet::Range(0, 1000);  // the first range only
+        f.sets[6] = f.sets[0];
+        if (with_bitset) f.sets[7] = RandomSet(rows, 0.5, 75);
+        f.Rebuild();
+        const bool ranged = !with_bitset && dim * (dtype == DType::kFloat16 ? 2 : 4) % 16 == 0;
+        const uint64_t ranges = std::min(asked, 6u);
+        for (uint32_t k : {1u, 60u}) {
+          std::vector<uint32_t> check(nq);
+          for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+          for (Metric metric : kMetrics) {
+            const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+            const GpuPathCounts before = exec_->path_counts();
+            RunAndCheck(std::string("ranges ") + std::to_string(asked) + " dim " +
+                            std::to_string(dim) + (with_bitset ? " with a bitset" : "") + " k=" +
+                            std::to_string(k) + " " + MetricStr(metric),
+                        SearchPath::kSddmm, metric, s, f, queries, nq, k, check, oracle);
+            if (HasFatalFailure()) return;
+            const GpuPathCounts after = exec_->path_counts();
+            EXPECT_EQ(after.list_range_uploads - before.list_range_uploads, ranged ? 1u : 0u);
+            EXPECT_EQ(after.list_ranges - before.list_ranges, ranged ? ranges : 0u);
+          }
+        }
+      }
+    }
+  }
+}
+
 // A filter per query whose queries all have the same set (here: equal copies) is searched as
 // one filter, and gives the same answers.
 TEST_F(GpuExecutorTest, IdenticalPerQueryFiltersSearchAsOne) {

@@ -152,9 +152,16 @@ TEST(SelectPlanTest, OptionsValidate) {
   o.resident_slab_bytes = 0;
   EXPECT_TRUE(o.Validate().IsInvalidArgument());
   o = GpuExecutorOptions();
+  o.list_upload_groups = GpuExecutorOptions::kMaxListUploadGroups + 1;
+  EXPECT_TRUE(o.Validate().IsInvalidArgument());
+  EXPECT_NE(o.Validate().message().find("list_upload_groups"), std::string::npos);
+  o.list_upload_groups = GpuExecutorOptions::kMaxListUploadGroups;
+  EXPECT_TRUE(o.Validate().ok());
+  o = GpuExecutorOptions();
   o.threshold_select = false;
   o.resident_slab_bytes = 65536;
-  EXPECT_EQ(o.Changed(), "resident_slab_bytes=65536 threshold_select=false");
+  o.list_upload_groups = 1;
+  EXPECT_EQ(o.Changed(), "resident_slab_bytes=65536 threshold_select=false list_upload_groups=1");
 }
 
 }  // namespace

@@ -255,27 +255,28 @@ TEST(RowSetTest, ToBitsetHandlesSharedContainers) {
   ExpectBitsetMatches(s, b, (400000 + 31) / 32);
 }
 
-void ExpectChunkedLowsMatch(const std::set<uint32_t>& s, const RowSet& r, uint32_t n_chunks,
-                            uint64_t base) {
+void ExpectChunkedLowsMatch(const std::set<uint32_t>& s, const RowSet& r, uint32_t c0,
+                            uint32_t c1, uint64_t base) {
   std::vector<uint16_t> lows_expect;
-  std::vector<uint64_t> starts_expect(n_chunks + 1, 0);
-  for (uint32_t c = 0; c <= n_chunks; ++c) {
-    starts_expect[c] = base + lows_expect.size();
-    if (c == n_chunks) break;
+  std::vector<uint64_t> starts_expect(c1 - c0 + 1, 0);
+  for (uint32_t c = c0; c <= c1; ++c) {
+    starts_expect[c - c0] = base + lows_expect.size();
+    if (c == c1) break;
     for (auto it = s.lower_bound(c << 16); it != s.end() && (*it >> 16) == c; ++it) {
       lows_expect.push_back(static_cast<uint16_t>(*it));
     }
   }
   // Garbage past the end: nothing may be written there.
   std::vector<uint16_t> lows(lows_expect.size() + 1, 0xBEEF);
-  std::vector<uint64_t> starts(n_chunks + 2, 77);
-  r.ToChunkedLows(lows.data(), starts.data(), n_chunks, base);
+  std::vector<uint64_t> starts(c1 - c0 + 2, 77);
+  r.ToChunkedLows(lows.data(), starts.data(), c0, c1, base);
   EXPECT_EQ(lows.back(), 0xBEEF) << "wrote past the chunks' ordinals";
   EXPECT_EQ(starts.back(), 77u);
   lows.pop_back();
   starts.pop_back();
-  ASSERT_EQ(lows, lows_expect) << "n_chunks=" << n_chunks;
-  ASSERT_EQ(starts, starts_expect) << "n_chunks=" << n_chunks;
+  ASSERT_EQ(lows, lows_expect) << "chunks [" << c0 << ", " << c1 << ")";
+  ASSERT_EQ(starts, starts_expect) << "chunks [" << c0 << ", " << c1 << ")";
+  EXPECT_EQ(r.RangeCardinality(uint64_t{c0} << 16, uint64_t{c1} << 16), lows_expect.size());
 }
 
 TEST(RowSetTest, ToChunkedLowsMatchesNaiveOnEveryContainerKind) {
@@ -290,13 +291,20 @@ TEST(RowSetTest, ToChunkedLowsMatchesNaiveOnEveryContainerKind) {
     seen.bitset |= k.bitset;
     seen.run |= k.run;
     const uint32_t chunks = (universe + 65535) / 65536;
-    // Every chunk; fewer (ordinals past them left out); more (empty chunks at the end).
+    // Every chunk; fewer (ordinals past them left out); more (empty chunks at the end); ranges
+    // that start past the first chunk (ordinals before them left out), and empty ones.
     for (uint32_t n : {chunks, chunks / 2, chunks + 3, 0u}) {
-      ExpectChunkedLowsMatch(s, r, n, iter * 1000);
+      ExpectChunkedLowsMatch(s, r, 0, n, iter * 1000);
     }
+    const uint32_t a = static_cast<uint32_t>(rng() % (chunks + 1));
+    const uint32_t b = a + static_cast<uint32_t>(rng() % (chunks + 2 - a));
+    ExpectChunkedLowsMatch(s, r, a, b, iter * 7);
+    ExpectChunkedLowsMatch(s, r, chunks / 2, chunks, 3);
+    ExpectChunkedLowsMatch(s, r, a, a, 0);
   }
   EXPECT_TRUE(seen.array && seen.bitset && seen.run);
-  ExpectChunkedLowsMatch({}, RowSet(), 4, 5);
+  ExpectChunkedLowsMatch({}, RowSet(), 0, 4, 5);
+  ExpectChunkedLowsMatch({}, RowSet(), 2, 4, 5);
 }
 
 TEST(RowSetTest, SerializeRoundTrip) {
