@@ -47,6 +47,9 @@ struct GpuPathCounts {
   // (GpuExecutorOptions::list_upload_groups), and the ranges.
   uint64_t list_range_uploads = 0;
   uint64_t list_ranges = 0;
+  // SDDMM launches whose blocks took several tiles of list positions each (enough blocks to
+  // fill the device many times over).
+  uint64_t sddmm_tiled_launches = 0;
 };
 
 class GpuExecutor final : public Executor {

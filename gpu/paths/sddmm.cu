@@ -40,6 +40,7 @@ struct SddmmArgs {
   // (block b is group b % query_blocks at list block b / query_blocks), else 0 (x: list block,
   // y: group).
   unsigned query_blocks;
+  int tiles;                    // SddmmVecKernel only: tiles a block takes (LaunchSddmmVec)
 };
 
 // One warp per listed row: it reads the row once and takes its dot with QB queries (a group of
@@ -95,27 +96,27 @@ __global__ void __launch_bounds__(256) SddmmKernel(SddmmArgs a) {
   }
 }
 
-// Unpacks 16 bytes of a row into floats.
-__device__ __forceinline__ void Unpack(const uint4& raw, float (&v)[8]) {
+// Elements 4 v4 .. 4 v4 + 3 of 16 bytes of a row, as floats.
+template <typename T>
+__device__ __forceinline__ float4 Unpack4(const uint4& raw, int v4);
+template <>
+__device__ __forceinline__ float4 Unpack4<__half>(const uint4& raw, int v4) {
   const __half2* h = reinterpret_cast<const __half2*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 f = __half22float2(h[i]);
-    v[2 * i] = f.x;
-    v[2 * i + 1] = f.y;
-  }
+  const float2 a = __half22float2(h[2 * v4]), b = __half22float2(h[2 * v4 + 1]);
+  return make_float4(a.x, a.y, b.x, b.y);
 }
-__device__ __forceinline__ void Unpack(const uint4& raw, float (&v)[4]) {
-  v[0] = __uint_as_float(raw.x);
-  v[1] = __uint_as_float(raw.y);
-  v[2] = __uint_as_float(raw.z);
-  v[3] = __uint_as_float(raw.w);
+template <>
+__device__ __forceinline__ float4 Unpack4<float>(const uint4& raw, int) {
+  return make_float4(__uint_as_float(raw.x), __uint_as_float(raw.y), __uint_as_float(raw.z),
+                     __uint_as_float(raw.w));
 }
 
 // SddmmKernel with 16-byte loads, for rows of a multiple of 16 bytes: L lanes (a power of two
 // up to 32) share a listed row, each reading its 16-byte chunks c ≡ lane (mod L), and each
-// group of L lanes takes R rows (list positions p0 + j·G, G = groups in the block) whose loads
-// are in flight together; the lanes of a row then sum their partial dots.
+// group of L lanes takes R rows at a time (list positions p0 + j·G, G = groups in the block)
+// whose loads are in flight together; the lanes of a row then sum their partial dots. A block
+// takes a.tiles such tiles of consecutive positions, the next tile's ids loaded while the
+// current tile's rows and norms are: one memory round trip a tile instead of three.
 template <typename T, int QB, int L, int R>
 __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
   constexpr int V = 16 / sizeof(T);
@@ -135,97 +136,126 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
     lo = static_cast<int64_t>(a.seg[2 * q0]);
     limit = static_cast<int64_t>(a.seg[2 * q0 + 1]);
   }
-  const int64_t p0 = lo + static_cast<int64_t>(list_block) * groups * R + threadIdx.x / L;
-  // Every lane stays for the shuffles: per row, `state` 0 = nothing to write, 1 = sentinels,
-  // 2 = a row.
-  int state[R];
-  const uint4* x[R];
-#pragma unroll
-  for (int j = 0; j < R; ++j) {
-    const int64_t p = p0 + static_cast<int64_t>(j) * groups;
-    state[j] = p >= limit ? 0 : p < len ? 2 : 1;
-    x[j] = nullptr;
-  }
-  uint32_t id[R];
-#pragma unroll
-  for (int j = 0; j < R; ++j) {
-    id[j] = state[j] == 2 ? a.ids[begin + p0 + static_cast<int64_t>(j) * groups] : 0;
-  }
-#pragma unroll
-  for (int j = 0; j < R; ++j) {
-    if (state[j] == 2) x[j] = reinterpret_cast<const uint4*>(RowAt<T>(a.rows, id[j], a.dim));
-  }
-  float acc[QB][R];
-#pragma unroll
-  for (int i = 0; i < QB; ++i) {
-#pragma unroll
-    for (int j = 0; j < R; ++j) acc[i][j] = 0.0f;
-  }
-  const int chunks = a.dim / V;
-  for (int c = sub; c < chunks; c += L) {
-    float xv[R][V];
+  // Positions are offsets from the block's first (at most a.tiles · tile_rows of them), its
+  // bounds clamped to that range.
+  const int tile_rows = groups * R;
+  const int64_t block0 = lo + static_cast<int64_t>(list_block) * a.tiles * tile_rows;
+  const int span = a.tiles * tile_rows;
+  auto clamp_off = [&](int64_t bound) {
+    const int64_t d = bound - block0;
+    return static_cast<int>(d < 0 ? 0 : d > span ? span : d);
+  };
+  const int lim = clamp_off(limit);
+  const int end = clamp_off(len);
+  const uint32_t* ids = a.ids + begin + block0;
+  const int lane_off = static_cast<int>(threadIdx.x) / L;
+  // Per row, 0 = nothing to write, 1 = sentinels, 2 = a row.
+  auto state_of = [&](int off) { return off >= lim ? 0 : off < end ? 2 : 1; };
+  auto load_ids = [&](int t, uint32_t (&out)[R]) {
 #pragma unroll
     for (int j = 0; j < R; ++j) {
-      const uint4 raw = state[j] == 2 ? __ldg(x[j] + c) : make_uint4(0, 0, 0, 0);
-      Unpack(raw, xv[j]);
+      const int off = lane_off + t * tile_rows + j * groups;
+      out[j] = off < min(lim, end) ? ids[off] : 0;
     }
+  };
+  uint32_t id[R], next[R] = {};
+  load_ids(0, id);
+  for (int t = 0; t < a.tiles && t * tile_rows < lim; ++t) {
+    // Every lane stays for the shuffles (the loop's bound is the block's).
+    const uint4* x[R];
+    float xn2[R];
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      const bool row = state_of(lane_off + t * tile_rows + j * groups) == 2;
+      x[j] = row ? reinterpret_cast<const uint4*>(RowAt<T>(a.rows, id[j], a.dim)) : nullptr;
+      xn2[j] = row && sub == 0 ? __ldg(a.x_sq_norms + id[j]) : 0.0f;
+    }
+    float acc[QB][R];
 #pragma unroll
     for (int i = 0; i < QB; ++i) {
-      if (i >= nq) continue;
-      const float4* qv = reinterpret_cast<const float4*>(
-          a.queries + static_cast<int64_t>(q0 + i) * a.dim + static_cast<int64_t>(c) * V);
 #pragma unroll
-      for (int v4 = 0; v4 < V / 4; ++v4) {
-        const float4 q = __ldg(qv + v4);
+      for (int j = 0; j < R; ++j) acc[i][j] = 0.0f;
+    }
+    const int chunks = a.dim / V;
+    for (int c = sub; c < chunks; c += L) {
+      uint4 raw[R];
 #pragma unroll
-        for (int j = 0; j < R; ++j) {
-          acc[i][j] = fmaf(xv[j][4 * v4], q.x, acc[i][j]);
-          acc[i][j] = fmaf(xv[j][4 * v4 + 1], q.y, acc[i][j]);
-          acc[i][j] = fmaf(xv[j][4 * v4 + 2], q.z, acc[i][j]);
-          acc[i][j] = fmaf(xv[j][4 * v4 + 3], q.w, acc[i][j]);
+      for (int j = 0; j < R; ++j) raw[j] = x[j] != nullptr ? __ldg(x[j] + c) : make_uint4(0, 0, 0, 0);
+      // Issued behind the rows' loads, so that both are in flight together.
+      if (c == sub && t + 1 < a.tiles) load_ids(t + 1, next);
+#pragma unroll
+      for (int i = 0; i < QB; ++i) {
+        if (i >= nq) continue;
+        const float4* qv = reinterpret_cast<const float4*>(
+            a.queries + static_cast<int64_t>(q0 + i) * a.dim + static_cast<int64_t>(c) * V);
+#pragma unroll
+        for (int v4 = 0; v4 < V / 4; ++v4) {
+          const float4 q = __ldg(qv + v4);
+#pragma unroll
+          for (int j = 0; j < R; ++j) {
+            const float4 xv = Unpack4<T>(raw[j], v4);
+            acc[i][j] = fmaf(xv.x, q.x, acc[i][j]);
+            acc[i][j] = fmaf(xv.y, q.y, acc[i][j]);
+            acc[i][j] = fmaf(xv.z, q.z, acc[i][j]);
+            acc[i][j] = fmaf(xv.w, q.w, acc[i][j]);
+          }
         }
       }
     }
-  }
-#pragma unroll
-  for (int i = 0; i < QB; ++i) {
-#pragma unroll
-    for (int j = 0; j < R; ++j) {
-#pragma unroll
-      for (int off = L / 2; off > 0; off >>= 1) {
-        acc[i][j] += __shfl_xor_sync(0xffffffffu, acc[i][j], off);
-      }
-    }
-  }
-  if (sub != 0) return;
-#pragma unroll
-  for (int j = 0; j < R; ++j) {
-    if (state[j] == 0) continue;
-    const int64_t p = p0 + static_cast<int64_t>(j) * groups;
-    const float xn2 = state[j] == 2 ? a.x_sq_norms[id[j]] : 0.0f;
+    // A lane with no chunk of its own (dim / V < L) still loads the next ids.
+    if (sub >= chunks && t + 1 < a.tiles) load_ids(t + 1, next);
 #pragma unroll
     for (int i = 0; i < QB; ++i) {
-      if (i < nq) {
-        a.out[static_cast<int64_t>(q0 + i) * a.ld + p] =
-            state[j] == 2 ? FinishDistance(a.metric, acc[i][j], a.q_sq_norms[q0 + i], xn2)
-                          : a.sentinel;
+#pragma unroll
+      for (int j = 0; j < R; ++j) {
+#pragma unroll
+        for (int off = L / 2; off > 0; off >>= 1) {
+          acc[i][j] += __shfl_xor_sync(0xffffffffu, acc[i][j], off);
+        }
       }
     }
+    if (sub == 0) {
+#pragma unroll
+      for (int j = 0; j < R; ++j) {
+        const int off = lane_off + t * tile_rows + j * groups;
+        const int state = state_of(off);
+        if (state == 0) continue;
+#pragma unroll
+        for (int i = 0; i < QB; ++i) {
+          if (i < nq) {
+            a.out[static_cast<int64_t>(q0 + i) * a.ld + block0 + off] =
+                state == 2 ? FinishDistance(a.metric, acc[i][j], a.q_sq_norms[q0 + i], xn2[j])
+                           : a.sentinel;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) id[j] = next[j];
   }
 }
 
 // Launches SddmmVecKernel over query_blocks groups of QB queries, with L lanes a row: the
 // smallest power of two covering the row's 16-byte chunks (at most 32). The groups run fastest,
 // so the blocks in flight read the same stretch of every list: rows listed for several queries
-// (and a shared list's rows) come from L2 after the first read.
+// (and a shared list's rows) come from L2 after the first read. A block takes more tiles where
+// there are blocks enough to fill the device many times over, and its lanes take one chunk of a
+// row each (longer rows keep more loads in flight a lane already, and measured no faster).
+// Returns the tiles a block took.
 template <typename T, int QB>
-void LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, cudaStream_t stream) {
+int LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, int sm_count, cudaStream_t stream) {
   const int chunks = a.dim * static_cast<int>(sizeof(T)) / 16;
   int lanes = 1;
   while (lanes < chunks && lanes < 32) lanes *= 2;
   constexpr int kRowsPerGroup = 4;
-  const int64_t rows_per_block = 256 / lanes * kRowsPerGroup;
-  const int64_t list_blocks = (a.span + rows_per_block - 1) / rows_per_block;
+  constexpr int64_t kMaxTiles = 8;
+  const int64_t tile_rows = 256 / lanes * kRowsPerGroup;
+  const int64_t tiles_needed = (a.span + tile_rows - 1) / tile_rows;
+  const int64_t fill = int64_t{std::max(sm_count, 1)} * 32;
+  a.tiles = chunks > lanes ? 1
+                           : static_cast<int>(std::clamp<int64_t>(
+                                 tiles_needed * query_blocks / fill, 1, kMaxTiles));
+  const int64_t list_blocks = (tiles_needed + a.tiles - 1) / a.tiles;
   dim3 grid(static_cast<unsigned>(list_blocks), query_blocks);
   a.query_blocks = 0;
   if (list_blocks * query_blocks <= int64_t{INT32_MAX}) {
@@ -240,6 +270,7 @@ void LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, cudaStream_t stream) {
     case 16: SddmmVecKernel<T, QB, 16, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
     default: SddmmVecKernel<T, QB, 32, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
   }
+  return a.tiles;
 }
 
 Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
@@ -266,11 +297,13 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   a.sentinel = p.sentinel;
   a.out = dist.get();
   a.query_blocks = 0;
+  a.tiles = 1;
   constexpr int kWarps = 8;
   constexpr int kQb = 4;
   const bool half = p.shard->dtype == DType::kFloat16;
   dim3 block(32 * kWarps);
   const size_t row_bytes = size_t{p.dim} * (half ? 2 : 4);
+  int tiles = 1;  // of the last SddmmVecKernel launch
   if (Grouped()) {
     // A row range of every query's list at a time, each as soon as its lists have landed.
     if (q0 != 0 || m != p.nq || row_bytes % 16 != 0) {
@@ -284,22 +317,24 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
       a.span = static_cast<int64_t>(p.packed.group_span[g]);
       if (a.span == 0) continue;
       if (half) {
-        LaunchSddmmVec<__half, 1>(a, m, stream_);
+        tiles = LaunchSddmmVec<__half, 1>(a, m, sm_count_, stream_);
       } else {
-        LaunchSddmmVec<float, 1>(a, m, stream_);
+        tiles = LaunchSddmmVec<float, 1>(a, m, sm_count_, stream_);
       }
       SIEVE_CUDA_CHECK_LAUNCH("SddmmVecKernel");
+      if (tiles > 1) ++counts_->sddmm_tiled_launches;
     }
+    tiles = 1;
   } else if (row_bytes % 16 == 0) {
     // 16-byte loads (the rows, and the float32 queries, are 16-byte aligned).
     if (p.per_query && half) {
-      LaunchSddmmVec<__half, 1>(a, m, stream_);
+      tiles = LaunchSddmmVec<__half, 1>(a, m, sm_count_, stream_);
     } else if (p.per_query) {
-      LaunchSddmmVec<float, 1>(a, m, stream_);
+      tiles = LaunchSddmmVec<float, 1>(a, m, sm_count_, stream_);
     } else if (half) {
-      LaunchSddmmVec<__half, kQb>(a, (m + kQb - 1) / kQb, stream_);
+      tiles = LaunchSddmmVec<__half, kQb>(a, (m + kQb - 1) / kQb, sm_count_, stream_);
     } else {
-      LaunchSddmmVec<float, kQb>(a, (m + kQb - 1) / kQb, stream_);
+      tiles = LaunchSddmmVec<float, kQb>(a, (m + kQb - 1) / kQb, sm_count_, stream_);
     }
   } else if (p.per_query) {
     dim3 grid(static_cast<unsigned>((ld + kWarps - 1) / kWarps), m);
@@ -317,6 +352,7 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
     }
   }
   SIEVE_CUDA_CHECK_LAUNCH("SddmmKernel");
+  if (tiles > 1) ++counts_->sddmm_tiled_launches;
   Mark("sddmm");
 
   const int kf = static_cast<int>(std::min<int64_t>(p.k, ld));

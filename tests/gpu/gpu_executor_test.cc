@@ -544,6 +544,44 @@ TEST_F(GpuExecutorTest, ListsInRowRangesBesideTheSddmm) {
   }
 }
 
+// Lists long enough, over enough queries, that the SDDMM's blocks each take several tiles of
+// list positions (the next tile's ids loaded beside the current rows): a filter per query
+// (lists of varied lengths, so sentinels fall inside a block's tiles, in row ranges and in one
+// upload) and one shared list, every metric against the oracle, the tiled launches proven by
+// their counter.
+TEST_F(GpuExecutorTest, SddmmBlocksTakeSeveralTiles) {
+  const uint32_t rows = 1'000'000, dim = 128;
+  HostShard s(rows, dim, DType::kFloat16, 490, 81);
+  struct Case {
+    uint32_t nq;
+    bool per_query;
+    double density;
+    uint32_t ranges;
+  };
+  for (const Case c : {Case{64, true, 0.03, 2}, Case{64, true, 0.01, 1}, Case{100, false, 0.05, 0}}) {
+    GpuExecutorOptions options;
+    options.list_upload_groups = c.ranges;
+    const WithOptions with(options);
+    ASSERT_TRUE(with.status().ok()) << with.status().ToString();
+    const std::vector<float> queries = test::RandomVectors(c.nq, dim, 82);
+    Filters f(rows, c.nq, c.per_query, c.density, 83);
+    const std::vector<uint32_t> check = {0, 17, c.nq - 1};
+    for (Metric metric : kMetrics) {
+      const uint32_t k = 64;
+      const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+      const GpuPathCounts before = exec_->path_counts();
+      RunAndCheck(std::string("tiles ") + (c.per_query ? "bitmap" : "bitset") + " ranges " +
+                      std::to_string(c.ranges) + " " + MetricStr(metric),
+                  SearchPath::kSddmm, metric, s, f, queries, c.nq, k, check, oracle);
+      if (HasFatalFailure()) return;
+      const GpuPathCounts after = exec_->path_counts();
+      EXPECT_GE(after.sddmm_tiled_launches - before.sddmm_tiled_launches, 1u);
+      EXPECT_EQ(after.list_range_uploads - before.list_range_uploads,
+                c.per_query && c.ranges > 1 ? 1u : 0u);
+    }
+  }
+}
+
 // A filter per query whose queries all have the same set (here: equal copies) is searched as
 // one filter, and gives the same answers.
 TEST_F(GpuExecutorTest, IdenticalPerQueryFiltersSearchAsOne) {
