@@ -140,10 +140,10 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
   // bounds clamped to that range.
   const int tile_rows = groups * R;
   const int64_t block0 = lo + static_cast<int64_t>(list_block) * a.tiles * tile_rows;
-  const int span = a.tiles * tile_rows;
+  const int block_span = a.tiles * tile_rows;
   auto clamp_off = [&](int64_t bound) {
     const int64_t d = bound - block0;
-    return static_cast<int>(d < 0 ? 0 : d > span ? span : d);
+    return static_cast<int>(d < 0 ? 0 : d > block_span ? block_span : d);
   };
   const int lim = clamp_off(limit);
   const int end = clamp_off(len);

@@ -2,7 +2,8 @@
 //
 // `sieve serve` as a real process: SIGTERM drains requests in flight and exits 0; kill -9
 // during ingests and a restart lose nothing acknowledged; a non-loopback address needs a
-// token file.
+// token file; the engine flags (--cpu-executors, --devices, --first-use-calibration) reach the
+// database it serves, and bad values fail naming the flag.
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -393,6 +395,68 @@ TEST(ServeProcessTest, NonLoopbackNeedsATokenFile) {
   EXPECT_EQ(Http(server.port(), "GET", "/health", "", {{"Authorization", "Bearer tok-123"}}).status,
             200);
   EXPECT_EQ(server.Stop(SIGINT), 0);
+}
+
+// The engine flags as sieve query takes them: a CPU search over 3 executors spreads the
+// shards over them (the plan names cpu0..cpu2) and answers what one executor answers; bad
+// values fail before anything is opened, naming the flag.
+TEST(ServeProcessTest, EngineFlagsReachTheDatabase) {
+  test::ScratchDir dir;
+  const std::string db = dir.Join("db");
+  ASSERT_EQ(RunCli({"create", db, "--collection", "c", "--dim", "4", "--shards", "6"},
+                   dir.Join("create.err")),
+            0)
+      << ReadFile(dir.Join("create.err"));
+  constexpr size_t kN = 600, kDim = 4;
+  const std::vector<float> rows = test::RandomVectors(kN, kDim, 5);
+  ASSERT_TRUE(io::WriteNpyMatrix(dir.Join("v.npy"), rows.data(), kN, kDim).ok());
+  ASSERT_EQ(RunCli({"ingest", db, "--collection", "c", "--vectors", dir.Join("v.npy")},
+                   dir.Join("ingest.err")),
+            0)
+      << ReadFile(dir.Join("ingest.err"));
+  const std::string query = json{{"vectors", json::parse(Vectors(3, kDim, 6))},
+                                 {"k", 9},
+                                 {"device", "cpu"},
+                                 {"explain", true}}
+                                .dump();
+  json answers[2];
+  for (int spread = 0; spread < 2; ++spread) {
+    std::vector<std::string> args = {db, "--listen", "127.0.0.1:0", "--first-use-calibration",
+                                     "off", "--devices", "0"};
+    if (spread) args.insert(args.end(), {"--cpu-executors", "3"});
+    ServeProcess server;
+    ASSERT_TRUE(server.Start(args, dir.Join("err"))) << ReadFile(dir.Join("err"));
+    HttpReply r = Http(server.port(), "POST", "/collections/c/query", query);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json body = json::parse(r.body);
+    answers[spread] = body["results"];
+    std::set<std::string> devices;
+    for (const json& d : body["plan"].value("devices", json::array())) {
+      devices.insert(d["device"].get<std::string>());
+    }
+    if (spread) {
+      EXPECT_EQ(devices, (std::set<std::string>{"cpu0", "cpu1", "cpu2"})) << r.body;
+    } else {
+      EXPECT_LE(devices.size(), 1u) << r.body;
+    }
+    EXPECT_EQ(server.Stop(SIGTERM), 0);
+  }
+  EXPECT_EQ(answers[1], answers[0]);
+  ASSERT_EQ(answers[0].size(), 3u);
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--first-use-calibration", "sometimes"}, "--first-use-calibration is unknown, off or always"},
+      {{"--devices", "0,x"}, "--devices: 'x' is not a CUDA device number"},
+      {{"--cpu-executors", "0"}, "cpu-executors"},
+      {{"--device-memory", "lots"}, "device-memory"}};
+  for (const auto& [flags, message] : bad) {
+    std::vector<std::string> args = {"serve", db, "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    EXPECT_EQ(RunCli(args, dir.Join("bad.err")), 1) << flags[0];
+    const std::string err = ReadFile(dir.Join("bad.err"));
+    EXPECT_NE(err.find(message), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
 }
 
 }  // namespace

@@ -105,10 +105,11 @@ int Usage(const char* cmd, const Status& s) {
 }  // namespace
 
 int ParseFlags(const char* cmd, const char* usage, const std::vector<std::string>& args,
-               Flags* flags, std::string* db_path) {
+               Flags* flags, std::string* db_path, const char* more_usage) {
   Status s = flags->Parse(args);
   if (flags->help()) {
     std::fputs(usage, stdout);
+    if (more_usage != nullptr) std::fputs(more_usage, stdout);
     return 0;
   }
   if (!s.ok()) return Usage(cmd, s);
@@ -117,6 +118,44 @@ int ParseFlags(const char* cmd, const char* usage, const std::vector<std::string
   }
   *db_path = flags->positional()[0];
   return -1;
+}
+
+const char* const kEngineFlags[4] = {"devices", "cpu-executors", "device-memory",
+                                     "first-use-calibration"};
+
+const char kEngineFlagsUsage[] =
+    "  --devices: the CUDA devices a GPU search spreads the collection's shards over, e.g.\n"
+    "    0,1,2,3 (a number may repeat: several executors on one GPU); default all\n"
+    "  --cpu-executors: CPU executors a CPU search spreads the shards over (default 1)\n"
+    "  --device-memory: bytes of resident rows each device may hold (e.g. 80G; default\n"
+    "    auto: what the executor says, else no limit)\n"
+    "  --first-use-calibration: on a GPU without a calibration stored in DB, whether the\n"
+    "    first search calibrates it (a sweep of seconds, announced on stderr, stored in DB\n"
+    "    unless it is read-only): unknown (default) on GPUs without shipped thresholds, off\n"
+    "    never, always on every GPU\n";
+
+Status ParseEngineFlags(const Flags& flags, Options* engine) {
+  SIEVE_RETURN_IF_ERROR(ParseDevices("devices", flags.Get("devices", "all"), &engine->devices));
+  long long cpu_executors = 1;
+  SIEVE_RETURN_IF_ERROR(flags.GetInt("cpu-executors", 1, 1, 1024, &cpu_executors));
+  engine->cpu_executors = static_cast<uint32_t>(cpu_executors);
+  if (flags.Has("device-memory")) {
+    SIEVE_RETURN_IF_ERROR(ParseMemoryBudget("device-memory", flags.Get("device-memory"),
+                                            &engine->device_memory_bytes));
+  }
+  const std::string mode = flags.Get("first-use-calibration", "unknown");
+  using Mode = FirstUseCalibration::Mode;
+  if (mode == "unknown") {
+    engine->first_use_calibration.mode = Mode::kUnknownDevices;
+  } else if (mode == "off") {
+    engine->first_use_calibration.mode = Mode::kOff;
+  } else if (mode == "always") {
+    engine->first_use_calibration.mode = Mode::kAlways;
+  } else {
+    return Status::InvalidArgument("--first-use-calibration is unknown, off or always, got '" +
+                                   mode + "'");
+  }
+  return Status::OK();
 }
 
 }  // namespace sieve::cli

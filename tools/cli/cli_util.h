@@ -24,7 +24,7 @@ class Flags;
 // Parses a command's flags (the database path first) and handles --help: -1 to go on, else
 // the exit code (0 after --help; 1 after a usage error, printed as one line).
 int ParseFlags(const char* cmd, const char* usage, const std::vector<std::string>& args,
-               Flags* flags, std::string* db_path);
+               Flags* flags, std::string* db_path, const char* more_usage = nullptr);
 
 // How a command opens its database.
 enum class OpenFor {
@@ -48,6 +48,15 @@ Status ParseDevices(const std::string& flag, const std::string& text, std::vecto
 // positive byte count, optionally with a binary suffix K, M, G or T (also KiB, MiB, GiB, TiB;
 // any letter case): "512M", "2GiB". InvalidArgument naming `flag` otherwise.
 Status ParseMemoryBudget(const std::string& flag, const std::string& text, uint64_t* bytes);
+
+// The engine flags of the commands that search (query, serve): --devices, --cpu-executors,
+// --device-memory and --first-use-calibration. kEngineFlags names them for Flags; their usage
+// lines are kEngineFlagsUsage.
+extern const char* const kEngineFlags[4];
+extern const char kEngineFlagsUsage[];
+// Sets `engine`'s devices, cpu_executors, device_memory_bytes and first_use_calibration.mode
+// from those flags (their defaults where absent). InvalidArgument naming the flag otherwise.
+Status ParseEngineFlags(const Flags& flags, Options* engine);
 
 }  // namespace sieve::cli
 

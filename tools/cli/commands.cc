@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -80,16 +82,7 @@ const char kQueryUsage[] =
     "    \"vectors\": [[...] per neighbour]\n"
     "  stdout: one line per query: {\"query\": i, \"ids\": [...], \"distances\": [...]}\n"
     "  --explain: the plan and stage times as one JSON line on stderr; with several\n"
-    "    devices, each shard's device and time, and per device its shards and time\n"
-    "  --devices: the CUDA devices a GPU search spreads the collection's shards over, e.g.\n"
-    "    0,1,2,3 (a number may repeat: several executors on one GPU); default all\n"
-    "  --cpu-executors: CPU executors a CPU search spreads the shards over (default 1)\n"
-    "  --device-memory: bytes of resident rows each device may hold (e.g. 80G; default\n"
-    "    auto: what the executor says, else no limit)\n"
-    "  --first-use-calibration: on a GPU without a calibration stored in DB, whether the\n"
-    "    first search calibrates it (a sweep of seconds, announced on stderr, stored in DB\n"
-    "    unless it is read-only): unknown (default) on GPUs without shipped thresholds, off\n"
-    "    never, always on every GPU\n";
+    "    devices, each shard's device and time, and per device its shards and time\n";
 
 const char kDeleteUsage[] =
     "usage: sieve delete DB --collection NAME (--ids FILE | --filter EXPR)\n"
@@ -259,11 +252,15 @@ int Ingest(const Args& args) {
 }
 
 int Query(const Args& args) {
-  Flags flags({"collection", "queries", "k", "filter", "filters", "device", "path", "max-memory",
-               "include", "devices", "cpu-executors", "device-memory", "first-use-calibration"},
-              {"explain"});
+  std::set<std::string> names = {"collection", "queries", "k",          "filter",
+                                 "filters",    "device",  "path",       "max-memory",
+                                 "include"};
+  names.insert(std::begin(kEngineFlags), std::end(kEngineFlags));
+  Flags flags(names, {"explain"});
   std::string path;
-  if (int rc = ParseFlags("query", kQueryUsage, args, &flags, &path); rc >= 0) return rc;
+  if (int rc = ParseFlags("query", kQueryUsage, args, &flags, &path, kEngineFlagsUsage); rc >= 0) {
+    return rc;
+  }
   std::string name, queries_path;
   long long k = 0;
   Status s = flags.Require("collection", &name);
@@ -279,27 +276,7 @@ int Query(const Args& args) {
   uint64_t budget = 0;
   if (s.ok()) s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &budget);
   Options engine;
-  if (s.ok()) s = ParseDevices("devices", flags.Get("devices", "all"), &engine.devices);
-  long long cpu_executors = 1;
-  if (s.ok()) s = flags.GetInt("cpu-executors", 1, 1, 1024, &cpu_executors);
-  engine.cpu_executors = static_cast<uint32_t>(cpu_executors);
-  if (s.ok() && flags.Has("device-memory")) {
-    s = ParseMemoryBudget("device-memory", flags.Get("device-memory"), &engine.device_memory_bytes);
-  }
-  if (s.ok()) {
-    const std::string mode = flags.Get("first-use-calibration", "unknown");
-    using Mode = FirstUseCalibration::Mode;
-    if (mode == "unknown") {
-      engine.first_use_calibration.mode = Mode::kUnknownDevices;
-    } else if (mode == "off") {
-      engine.first_use_calibration.mode = Mode::kOff;
-    } else if (mode == "always") {
-      engine.first_use_calibration.mode = Mode::kAlways;
-    } else {
-      s = Status::InvalidArgument("--first-use-calibration is unknown, off or always, got '" +
-                                  mode + "'");
-    }
-  }
+  if (s.ok()) s = ParseEngineFlags(flags, &engine);
   if (!s.ok()) return Fail("query", s);
 
   std::unique_ptr<DB> db;

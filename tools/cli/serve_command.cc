@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -22,7 +24,9 @@ const char kServeUsage[] =
     "                      [--batch-window-us N] [--max-batch N] [--max-body-bytes N]\n"
     "                      [--read-timeout-ms N] [--idle-timeout-ms N]\n"
     "                      [--max-request-queries N] [--max-memory BYTES|auto] [--threads N]\n"
-    "                      [--search-threads N]\n"
+    "                      [--search-threads N] [--devices LIST|all] [--cpu-executors N]\n"
+    "                      [--device-memory BYTES]\n"
+    "                      [--first-use-calibration unknown|off|always]\n"
     "  DB must hold a database unless --create is given (then an empty one is created).\n"
     "  --max-memory: host memory the searches and their answers may use at once (e.g. 2G;\n"
     "  default auto: half of the smaller of physical memory and the address-space limits); a\n"
@@ -33,6 +37,7 @@ const char kServeUsage[] =
     "  --batch-window-us (default 200) run as one search of at most --max-batch query vectors\n"
     "  (default 256; 1 disables batching). SIGTERM/SIGINT drain and exit 0.\n"
     "  stdout: {\"listening\": \"HOST:PORT\"} once bound.\n";
+// Then kEngineFlagsUsage (the engine's devices and calibration, as sieve query takes them).
 
 int Fail(const Status& s) {
   std::string msg = s.message().empty() ? s.ToString() : s.message();
@@ -90,13 +95,16 @@ Status ReadToken(const std::string& path, std::string* token) {
 }  // namespace
 
 int Serve(const Args& args) {
-  Flags flags(
-      {"listen", "token-file", "batch-window-us", "max-batch", "max-body-bytes", "read-timeout-ms",
-       "idle-timeout-ms", "max-request-queries", "max-memory", "threads", "search-threads"},
-      {"create"});
+  std::set<std::string> names = {"listen",          "token-file",          "batch-window-us",
+                                 "max-batch",       "max-body-bytes",      "read-timeout-ms",
+                                 "idle-timeout-ms", "max-request-queries", "max-memory",
+                                 "threads",         "search-threads"};
+  names.insert(std::begin(kEngineFlags), std::end(kEngineFlags));
+  Flags flags(names, {"create"});
   Status s = flags.Parse(args);
   if (flags.help()) {
     std::fputs(kServeUsage, stdout);
+    std::fputs(kEngineFlagsUsage, stdout);
     return 0;
   }
   if (s.ok() && flags.positional().empty()) {
@@ -124,6 +132,8 @@ int Serve(const Args& args) {
   if (s.ok()) {
     s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &o.memory_budget_bytes);
   }
+  Options engine;
+  if (s.ok()) s = ParseEngineFlags(flags, &engine);
   if (!s.ok()) return Fail(s);
   o.batch_window_us = window;
   o.max_batch = static_cast<size_t>(max_batch);
@@ -138,7 +148,7 @@ int Serve(const Args& args) {
   if (!s.ok()) return Fail(s);
   std::unique_ptr<DB> db;
   s = OpenDb(path, flags.Has("create") ? OpenFor::kCreate : OpenFor::kWrite, &db,
-             o.memory_budget_bytes);
+             o.memory_budget_bytes, engine);
   if (s.IsNotFound()) {
     s = Status::NotFound(s.message() + " (give --create to create an empty database there)");
   }
