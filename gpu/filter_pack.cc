@@ -3,8 +3,12 @@
 #include "gpu/filter_pack.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace sieve::gpu::detail {
 namespace {
@@ -93,6 +97,22 @@ FilterPacker::FilterPacker(const std::vector<const RowSet*>& slots,
     }
   }
   for (uint32_t g = 0; g < pk.groups; ++g) pk.group_lows[g + 1] += pk.group_lows[g];
+  // Where each list slot's ids of each group begin in `lows`, and each bitset slot's ids in
+  // their compaction: every slot writes its own places (Write may spread them over threads).
+  slot_lows_at_.assign(slot_group_ids_.size(), 0);
+  for (uint32_t g = 0; g < pk.groups; ++g) {
+    uint64_t at = pk.group_lows[g];
+    for (uint32_t l = 0; l < pk.list_slots; ++l) {
+      slot_lows_at_[size_t{l} * pk.groups + g] = at;
+      at += slot_group_ids_[size_t{l} * pk.groups + g];
+    }
+  }
+  bitset_starts_.assign(pk.bitset_slots + 1, 0);
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if ((slot_source_[s] & kListSource) != 0) continue;
+    bitset_starts_[slot_source_[s] + 1] = slots[s]->Cardinality();
+  }
+  for (uint32_t b = 0; b < pk.bitset_slots; ++b) bitset_starts_[b + 1] += bitset_starts_[b];
   // A query's segment of group g: its list positions in the group's chunks; the last group's
   // reaches the longest list's length.
   pk.group_span.assign(pk.groups, 0);
@@ -120,7 +140,7 @@ FilterPacker::FilterPacker(const std::vector<const RowSet*>& slots,
   pk.bytes = pk.off_lows + AlignUp(pk.list_ids * 2);
 }
 
-void FilterPacker::Write(char* out) const {
+void FilterPacker::Write(char* out, uint32_t threads) const {
   const PackedFilters& pk = layout_;
   auto* bitsets = reinterpret_cast<uint32_t*>(out + pk.off_bitsets);
   auto* bitset_starts = reinterpret_cast<uint64_t*>(out + pk.off_bitset_starts);
@@ -130,32 +150,45 @@ void FilterPacker::Write(char* out) const {
   auto* source = reinterpret_cast<uint32_t*>(out + pk.off_source);
   auto* lows = reinterpret_cast<uint16_t*>(out + pk.off_lows);
   const size_t table = size_t{pk.chunks} + 1;
-  uint64_t bitset_at = 0;
-  bitset_starts[0] = 0;
-  std::vector<uint64_t> group_at(pk.group_lows.begin(), pk.group_lows.end() - 1);
-  for (size_t s = 0; s < slots_.size(); ++s) {
+  std::copy(bitset_starts_.begin(), bitset_starts_.end(), bitset_starts);
+  auto write_slot = [&](size_t s) {
     const RowSet& set = *slots_[s];
     const uint32_t src = slot_source_[s];
     if ((src & kListSource) == 0) {
       set.ToBitset(bitsets + size_t{src} * words_, words_);
-      bitset_at += set.Cardinality();
-      bitset_starts[src + 1] = bitset_at;
-      continue;
+      return;
     }
-    // The list, a group at a time: each id's low 16 bits at its group's place in `lows`, where
-    // each chunk's ids begin there, and their positions in the list.
+    // The list, a group at a time: each id's low 16 bits at its place in its group's lows,
+    // where each chunk's ids begin there, and their positions in the list.
     const uint32_t l = src & ~kListSource;
     uint64_t* ranks = chunk_ranks + size_t{l} * table;
     uint64_t* at = chunk_lows + size_t{l} * table;
     ranks[0] = 0;
     for (uint32_t g = 0; g < pk.groups; ++g) {
       const uint32_t c0 = pk.group_chunks[g], c1 = pk.group_chunks[g + 1];
+      const uint64_t first = slot_lows_at_[size_t{l} * pk.groups + g];
       // at[c1] is the next group's first entry, written over by it (the last stays).
-      set.ToChunkedLows(lows + group_at[g], at + c0, c0, c1, group_at[g]);
+      set.ToChunkedLows(lows + first, at + c0, c0, c1, first);
       for (uint32_t c = c0; c < c1; ++c) ranks[c + 1] = ranks[c] + (at[c + 1] - at[c]);
-      group_at[g] = at[c1];
+    }
+  };
+  // The slots, taken in turn by up to `threads` threads (the calling one among them); where a
+  // thread cannot be started, the ones running take its share.
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    for (size_t s = next++; s < slots_.size(); s = next++) write_slot(s);
+  };
+  std::vector<std::thread> helpers;
+  const size_t n_threads = std::min<size_t>(std::max<uint32_t>(threads, 1), slots_.size());
+  for (size_t t = 1; t < n_threads; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
     }
   }
+  work();
+  for (std::thread& t : helpers) t.join();
   for (size_t q = 0; q < slot_of_.size(); ++q) {
     const uint32_t src = slot_source_[slot_of_[q]];
     source[q] = src;

@@ -72,13 +72,14 @@ void DistinctSets(const BatchFilters& filters, std::vector<const RowSet*>* slots
 // *out gets the layout; Write fills a buffer of out->bytes bytes. The lists are laid out in
 // `groups` row ranges (fewer where the shard has fewer chunks; 1 where a set is a bitset, so
 // that nothing waits on a compaction); 0 chooses: one range a kListGroupMinBytes of lows, up
-// to kListGroupsAuto.
+// to kListGroupsAuto. Write spreads the slots over `threads` threads (the calling one among
+// them): each slot writes only its own places, so the bytes do not depend on the threads.
 class FilterPacker {
  public:
   FilterPacker(const std::vector<const RowSet*>& slots, const std::vector<uint32_t>& slot_of,
                uint32_t rows, size_t words, uint32_t groups = 1);
   const PackedFilters& layout() const { return layout_; }
-  void Write(char* out) const;
+  void Write(char* out, uint32_t threads = 1) const;
 
  private:
   const std::vector<const RowSet*>& slots_;
@@ -87,6 +88,10 @@ class FilterPacker {
   std::vector<uint32_t> slot_source_;  // per slot: its bitset index, or kListSource | list index
   // Per list slot and group: the slot's ids in the group's chunks.
   std::vector<uint64_t> slot_group_ids_;
+  // Per list slot and group: where those ids begin in the lows.
+  std::vector<uint64_t> slot_lows_at_;
+  // Per bitset slot: where its ids begin in the bitset slots' compaction (bitset_slots + 1).
+  std::vector<uint64_t> bitset_starts_;
   uint64_t longest_ = 0;  // the longest query's list
   PackedFilters layout_;
 };

@@ -18,6 +18,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,16 @@ constexpr size_t kSelectWorkspaceBytes = size_t{2} << 30;
 size_t WordsFor(uint32_t rows) { return (static_cast<size_t>(rows) + 31) / 32; }
 
 size_t AlignUp(size_t x) { return (x + 255) & ~size_t{255}; }
+
+// Threads that write a filter per query's packed sets (GpuExecutorOptions::
+// filter_pack_threads): one below 8 MiB, where starting threads would cost more than it saves.
+uint32_t PackThreads(const GpuExecutorOptions& o, size_t bytes) {
+  constexpr size_t kMinBytes = size_t{8} << 20;
+  if (bytes < kMinBytes) return 1;
+  uint32_t n = o.filter_pack_threads;
+  if (n == 0) n = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, 8);
+  return static_cast<uint32_t>(std::min<size_t>(n, bytes / (kMinBytes / 2)));
+}
 
 double MsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -310,7 +321,7 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
     }
     SIEVE_RETURN_IF_ERROR(s.pinned_filter.Reserve(p.packed.bytes));
     b->h_filter = s.pinned_filter.as<uint32_t>();
-    packer.Write(s.pinned_filter.as<char>());
+    packer.Write(s.pinned_filter.as<char>(), PackThreads(s.options, p.packed.bytes));
   } else {
     p.upload_words = p.ids_direct ? p.total_passing : p.words;
     SIEVE_RETURN_IF_ERROR(s.pinned_filter.Reserve(p.upload_words * 4));

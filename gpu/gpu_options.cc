@@ -29,6 +29,10 @@ Status GpuExecutorOptions::Validate() const {
                                    std::to_string(list_upload_groups) + " is outside [0, " +
                                    std::to_string(kMaxListUploadGroups) + "]");
   }
+  if (filter_pack_threads > 256) {
+    return Status::InvalidArgument("GPU options: filter_pack_threads " +
+                                   std::to_string(filter_pack_threads) + " is outside [0, 256]");
+  }
   return Status::OK();
 }
 
@@ -64,6 +68,9 @@ std::string GpuExecutorOptions::Changed() const {
   if (tma_page_copies != d.tma_page_copies) add("tma_page_copies", flag(tma_page_copies));
   if (list_upload_groups != d.list_upload_groups) {
     add("list_upload_groups", std::to_string(list_upload_groups));
+  }
+  if (filter_pack_threads != d.filter_pack_threads) {
+    add("filter_pack_threads", std::to_string(filter_pack_threads));
   }
   return s;
 }

@@ -59,6 +59,10 @@ struct GpuExecutorOptions {
   // while the later ones upload. 0 chooses: a range a MiB of lists, up to 8; 1 uploads them
   // whole before the search. In [0, 64]. Default: 0.
   uint32_t list_upload_groups = 0;
+  // Host threads that write a filter per query's packed sets (bitsets and lists) into pinned
+  // memory, for batches of at least 8 MiB of them; 0: one per hardware thread, up to 8.
+  // In [0, 256]. Default: 0.
+  uint32_t filter_pack_threads = 0;
 
   // OK, or InvalidArgument naming the first field outside its range.
   Status Validate() const;

@@ -157,6 +157,12 @@ TEST(FilterPackTest, EveryQueryDecodesToItsSet) {
   for (uint32_t q = 0; q < per_query.size(); ++q) {
     EXPECT_EQ(Decode(pk, bytes, words, q), Ids(*per_query[q])) << "query " << q;
   }
+  // Spread over threads (more than the slots, too), the same bytes.
+  for (uint32_t threads : {2u, 5u, 64u}) {
+    std::vector<char> again(pk.bytes, '\x5a');
+    packer.Write(again.data(), threads);
+    EXPECT_TRUE(again == bytes) << threads << " threads";
+  }
   // With a bitset among the sets, the lists stay one range whatever is asked.
   const FilterPacker ranged(slots, slot_of, rows, words, 3);
   EXPECT_EQ(ranged.layout().groups, 1u);
@@ -200,7 +206,10 @@ TEST(FilterPackTest, ListsInRowRanges) {
     EXPECT_EQ(pk.group_lows.front(), 0u);
     EXPECT_EQ(pk.group_lows.back(), pk.list_ids);
     std::vector<char> bytes(pk.bytes, '\x5a');
-    packer.Write(bytes.data());
+    packer.Write(bytes.data(), asked % 3 + 1);
+    std::vector<char> one(pk.bytes, '\x5a');
+    packer.Write(one.data());
+    EXPECT_TRUE(one == bytes) << "threads " << asked % 3 + 1;
     const auto* segments = reinterpret_cast<const uint64_t*>(bytes.data() + pk.off_segments);
     std::vector<uint64_t> span(pk.groups, 0);
     for (uint32_t q = 0; q < per_query.size(); ++q) {

@@ -157,6 +157,10 @@ TEST(SelectPlanTest, OptionsValidate) {
   EXPECT_NE(o.Validate().message().find("list_upload_groups"), std::string::npos);
   o.list_upload_groups = GpuExecutorOptions::kMaxListUploadGroups;
   EXPECT_TRUE(o.Validate().ok());
+  o.filter_pack_threads = 257;
+  EXPECT_TRUE(o.Validate().IsInvalidArgument());
+  o.filter_pack_threads = 256;
+  EXPECT_TRUE(o.Validate().ok());
   o = GpuExecutorOptions();
   o.threshold_select = false;
   o.resident_slab_bytes = 65536;

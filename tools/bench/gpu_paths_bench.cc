@@ -18,6 +18,7 @@
 //                        GpuExecutorOptions: [--threshold 0|1] [--threshold-gather-min-rows N]
 //                        [--ts-levels 2..6] [--candidates 0|1] [--cand-sample-x F]
 //                        [--cand-tile-mb N] [--tma 0|1] [--slab-kb N] [--list-groups N]
+//                        [--pack-threads N]
 // --filters: "bitset", one set for the batch; "bitmap", a filter per query, each query its own
 // random set of the same size (the seed differs per query, as the cuVS peer's); "bitmap-same", a
 // filter per query whose sets are equal copies of one set.
@@ -64,7 +65,7 @@ const char kUsage[] =
     "         [--filters bitset,bitmap,bitmap-same]\n"
     "         [--threshold 0|1] [--threshold-gather-min-rows N] [--ts-levels 2..6]\n"
     "         [--candidates 0|1] [--cand-sample-x F] [--cand-tile-mb N] [--tma 0|1] [--slab-kb N]\n"
-    "         [--list-groups N]\n";
+    "         [--list-groups N] [--pack-threads N]\n";
 
 Options Parse(int argc, char** argv) {
   sieve::bench::BenchFlags f("gpu_paths_bench", kUsage,
@@ -72,7 +73,7 @@ Options Parse(int argc, char** argv) {
                               "fractions", "extra-rows", "paths", "threshold",
                               "threshold-gather-min-rows", "ts-levels", "candidates",
                               "cand-sample-x", "cand-tile-mb", "tma", "slab-kb", "filters",
-                              "list-groups"},
+                              "list-groups", "pack-threads"},
                              {"stages"});
   f.Parse(argc, argv);
   Options o;
@@ -94,6 +95,7 @@ Options Parse(int argc, char** argv) {
   g.candidate_tile_bytes = static_cast<size_t>(f.Uint("cand-tile-mb", 0)) << 20;
   g.tma_page_copies = f.Uint("tma", 1) != 0;
   g.list_upload_groups = static_cast<uint32_t>(f.Uint("list-groups", g.list_upload_groups));
+  g.filter_pack_threads = static_cast<uint32_t>(f.Uint("pack-threads", g.filter_pack_threads));
   if (f.Has("slab-kb")) g.resident_slab_bytes = static_cast<size_t>(f.Uint("slab-kb", 0)) << 10;
   const std::string dtype = f.Str("dtype", "f16");
   if (dtype == "f16") {
