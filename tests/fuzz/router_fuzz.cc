@@ -117,7 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A reply on this thread has come before Handle returned; one from the batcher thread comes
   // before the next input's, which this check then sees.
   if (calls->load() != 1) Fail("more than one reply");
-  static const int kStatuses[] = {200, 400, 401, 404, 405, 409, 413, 415, 503};
+  static const int kStatuses[] = {200, 201, 400, 401, 404, 405, 409, 413, 415, 503};
   bool known = false;
   for (int st : kStatuses) known = known || r.status == st;
   if (!known) Fail("status " + std::to_string(r.status) + ": " + r.body);

@@ -274,6 +274,8 @@ TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
   const std::vector<Case> cases = {
       {"POST", "/collections/items/query", "{\"vectors\": [[1, 2", 400,
        "malformed JSON body: parse error at line 1, column "},
+      {"POST", "/collections", std::string(R"({"name": "c2", "dim": 2})") + '\0' + "garbage",
+       400, "malformed JSON body: a NUL byte at byte 24"},
       {"POST", "/collections/items/query", npy, 400,
        "the body is a .npy array, not JSON: this route takes a JSON object"},
       {"POST", "/collections/items/delete", npy, 400, "the body is a .npy array"},

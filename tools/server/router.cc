@@ -121,6 +121,13 @@ bool ParseObject(const std::string& body, json* out, HttpResponse* err) {
                           " levels at byte " + std::to_string(at));
     return false;
   }
+  // The JSON parser ends its input at a NUL byte; JSON text holds none, so what follows one
+  // would be dropped unread.
+  if (size_t at = body.find('\0'); at != std::string::npos) {
+    *err = Error(400, "malformed JSON body: a NUL byte at byte " + std::to_string(at) +
+                          " (JSON text holds none)");
+    return false;
+  }
   try {
     *out = json::parse(body);
   } catch (const json::parse_error& e) {
