@@ -192,6 +192,8 @@ TEST_F(AttributesReaderTest, JsonlErrorsAsTheDomPathWordsThem) {
       {"\"{}\"", {"expected a JSON object", "found string"}},
       {"null", {"expected a JSON object", "found null"}},
       {" \t ", {"blank line"}},
+      // What follows a NUL would be dropped unread by the parser: refused, not truncated.
+      {std::string("{\"id\": 1}") + '\0' + ", \"name\": \"x\"}", {"a NUL byte at column 10"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.object);

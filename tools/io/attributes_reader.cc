@@ -138,6 +138,11 @@ Status ReadJsonlLine(const std::string& path, std::string_view line, size_t line
     return Status::InvalidArgument(Where(path, line_no, row) +
                                    ": blank line; each line must hold one JSON object");
   }
+  // The JSON parser ends its input at a NUL byte, so what follows one would be dropped unread.
+  if (size_t at = line.find('\0'); at != std::string_view::npos) {
+    return Status::InvalidArgument(Where(path, line_no, row) + ": a NUL byte at column " +
+                                   std::to_string(at + 1) + " (JSON text holds none)");
+  }
   size_t top_level_keys = 0;
   Json::parser_callback_t count_keys = [&top_level_keys](int depth, Json::parse_event_t event,
                                                          Json&) {
@@ -215,6 +220,7 @@ class JsonlRowHandler {
     depth_ = kTopLevel;
     seen_id_ = false;
     std::fill(seen_.begin(), seen_.end(), 0);
+    if (line.find('\0') != std::string_view::npos) return false;  // ReadJsonlLine words it
     return Json::sax_parse(line.data(), line.data() + line.size(), this) && depth_ == kDone &&
            (id_field_.empty() || seen_id_);
   }
