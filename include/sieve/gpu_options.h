@@ -60,8 +60,8 @@ struct GpuExecutorOptions {
   // whole before the search. In [0, 64]. Default: 0.
   uint32_t list_upload_groups = 0;
   // Host threads that write a filter per query's packed sets (bitsets and lists) into pinned
-  // memory, for batches of at least 8 MiB of them; 0: one per hardware thread, up to 8.
-  // In [0, 256]. Default: 0.
+  // memory, for batches of at least 8 MiB of them and at most one thread per 4 MiB; 0: one per
+  // hardware thread, up to 8. In [0, 256]. Default: 0.
   uint32_t filter_pack_threads = 0;
 
   // OK, or InvalidArgument naming the first field outside its range.
