@@ -76,19 +76,7 @@ Status Validate(const ShardView& shard, const BatchFilters& filters, const ExecR
     return Status::InvalidArgument("shard has rows but no vectors");
   }
   if (nq > 0 && request.queries == nullptr) return Status::InvalidArgument("queries are null");
-  if (filters.sets.empty() || (filters.sets.size() != 1 && filters.sets.size() != nq) ||
-      filters.passing_rows.size() != filters.sets.size()) {
-    return Status::InvalidArgument("filters must be one set, or one per query, with their counts");
-  }
-  for (size_t i = 0; i < filters.sets.size(); ++i) {
-    const RowSet* set = filters.sets[i];
-    if (set == nullptr) return Status::InvalidArgument("filter set is null");
-    if (set->End() > shard.rows) {
-      return Status::InvalidArgument("filter " + std::to_string(i) + " holds row " +
-                                     std::to_string(set->End() - 1) + " of a shard of " +
-                                     std::to_string(shard.rows) + " rows");
-    }
-  }
+  SIEVE_RETURN_IF_ERROR(ValidateFilters(shard, filters, nq));
   return Status::OK();
 }
 

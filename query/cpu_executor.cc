@@ -584,14 +584,7 @@ Status Validate(const ShardView& shard, const BatchFilters& filters,
   if (request.num_queries > 0 && request.queries == nullptr) {
     return Status::InvalidArgument("queries is null");
   }
-  if (filters.sets.size() != 1 && filters.sets.size() != request.num_queries) {
-    return Status::InvalidArgument("filters must hold one set or one per query (" +
-                                   std::to_string(filters.sets.size()) + " sets for " +
-                                   std::to_string(request.num_queries) + " queries)");
-  }
-  for (const RowSet* s : filters.sets) {
-    if (s == nullptr) return Status::InvalidArgument("a filter set is null");
-  }
+  SIEVE_RETURN_IF_ERROR(ValidateFilters(shard, filters, request.num_queries));
   if (request.path != SearchPath::kSddmm && request.path != SearchPath::kGather &&
       request.path != SearchPath::kDense) {
     return Status::InvalidArgument("path must be sddmm, gather or dense (the planner chooses)");
@@ -728,9 +721,6 @@ Status CpuExecutor::EstimateMemory(const ShardView& shard, const BatchFilters& f
                                    const ExecRequest& request, MemoryEstimate* estimate) const {
   *estimate = MemoryEstimate();
   SIEVE_RETURN_IF_ERROR(Validate(shard, filters, request));
-  if (filters.passing_rows.size() != filters.sets.size()) {
-    return Status::InvalidArgument("filters: passing_rows and sets differ in size");
-  }
   estimate->host_bytes = CpuSearchBytes(options_, shard, filters, request);
   return Status::OK();
 }

@@ -3,10 +3,39 @@
 #include "query/executor.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace sieve {
+
+Status ValidateFilters(const ShardView& shard, const BatchFilters& filters, uint32_t num_queries) {
+  if (filters.sets.empty() || (filters.sets.size() != 1 && filters.sets.size() != num_queries)) {
+    return Status::InvalidArgument("filters must hold one set or one per query (" +
+                                   std::to_string(filters.sets.size()) + " sets for " +
+                                   std::to_string(num_queries) + " queries)");
+  }
+  if (filters.passing_rows.size() != filters.sets.size()) {
+    return Status::InvalidArgument("filters: " + std::to_string(filters.passing_rows.size()) +
+                                   " passing counts for " + std::to_string(filters.sets.size()) +
+                                   " sets");
+  }
+  for (size_t i = 0; i < filters.sets.size(); ++i) {
+    const RowSet* set = filters.sets[i];
+    if (set == nullptr) return Status::InvalidArgument("filter " + std::to_string(i) + " is null");
+    if (set->End() > shard.rows) {
+      return Status::InvalidArgument("filter " + std::to_string(i) + " holds row " +
+                                     std::to_string(set->End() - 1) + " of a shard of " +
+                                     std::to_string(shard.rows) + " rows");
+    }
+    if (filters.passing_rows[i] != set->Cardinality()) {
+      return Status::InvalidArgument("filter " + std::to_string(i) + ": its passing count " +
+                                     std::to_string(filters.passing_rows[i]) + " is not its " +
+                                     std::to_string(set->Cardinality()) + " rows");
+    }
+  }
+  return Status::OK();
+}
 
 Status Executor::EstimateMemory(const ShardView& shard, const BatchFilters& filters,
                                 const ExecRequest& request, MemoryEstimate* estimate) const {

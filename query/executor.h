@@ -93,6 +93,11 @@ struct ExecProfile {
   ExecResult result;  // the last run's, as Search returns it
 };
 
+// InvalidArgument, naming the filter, unless `filters` holds one set or one per query
+// (num_queries), none null, each within the shard's rows, with passing_rows[i] equal to its
+// cardinality: what every executor checks before it sizes buffers from the counts.
+Status ValidateFilters(const ShardView& shard, const BatchFilters& filters, uint32_t num_queries);
+
 // Thread-safety: implementations may be called from several threads at once.
 class Executor {
  public:

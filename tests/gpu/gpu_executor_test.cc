@@ -1062,6 +1062,9 @@ TEST_F(GpuExecutorTest, RejectsBadRequests) {
   EXPECT_TRUE(exec_->Search(s.view, wrong.batch, req, &r).IsInvalidArgument());
   Filters three(100, 3, true, 0.5, 65);  // three filters for two queries
   EXPECT_TRUE(exec_->Search(s.view, three.batch, req, &r).IsInvalidArgument());
+  BatchFilters miscounted = f.batch;  // buffers are sized from the counts
+  miscounted.passing_rows[0] += 1;
+  EXPECT_TRUE(exec_->Search(s.view, miscounted, req, &r).IsInvalidArgument());
   EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).ok());
 }
 

@@ -239,7 +239,10 @@ TEST(CpuExecutorTest, NonPassingRowsNeverAppear) {
   CpuExecutor exec(CpuExecutorOptions{2, 64, true});
   for (bool per_query : {false, true}) {
     BatchFilters filters;
-    for (int q = 0; q < (per_query ? 8 : 1); ++q) filters.sets.push_back(&set);
+    for (int q = 0; q < (per_query ? 8 : 1); ++q) {
+      filters.sets.push_back(&set);
+      filters.passing_rows.push_back(set.Cardinality());
+    }
     for (Metric metric : kMetrics) {
       for (SearchPath path : kPaths) {
         ExecRequest req{queries.data(), 8, 100, metric, path};
@@ -278,7 +281,10 @@ TEST(CpuExecutorTest, TiesGoToTheSmallerOrdinal) {
   CpuExecutor exec(CpuExecutorOptions{2, 64, true});
   for (bool per_query : {false, true}) {
     BatchFilters filters;
-    for (uint32_t q = 0; q < (per_query ? nq : 1); ++q) filters.sets.push_back(&set);
+    for (uint32_t q = 0; q < (per_query ? nq : 1); ++q) {
+      filters.sets.push_back(&set);
+      filters.passing_rows.push_back(set.Cardinality());
+    }
     for (Metric metric : kMetrics) {
       for (SearchPath path : kPaths) {
         ExecRequest req{queries.data(), nq, 20, metric, path};
@@ -326,6 +332,23 @@ TEST(CpuExecutorTest, RejectsBadRequests) {
   ShardView no_norms = shard.view;
   no_norms.sq_norms = nullptr;
   EXPECT_TRUE(exec.Search(no_norms, one, req, &result).IsInvalidArgument());
+  // Counts that are not the sets' (buffers are sized from them), and rows past the shard: each
+  // refused naming the filter, by Search and EstimateMemory alike.
+  RowSet past = RowSet::Range(5, 11);
+  const BatchFilters wrong_count{{&set}, {9}}, no_counts{{&set}, {}}, past_end{{&past}, {6}};
+  const std::pair<const BatchFilters*, const char*> refused[] = {
+      {&wrong_count, "filter 0: its passing count 9 is not its 10 rows"},
+      {&no_counts, "0 passing counts for 1 sets"},
+      {&past_end, "filter 0 holds row 10 of a shard of 10 rows"},
+      {&null_set, "filter 0 is null"}};
+  for (const auto& [filters, message] : refused) {
+    Status s = exec.Search(shard.view, *filters, req, &result);
+    EXPECT_TRUE(s.IsInvalidArgument()) << message;
+    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+    MemoryEstimate estimate;
+    s = exec.EstimateMemory(shard.view, *filters, req, &estimate);
+    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+  }
 }
 
 TEST(CpuExecutorTest, EmptyShardAndNoQueries) {
