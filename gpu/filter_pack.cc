@@ -58,8 +58,9 @@ FilterPacker::FilterPacker(const std::vector<const RowSet*>& slots,
   const size_t bitset_bytes = words * 4;
   const size_t list_overhead = (size_t{pk.chunks} + 1) * 16;
   slot_source_.resize(slots.size());
+  slot_rows_.resize(slots.size());
   for (size_t s = 0; s < slots.size(); ++s) {
-    const uint64_t n = slots[s]->Cardinality();
+    const uint64_t n = slot_rows_[s] = slots[s]->Cardinality();
     if (n * 2 + list_overhead < bitset_bytes) {
       slot_source_[s] = kListSource | pk.list_slots++;
       pk.list_ids += n;
@@ -68,7 +69,8 @@ FilterPacker::FilterPacker(const std::vector<const RowSet*>& slots,
       pk.bitset_ids += n;
     }
   }
-  for (uint32_t s : slot_of) longest_ = std::max(longest_, slots[s]->Cardinality());
+  uint64_t longest = 0;  // the longest query's list
+  for (uint32_t s : slot_of) longest = std::max(longest, slot_rows_[s]);
 
   if (groups == 0) {
     groups = static_cast<uint32_t>(
@@ -81,51 +83,51 @@ FilterPacker::FilterPacker(const std::vector<const RowSet*>& slots,
   for (uint32_t g = 0; g <= pk.groups; ++g) {
     pk.group_chunks[g] = static_cast<uint32_t>(uint64_t{pk.chunks} * g / pk.groups);
   }
-  // Each group's lows follow the previous group's: the slots' ids in its chunks.
-  slot_group_ids_.assign(size_t{pk.list_slots} * pk.groups, 0);
+  // Per slot and group, its ids in the group's chunks (a bitset slot's all in the one group).
+  std::vector<uint64_t> group_ids(slots.size() * pk.groups, 0);
   pk.group_lows.assign(pk.groups + 1, 0);
   for (size_t s = 0; s < slots.size(); ++s) {
-    if ((slot_source_[s] & kListSource) == 0) continue;
-    const uint32_t l = slot_source_[s] & ~kListSource;
     for (uint32_t g = 0; g < pk.groups; ++g) {
-      const uint64_t n = pk.groups == 1 ? slots[s]->Cardinality()
-                                        : slots[s]->RangeCardinality(
-                                              uint64_t{pk.group_chunks[g]} * kListChunkRows,
-                                              uint64_t{pk.group_chunks[g + 1]} * kListChunkRows);
-      slot_group_ids_[size_t{l} * pk.groups + g] = n;
-      pk.group_lows[g + 1] += n;
+      group_ids[s * pk.groups + g] =
+          pk.groups == 1 ? slot_rows_[s]
+                         : slots[s]->RangeCardinality(
+                               uint64_t{pk.group_chunks[g]} * kListChunkRows,
+                               uint64_t{pk.group_chunks[g + 1]} * kListChunkRows);
+      if ((slot_source_[s] & kListSource) != 0) pk.group_lows[g + 1] += group_ids[s * pk.groups + g];
     }
   }
   for (uint32_t g = 0; g < pk.groups; ++g) pk.group_lows[g + 1] += pk.group_lows[g];
   // Where each list slot's ids of each group begin in `lows`, and each bitset slot's ids in
   // their compaction: every slot writes its own places (Write may spread them over threads).
-  slot_lows_at_.assign(slot_group_ids_.size(), 0);
-  for (uint32_t g = 0; g < pk.groups; ++g) {
-    uint64_t at = pk.group_lows[g];
-    for (uint32_t l = 0; l < pk.list_slots; ++l) {
-      slot_lows_at_[size_t{l} * pk.groups + g] = at;
-      at += slot_group_ids_[size_t{l} * pk.groups + g];
-    }
-  }
+  slot_lows_at_.assign(size_t{pk.list_slots} * pk.groups, 0);
   bitset_starts_.assign(pk.bitset_slots + 1, 0);
+  std::vector<uint64_t> at(pk.group_lows.begin(), pk.group_lows.end() - 1);
   for (size_t s = 0; s < slots.size(); ++s) {
-    if ((slot_source_[s] & kListSource) != 0) continue;
-    bitset_starts_[slot_source_[s] + 1] = slots[s]->Cardinality();
+    const uint32_t src = slot_source_[s];
+    if ((src & kListSource) == 0) {
+      bitset_starts_[src + 1] = slot_rows_[s];
+      continue;
+    }
+    for (uint32_t g = 0; g < pk.groups; ++g) {
+      slot_lows_at_[size_t{src & ~kListSource} * pk.groups + g] = at[g];
+      at[g] += group_ids[s * pk.groups + g];
+    }
   }
   for (uint32_t b = 0; b < pk.bitset_slots; ++b) bitset_starts_[b + 1] += bitset_starts_[b];
   // A query's segment of group g: its list positions in the group's chunks; the last group's
-  // reaches the longest list's length.
+  // reaches the longest list's length. The spans are the segments' widest.
+  segments_.resize(size_t{pk.groups} * pk.queries * 2);
   pk.group_span.assign(pk.groups, 0);
-  for (uint32_t s : slot_of) {
+  for (size_t q = 0; q < slot_of.size(); ++q) {
     uint64_t lo = 0;
-    const uint32_t src = slot_source_[s];
     for (uint32_t g = 0; g < pk.groups; ++g) {
-      const uint64_t n = (src & kListSource) == 0
-                             ? (g + 1 == pk.groups ? slots[s]->Cardinality() : 0)
-                             : slot_group_ids_[size_t{src & ~kListSource} * pk.groups + g];
-      const uint64_t hi = g + 1 == pk.groups ? longest_ : lo + n;
+      const uint64_t hi =
+          g + 1 == pk.groups ? longest : lo + group_ids[size_t{slot_of[q]} * pk.groups + g];
+      uint64_t* seg = segments_.data() + (size_t{g} * pk.queries + q) * 2;
+      seg[0] = lo;
+      seg[1] = hi;
       pk.group_span[g] = std::max(pk.group_span[g], hi - lo);
-      lo += n;
+      lo = hi;
     }
   }
 
@@ -189,22 +191,8 @@ void FilterPacker::Write(char* out, uint32_t threads) const {
   }
   work();
   for (std::thread& t : helpers) t.join();
-  for (size_t q = 0; q < slot_of_.size(); ++q) {
-    const uint32_t src = slot_source_[slot_of_[q]];
-    source[q] = src;
-    const uint64_t n = slots_[slot_of_[q]]->Cardinality();
-    uint64_t lo = 0;
-    for (uint32_t g = 0; g < pk.groups; ++g) {
-      uint64_t hi = (src & kListSource) == 0
-                        ? (g + 1 == pk.groups ? n : 0)
-                        : chunk_ranks[size_t{src & ~kListSource} * table + pk.group_chunks[g + 1]];
-      if (g + 1 == pk.groups) hi = longest_;
-      uint64_t* seg = segments + (size_t{g} * pk.queries + q) * 2;
-      seg[0] = lo;
-      seg[1] = hi;
-      lo = hi;
-    }
-  }
+  for (size_t q = 0; q < slot_of_.size(); ++q) source[q] = slot_source_[slot_of_[q]];
+  std::copy(segments_.begin(), segments_.end(), segments);
 }
 
 }  // namespace sieve::gpu::detail

@@ -86,13 +86,13 @@ class FilterPacker {
   const std::vector<uint32_t>& slot_of_;
   size_t words_;
   std::vector<uint32_t> slot_source_;  // per slot: its bitset index, or kListSource | list index
-  // Per list slot and group: the slot's ids in the group's chunks.
-  std::vector<uint64_t> slot_group_ids_;
-  // Per list slot and group: where those ids begin in the lows.
+  std::vector<uint64_t> slot_rows_;    // per slot: its cardinality
+  // Per list slot and group: where its ids of the group begin in the lows.
   std::vector<uint64_t> slot_lows_at_;
   // Per bitset slot: where its ids begin in the bitset slots' compaction (bitset_slots + 1).
   std::vector<uint64_t> bitset_starts_;
-  uint64_t longest_ = 0;  // the longest query's list
+  // Per group and query: the list positions [lo, hi) of PackedFilters' segments.
+  std::vector<uint64_t> segments_;
   PackedFilters layout_;
 };
 

@@ -29,9 +29,10 @@ Status GpuExecutorOptions::Validate() const {
                                    std::to_string(list_upload_groups) + " is outside [0, " +
                                    std::to_string(kMaxListUploadGroups) + "]");
   }
-  if (filter_pack_threads > 256) {
+  if (filter_pack_threads > kMaxFilterPackThreads) {
     return Status::InvalidArgument("GPU options: filter_pack_threads " +
-                                   std::to_string(filter_pack_threads) + " is outside [0, 256]");
+                                   std::to_string(filter_pack_threads) + " is outside [0, " +
+                                   std::to_string(kMaxFilterPackThreads) + "]");
   }
   return Status::OK();
 }

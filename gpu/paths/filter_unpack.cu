@@ -121,11 +121,10 @@ PackedView ViewOf(const char* base, const Prepared& p) {
 
 }  // namespace
 
+// The packer lays the lists out in ranges only where Prepare asked for them (a filter per query
+// of lists only, on the SDDMM path); without the lane's events they go up whole.
 bool DeviceRun::Grouped() const {
-  const Prepared& p = p_;
-  return p.per_query && !p.no_filter && p.path == SearchPath::kSddmm && p.packed.groups > 1 &&
-         p.packed.bitset_slots == 0 && lane_.stream != nullptr &&
-         lane_.n_events > p.packed.groups;
+  return p_.packed.groups > 1 && lane_.stream != nullptr && lane_.n_events > p_.packed.groups;
 }
 
 Status DeviceRun::UploadListGroups() {

@@ -241,9 +241,10 @@ __global__ void __launch_bounds__(256) SddmmVecKernel(SddmmArgs a) {
 // (and a shared list's rows) come from L2 after the first read. A block takes more tiles where
 // there are blocks enough to fill the device many times over, and its lanes take one chunk of a
 // row each (longer rows keep more loads in flight a lane already, and measured no faster).
-// Returns the tiles a block took.
+// A launch whose blocks take several tiles is counted in counts->sddmm_tiled_launches.
 template <typename T, int QB>
-int LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, int sm_count, cudaStream_t stream) {
+void LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, int sm_count, GpuPathCounts* counts,
+                    cudaStream_t stream) {
   const int chunks = a.dim * static_cast<int>(sizeof(T)) / 16;
   int lanes = 1;
   while (lanes < chunks && lanes < 32) lanes *= 2;
@@ -270,7 +271,7 @@ int LaunchSddmmVec(SddmmArgs a, unsigned query_blocks, int sm_count, cudaStream_
     case 16: SddmmVecKernel<T, QB, 16, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
     default: SddmmVecKernel<T, QB, 32, kRowsPerGroup><<<grid, 256, 0, stream>>>(a); break;
   }
-  return a.tiles;
+  if (a.tiles > 1) ++counts->sddmm_tiled_launches;
 }
 
 Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
@@ -303,7 +304,18 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
   const bool half = p.shard->dtype == DType::kFloat16;
   dim3 block(32 * kWarps);
   const size_t row_bytes = size_t{p.dim} * (half ? 2 : 4);
-  int tiles = 1;  // of the last SddmmVecKernel launch
+  // 16-byte loads (the rows, and the float32 queries, are 16-byte aligned).
+  auto launch_vec = [&]() {
+    if (p.per_query && half) {
+      LaunchSddmmVec<__half, 1>(a, m, sm_count_, counts_, stream_);
+    } else if (p.per_query) {
+      LaunchSddmmVec<float, 1>(a, m, sm_count_, counts_, stream_);
+    } else if (half) {
+      LaunchSddmmVec<__half, kQb>(a, (m + kQb - 1) / kQb, sm_count_, counts_, stream_);
+    } else {
+      LaunchSddmmVec<float, kQb>(a, (m + kQb - 1) / kQb, sm_count_, counts_, stream_);
+    }
+  };
   if (Grouped()) {
     // A row range of every query's list at a time, each as soon as its lists have landed.
     if (q0 != 0 || m != p.nq || row_bytes % 16 != 0) {
@@ -316,26 +328,11 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
       a.seg = segments + size_t{g} * p.nq * 2;
       a.span = static_cast<int64_t>(p.packed.group_span[g]);
       if (a.span == 0) continue;
-      if (half) {
-        tiles = LaunchSddmmVec<__half, 1>(a, m, sm_count_, stream_);
-      } else {
-        tiles = LaunchSddmmVec<float, 1>(a, m, sm_count_, stream_);
-      }
+      launch_vec();
       SIEVE_CUDA_CHECK_LAUNCH("SddmmVecKernel");
-      if (tiles > 1) ++counts_->sddmm_tiled_launches;
     }
-    tiles = 1;
   } else if (row_bytes % 16 == 0) {
-    // 16-byte loads (the rows, and the float32 queries, are 16-byte aligned).
-    if (p.per_query && half) {
-      tiles = LaunchSddmmVec<__half, 1>(a, m, sm_count_, stream_);
-    } else if (p.per_query) {
-      tiles = LaunchSddmmVec<float, 1>(a, m, sm_count_, stream_);
-    } else if (half) {
-      tiles = LaunchSddmmVec<__half, kQb>(a, (m + kQb - 1) / kQb, sm_count_, stream_);
-    } else {
-      tiles = LaunchSddmmVec<float, kQb>(a, (m + kQb - 1) / kQb, sm_count_, stream_);
-    }
+    launch_vec();
   } else if (p.per_query) {
     dim3 grid(static_cast<unsigned>((ld + kWarps - 1) / kWarps), m);
     if (half) {
@@ -352,7 +349,6 @@ Status DeviceRun::Sddmm(uint32_t q0, uint32_t m) {
     }
   }
   SIEVE_CUDA_CHECK_LAUNCH("SddmmKernel");
-  if (tiles > 1) ++counts_->sddmm_tiled_launches;
   Mark("sddmm");
 
   const int kf = static_cast<int>(std::min<int64_t>(p.k, ld));

@@ -17,8 +17,9 @@
 namespace sieve {
 
 struct GpuExecutorOptions {
-  // The most row ranges list_upload_groups takes.
+  // The most row ranges list_upload_groups takes, and the most threads filter_pack_threads.
   static constexpr uint32_t kMaxListUploadGroups = 64;
+  static constexpr uint32_t kMaxFilterPackThreads = 256;
 
   // The CUDA device the executor runs on. Default: 0.
   int device = 0;
