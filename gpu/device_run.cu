@@ -32,7 +32,7 @@ Status DeviceRun::Run() {
   const size_t nk = size_t{p.nq} * p.k;
   std::fill(h_ids_, h_ids_ + nk, kInvalidId);
   std::fill(h_vals_, h_vals_ + nk, p.sentinel);
-  std::fill(h_counts_, h_counts_ + p.nq, 0u);
+  std::fill(h_counts_, h_counts_ + size_t{2} * p.nq, 0u);
   if (p.total_passing == 0 || p.rows == 0) return Status::OK();
 
   // Uploads: filter words, queries (float32 and split halves), query norms, list starts.

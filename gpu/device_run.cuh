@@ -134,7 +134,8 @@ struct MapArgs {
 class DeviceRun {
  public:
   // `counts` gets the chunks that ran candidate selection or the threshold select; `timer`
-  // the stage marks (when it is on).
+  // the stage marks (when it is on). h_counts (2 nq, pinned) gets, per query, the candidates
+  // kept (the threshold select: its overflow flags), then the rows of its rescored band.
   DeviceRun(cudaStream_t stream, cublasHandle_t cublas, RaftSelectK* select,
             const GpuExecutorOptions& options, GpuPathCounts* counts, StageTimer* timer,
             const Prepared& p, const uint32_t* h_filter, const char* h_queries, float* h_vals,

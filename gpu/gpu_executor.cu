@@ -374,10 +374,10 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
   }
 
   const size_t nk = size_t{nq} * p.k;
-  SIEVE_RETURN_IF_ERROR(s.pinned_results.Reserve(nk * 8 + size_t{nq} * 4));
+  SIEVE_RETURN_IF_ERROR(s.pinned_results.Reserve(nk * 8 + size_t{nq} * 8));
   b->h_vals = s.pinned_results.as<float>();
   b->h_ids = reinterpret_cast<uint32_t*>(b->h_vals + nk);
-  b->h_counts = b->h_ids + nk;  // candidate counts per query (see DeviceRun::Candidates)
+  b->h_counts = b->h_ids + nk;  // per query: candidates kept, then band rows (DeviceRun)
   return Status::OK();
 }
 
@@ -415,6 +415,15 @@ Status GpuExecutor::RunTimed(Batch* b, bool stages, float* ms) {
   // Did a query keep more candidates than its list holds? Then its results are incomplete,
   // and this search (and its later repetitions) use the full path, timed too.
   if (cand_cap == 0) return Status::OK();
+  bool overflow = false;
+  for (uint32_t q = 0; q < nq; ++q) overflow |= b->h_counts[q] > cand_cap;
+  if (!overflow) {
+    for (uint32_t q = 0; q < nq; ++q) {
+      if (!b->used_threshold) s.counts.candidate_rows_kept += b->h_counts[q];
+      s.counts.candidate_band_rows += b->h_counts[nq + q];
+    }
+    return Status::OK();
+  }
   for (uint32_t q = 0; q < nq; ++q) {
     if (b->h_counts[q] <= cand_cap) continue;
     const std::string why = std::string(b->used_threshold ? "threshold select" : "candidate scan") +

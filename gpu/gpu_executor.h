@@ -38,6 +38,12 @@ struct GpuPathCounts {
   // Chunks that selected through gpu::ThresholdSelect (counted in candidate_chunks too; their
   // fallbacks in candidate_fallbacks).
   uint64_t threshold_chunks = 0;
+  // Of searches whose candidate selection did not fall back: the rows the candidate scans kept
+  // (every query's), and the rows of the bands rescored exactly (float16 rows: those of the kept
+  // rows, or of the threshold select's, within twice the error bound of the k-th best computed
+  // distance; float32 rows keep their scan distances, which are exact, and have no band).
+  uint64_t candidate_rows_kept = 0;
+  uint64_t candidate_band_rows = 0;
   // A filter per query: its distinct sets uploaded as 16-bit chunked lists and as bitsets
   // (gpu/filter_pack.h), and the batches whose queries all had one set, searched as one filter.
   uint64_t filter_list_slots = 0;

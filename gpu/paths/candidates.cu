@@ -1,8 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
 // Candidate selection for gather and dense over many columns: an exact sample threshold per
-// query, then a scan of L2-sized GEMM tiles that keeps only the rows that can beat it, rescored
-// exactly (rescore.cu).
+// query, then a scan of L2-sized GEMM tiles that keeps only the rows that can beat it, of which
+// those that can still be in the top-k are rescored exactly (rescore.cu).
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -301,8 +301,49 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
   }
 }
 
-// The kf best of the first min(counts[q], ld) slots of row q (vals, ids; rows ld apart), unsorted,
-// into out_vals / out_ids (rows kf apart); a row with fewer slots is padded with `sentinel` and
+// The band of each query's candidate list (float16 rows): of its first min(counts[q], cap) slots,
+// the ids of those whose computed distance d lies within `margin` = 2E of the kf-th best computed
+// distance c of the list (d <= c + 2E; ip: d >= c - 2E), E bounding |computed - rescored| of
+// every resident row (ScoreErrorBound). The kf slots no worse than c have rescored distances no
+// worse than c + E, so neither is the rescored kf-th best; a row of the rescored top-kf thus has
+// d within 2E of c, and the rest of the list need not be rescored. A list of at most kf slots
+// (or whose kf-th best is NaN) is kept whole. One CTA a query, KeyCacheBytes(cap) of dynamic
+// shared memory; the band's order is arbitrary.
+__global__ void __launch_bounds__(256) CandidateBandKernel(
+    const float* __restrict__ vals, const uint32_t* __restrict__ ids, int64_t cap,
+    const uint32_t* __restrict__ counts, int kf, bool select_min, int metric, float err_rel,
+    const float* __restrict__ q_sq_norms, float max_x_sq_norm, uint32_t* __restrict__ band_ids,
+    uint32_t* __restrict__ band_counts) {
+  __shared__ uint32_t hist[256];
+  extern __shared__ uint32_t key_cache[];
+  __shared__ uint32_t s_kept;
+  const int64_t q = blockIdx.x;
+  const int64_t n = min(static_cast<int64_t>(counts[q]), cap);
+  const float* v = vals + q * cap;
+  const uint32_t* id = ids + q * cap;
+  uint32_t* out = band_ids + q * cap;
+  uint32_t* cache = cap <= kKeyCacheMax ? key_cache : nullptr;
+  uint32_t edge = 0;  // keep slots whose key is at least this (0: every slot)
+  if (n > kf) {
+    const uint32_t kth = BlockKthLargest(
+        n, kf, [&](int64_t i) { return DistanceKey(v[i], select_min); }, hist, cache);
+    if (kth != 0) {
+      const float c = FromOrderedKey(select_min ? ~kth : kth);
+      const float band =
+          2.0f * ScoreErrorBound(metric, err_rel, q_sq_norms[q], max_x_sq_norm) * 1.0001f;
+      edge = DistanceKey(select_min ? c + band : c - band, select_min);
+    }
+  }
+  if (threadIdx.x == 0) s_kept = 0;
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const uint32_t key =
+        cache != nullptr && n > kf ? cache[i] : DistanceKey(v[i], select_min);
+    if (edge == 0 || key >= edge) out[atomicAdd(&s_kept, 1u)] = id[i];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) band_counts[q] = s_kept;
+}
 
 // thresh[q] = the k-th best exact distance of query q over the first `sample` columns (the
 // sentinel when they hold fewer than k passing rows): never better than its true k-th best.
@@ -333,9 +374,11 @@ Status DeviceRun::SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& row
 // (2) L2-sized tiles: GEMM (for float16 rows only the high halves of the queries: the low
 // halves move a dot by at most 2^-11 |q||x|, covered by the error bound) and one pass that
 // finishes distances, applies the filter and keeps the rows that can beat the threshold;
-// (3) the kept rows are rescored exactly (float16: float32 query against the row, as SDDMM
-// does) and select_k picks the k best. The per-query counts go to the host with the results;
-// a count above `cap` (a list overflowed) makes GpuExecutor::Run rerun with the full path.
+// (3) float16 rows: the band of the kept rows that can hold the exact top-k (within twice the
+// error bound of the k-th best computed distance; CandidateBandKernel) is rescored exactly
+// (float32 query against the row, as SDDMM does); the k best are kept. The per-query counts go
+// to the host with the results; a count above `cap` (a list overflowed) makes GpuExecutor::Run
+// rerun with the full path.
 Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                              uint64_t n_cols, const SelectPlan& plan) {
   const Prepared& p = p_;
@@ -415,10 +458,25 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
                                  cudaMemcpyDeviceToHost, stream_));
   cand_cap_ = cap;
 
-  // (3) Exact rescoring of the kept rows, then top-k.
-  return RescoreAndSelect(q0, m, cand_ids.get(), half ? nullptr : cand_vals.get(),
-                          static_cast<int64_t>(cap), counts.get(), kf, "cand.rescore",
-                          "cand.select");
+  // (3) float32 rows: the kept rows' distances are exact already; their k best. float16 rows:
+  // the band of each list that can hold its exact top-k, rescored exactly, then its k best.
+  if (!half) {
+    return RescoreAndSelect(q0, m, cand_ids.get(), cand_vals.get(), static_cast<int64_t>(cap),
+                            counts.get(), kf, "cand.rescore", "cand.select");
+  }
+  DeviceBuffer<uint32_t> band_ids, band_counts;
+  SIEVE_RETURN_IF_ERROR(band_ids.Allocate(size_t{m} * cap, stream_));
+  SIEVE_RETURN_IF_ERROR(band_counts.Allocate(m, stream_));
+  CandidateBandKernel<<<m, 256, KeyCacheBytes(static_cast<int64_t>(cap)), stream_>>>(
+      cand_vals.get(), cand_ids.get(), static_cast<int64_t>(cap), counts.get(), kf,
+      p.select_min, p.metric, c.err_rel, qnorms_ + q0, p.shard->max_sq_norm, band_ids.get(),
+      band_counts.get());
+  SIEVE_CUDA_CHECK_LAUNCH("CandidateBandKernel");
+  SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + p.nq + q0, band_counts.get(), size_t{m} * 4,
+                                 cudaMemcpyDeviceToHost, stream_));
+  Mark("cand.band");
+  return RescoreAndSelect(q0, m, band_ids.get(), nullptr, static_cast<int64_t>(cap),
+                          band_counts.get(), kf, "cand.rescore", "cand.select");
 }
 
 }  // namespace sieve::gpu::detail

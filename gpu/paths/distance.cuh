@@ -28,6 +28,18 @@ __device__ __forceinline__ float FinishDistance(int metric, float dot, float qn2
   return 1.0f - dot / (sqrtf(qn2) * sqrtf(xn2));
 }
 
+// E, a bound on |computed - rescored| of any score of a query whose squared norm is qn2 against
+// rows whose squared norms are at most max_x_sq_norm, when the computed dot product is off by at
+// most err_rel |q| |x| (float16 high halves of the query, float32 accumulation): err_rel |q| |x|
+// for ip, twice it plus a few ulps of the norms' sum for l2, err_rel for cosine.
+__device__ __forceinline__ float ScoreErrorBound(int metric, float err_rel, float qn2,
+                                                 float max_x_sq_norm) {
+  if (metric == static_cast<int>(Metric::kCosine)) return err_rel + 0x1p-20f;
+  const float e = err_rel * sqrtf(qn2) * sqrtf(max_x_sq_norm);
+  if (metric == static_cast<int>(Metric::kL2)) return 2.0f * e + 0x1p-20f * (qn2 + max_x_sq_norm);
+  return e;
+}
+
 // Bit id % 32 of word id / 32 (RowSet::ToBitset's layout).
 __device__ __forceinline__ bool TestBit(const uint32_t* words, uint32_t id) {
   return (words[id >> 5] >> (id & 31u)) & 1u;

@@ -12,6 +12,7 @@
 #include "gpu/cuda_status.cuh"
 #include "gpu/device_run.cuh"
 #include "gpu/memory.cuh"
+#include "gpu/paths/distance.cuh"
 #include "gpu/threshold_select/threshold_select.h"
 
 namespace sieve::gpu::detail {
@@ -34,14 +35,7 @@ __global__ void ThresholdSetupKernel(int m, float scale, const float* __restrict
                                      float* __restrict__ margin) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= m) return;
-  const float qn2 = q_sq_norms[r];
-  float e;
-  if (metric == static_cast<int>(Metric::kCosine)) {
-    e = err_rel + 0x1p-20f;
-  } else {
-    e = err_rel * sqrtf(qn2) * sqrtf(max_x_sq_norm);
-    if (metric == static_cast<int>(Metric::kL2)) e = 2.0f * e + 0x1p-20f * (qn2 + max_x_sq_norm);
-  }
+  const float e = ScoreErrorBound(metric, err_rel, q_sq_norms[r], max_x_sq_norm);
   scales[r] = scale;
   thresholds[r] = -INFINITY;
   margin[r] = 2.0f * e * 1.0001f;
@@ -173,6 +167,8 @@ Status DeviceRun::ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const
     }
   }
   SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + q0, flags.get(), size_t{m} * 4,
+                                 cudaMemcpyDeviceToHost, stream_));
+  SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + p.nq + q0, band_counts.get(), size_t{m} * 4,
                                  cudaMemcpyDeviceToHost, stream_));
   cand_cap_ = most;
   Mark("ts.select");

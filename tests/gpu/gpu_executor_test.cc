@@ -703,6 +703,20 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
             const GpuPathCounts after = exec_->path_counts();
             EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
             EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+            // float32 rows: the scan's distances are exact, nothing is rescored. float16: the
+            // band rescored holds at least k rows a query, and fewer than the scan kept.
+            const uint64_t kept = after.candidate_rows_kept - before.candidate_rows_kept;
+            const uint64_t band = after.candidate_band_rows - before.candidate_band_rows;
+            if (dtype == DType::kFloat32) {
+              EXPECT_GT(kept, 0u);
+              EXPECT_EQ(band, 0u);
+            } else if (after.threshold_chunks != before.threshold_chunks) {
+              EXPECT_EQ(kept, 0u);
+              EXPECT_GE(band, uint64_t{nq} * k);
+            } else {
+              EXPECT_GE(band, uint64_t{nq} * k);
+              EXPECT_LT(band, kept);
+            }
           }
         }
       }
@@ -743,6 +757,43 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
             EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
             EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 1u);
           }
+        }
+      }
+    }
+  }
+}
+
+// Dense over float16 rows of more dims than the tensor-core threshold select takes (264, 512)
+// keeps candidate selection: the scan keeps the rows that can beat each query's sample
+// threshold, and only the band within twice the error bound of the k-th best computed distance
+// is rescored exactly, fewer rows than were kept (proven by the counters). Exact for every
+// metric, k 1 and 100, bitset and bitmap. Random rows only: a zero row would be every query's
+// nearest by far under l2, and at k = 1 the only row kept.
+TEST_F(GpuExecutorTest, CandidateBandAtHighDims) {
+  const uint32_t rows = 140000, nq = 20;
+  for (uint32_t dim : {264u, 512u}) {
+    HostShard s(rows, dim, DType::kFloat16, 1300 + dim, 131, false);
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 132);
+    for (bool per_query : {false, true}) {
+      Filters f(rows, nq, per_query, 0.6, 133);
+      std::vector<uint32_t> check(nq);
+      for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+      for (uint32_t k : {1u, 100u}) {
+        for (Metric metric : kMetrics) {
+          const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+          const GpuPathCounts before = exec_->path_counts();
+          RunAndCheck("dim " + std::to_string(dim) + " k " + std::to_string(k) + " " +
+                          MetricStr(metric) + (per_query ? " bitmap" : " bitset"),
+                      SearchPath::kDense, metric, s, f, queries, nq, k, check, oracle);
+          if (HasFatalFailure()) return;
+          const GpuPathCounts after = exec_->path_counts();
+          EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
+          EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, 0u);
+          EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+          const uint64_t kept = after.candidate_rows_kept - before.candidate_rows_kept;
+          const uint64_t band = after.candidate_band_rows - before.candidate_band_rows;
+          EXPECT_GE(band, uint64_t{nq} * k);
+          EXPECT_LT(band, kept);
         }
       }
     }
