@@ -89,6 +89,7 @@ struct Prepared {
   uint64_t max_passing = 0;       // bitmap: largest per-query count
   bool split = false;             // float16 GEMM with hi/lo query halves
   float scale = 1.0f;
+  float max_q_sq_norm = 0.0f;     // the largest squared norm of a query
   // Offsets (bytes) into pinned_queries.
   size_t off_queries = 0, off_split = 0, off_qnorms = 0, off_starts = 0, queries_bytes = 0;
 };
@@ -226,6 +227,9 @@ class DeviceRun {
                   int64_t col_base);
   Status Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_cols, float* dots,
               uint64_t ld = 0);
+  // The same products rounded to float16 (the candidate scan, when they cannot overflow).
+  Status GemmHalfOut(const void* A, uint64_t n_tile, const void* B, int gemm_cols, __half* dots,
+                     uint64_t ld);
   Status Tiles(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                uint64_t n_cols);
   // paths/candidates.cu

@@ -199,7 +199,11 @@ Status GpuExecutor::Create(const GpuExecutorOptions& options, std::unique_ptr<Gp
   }
   SIEVE_CUBLAS_TRY(cublasCreate(&state->cublas));
   SIEVE_CUBLAS_TRY(cublasSetStream(state->cublas, state->stream));
-  SIEVE_CUBLAS_TRY(cublasSetMathMode(state->cublas, CUBLAS_DEFAULT_MATH));
+  // Products rounded to float16 (the candidate scan's) are summed in float32 even when cuBLAS
+  // splits the inner dimension: their error bound counts one rounding.
+  SIEVE_CUBLAS_TRY(cublasSetMathMode(
+      state->cublas, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                               CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   SIEVE_RETURN_IF_ERROR(
       detail::RaftSelectK::Create(state->stream, kSelectWorkspaceBytes, &state->select));
   state->resident = std::make_unique<detail::ResidentShards>(
@@ -346,6 +350,7 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
       max_abs = std::max(max_abs, static_cast<float>(std::fabs(v)));
     }
     h_qnorms[q] = static_cast<float>(acc);
+    p.max_q_sq_norm = std::max(p.max_q_sq_norm, h_qnorms[q]);
   }
   if (p.split) {
     int e = 0;

@@ -44,6 +44,9 @@ struct GpuPathCounts {
   // distance; float32 rows keep their scan distances, which are exact, and have no band).
   uint64_t candidate_rows_kept = 0;
   uint64_t candidate_band_rows = 0;
+  // Chunks whose candidate scan took float16 dot products (float16 rows, l2 or ip, no product
+  // that could overflow float16).
+  uint64_t candidate_half_dots = 0;
   // A filter per query: its distinct sets uploaded as 16-bit chunked lists and as bitsets
   // (gpu/filter_pack.h), and the batches whose queries all had one set, searched as one filter.
   uint64_t filter_list_slots = 0;

@@ -26,7 +26,7 @@ const char* TopKStrategyName(TopKStrategy s) {
 
 void CandidateSizes(uint64_t columns, uint32_t k, double sample_factor, uint64_t* sample,
                     uint64_t* cap) {
-  const double kd = k;
+  const double kd = std::max(k, kCandidateMinK);
   uint64_t s = static_cast<uint64_t>(
       std::ceil(sample_factor * std::sqrt(4.0 * kd * static_cast<double>(columns))));
   s = std::max<uint64_t>((s + 1023) / 1024 * 1024, std::max<uint64_t>(k, 1024));

@@ -69,8 +69,13 @@ struct SelectPlan {
 SelectPlan PlanSelect(const SelectInput& in, const GpuExecutorOptions& options);
 
 // The candidate scan's sizes for `columns` columns and k: an exact sample of about
-// candidate_sample_factor · sqrt(4 k columns) columns (whole multiples of 1,024, at least k),
-// and a list of about 4 × the expected k · columns / sample candidates a query.
+// candidate_sample_factor · sqrt(4 k' columns) columns (whole multiples of 1,024, at least k),
+// and a list of about 4 k' columns / sample candidates a query, k' = max(k, kCandidateMinK).
+// A query keeps about k · columns / sample rows, but for small k that count spreads widely
+// (k = 1: the rows beating the best of a sample are geometric in number), so the list is sized
+// as for kCandidateMinK: 32 times the mean at k = 1, where 4 times overflowed for some query of
+// most batches of a hundred.
+inline constexpr uint32_t kCandidateMinK = 8;
 void CandidateSizes(uint64_t columns, uint32_t k, double sample_factor, uint64_t* sample,
                     uint64_t* cap);
 

@@ -29,7 +29,8 @@ namespace sieve::gpu::detail {
 // atomics) to the query's list of `cap` slots; counts[q] may exceed cap, which the host sees
 // (the search then falls back to the full path).
 struct CandidateArgs {
-  const float* dots;          // m rows of ld dot products (times scale), n_cols used
+  const void* dots;           // m rows of ld dot products (times scale), n_cols used: float, or
+                              // __half for the kernel's half_dots variant
   int64_t n_cols;
   int64_t ld;
   float scale;
@@ -43,7 +44,8 @@ struct CandidateArgs {
   int64_t filter_stride;
   int metric;                 // CandidateKernel's is its template argument (see its launcher)
   bool select_min;
-  float err_rel;              // |d - exact| <= err_rel * |q||x| (× 2 for l2; cosine: err_rel)
+  float err_rel;              // |d - exact| <= err_rel * |q||x| + err_abs (× 2 for l2;
+  float err_abs;              // cosine: err_rel, and err_abs is 0)
   const float* thresh;        // m
   uint32_t* counts;           // m
   uint32_t* cand_ids;         // m × cap ordinals
@@ -75,7 +77,8 @@ constexpr int kCandBlocksPerSm = 4;
 constexpr int kCandGatherBlocksPerSm = 3;
 
 // Launched with kCandThreads threads a block (LaunchCandidateKernel): the layout assumes it.
-template <int kMetric, bool kGather>
+// D: the type of the dot products (float, or __half).
+template <int kMetric, bool kGather, typename D>
 __global__ void __launch_bounds__(kCandThreads, kGather ? kCandGatherBlocksPerSm : kCandBlocksPerSm)
     CandidateKernel(CandidateArgs a) {
   constexpr int kCols = kCandVec * kCandUnroll;  // a thread's columns an iteration
@@ -83,7 +86,7 @@ __global__ void __launch_bounds__(kCandThreads, kGather ? kCandGatherBlocksPerSm
   const int lane = threadIdx.x & 31;
   const float t = a.thresh[q];
   const float qn2 = a.q_sq_norms[q];
-  const float* dots = a.dots + static_cast<int64_t>(q) * a.ld;
+  const D* dots = static_cast<const D*>(a.dots) + static_cast<int64_t>(q) * a.ld;
   const uint32_t* filter = a.filter != nullptr ? a.filter + q * a.filter_stride : nullptr;
   // kGather: column j is ordinal col_ids[col_base + j] (col_ids is set), else col_base + j.
   // Norms by position where they can be: a gathered block's, or the resident rows' when column
@@ -113,7 +116,8 @@ __global__ void __launch_bounds__(kCandThreads, kGather ? kCandGatherBlocksPerSm
     float dv[kCols], xv[kCols];
     uint32_t id[kCols];
     uint32_t in = 0;  // bit c: column c lies before n_cols
-    // dots rows are 16-byte aligned (ld is a multiple of 32 floats), and so is every group.
+    // dots rows are aligned to 32 elements (ld is a multiple of 32), and every group to its
+    // size (16 bytes of floats, 8 of halves).
 #pragma unroll
     for (int u = 0; u < kCandUnroll; ++u) {
       const int c0 = u * kCandVec;
@@ -122,11 +126,18 @@ __global__ void __launch_bounds__(kCandThreads, kGather ? kCandGatherBlocksPerSm
       const bool whole = left >= kCandVec;
       in |= (whole ? (1u << kCandVec) - 1 : left > 0 ? (1u << left) - 1 : 0u) << c0;
       if (whole) {
-        const float4 d4 = *reinterpret_cast<const float4*>(dots + j0);
-        dv[c0] = d4.x; dv[c0 + 1] = d4.y; dv[c0 + 2] = d4.z; dv[c0 + 3] = d4.w;
+        if constexpr (sizeof(D) == 4) {
+          const float4 d4 = *reinterpret_cast<const float4*>(dots + j0);
+          dv[c0] = d4.x; dv[c0 + 1] = d4.y; dv[c0 + 2] = d4.z; dv[c0 + 3] = d4.w;
+        } else {
+          const uint2 h4 = *reinterpret_cast<const uint2*>(dots + j0);
+          const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&h4.x));
+          const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&h4.y));
+          dv[c0] = lo.x; dv[c0 + 1] = lo.y; dv[c0 + 2] = hi.x; dv[c0 + 3] = hi.y;
+        }
       } else {
 #pragma unroll
-        for (int e = 0; e < kCandVec; ++e) dv[c0 + e] = e < left ? dots[j0 + e] : 0.0f;
+        for (int e = 0; e < kCandVec; ++e) dv[c0 + e] = e < left ? ToFloat(dots[j0 + e]) : 0.0f;
       }
       if (early_ids) {
         if (whole && vec_ids) {
@@ -195,7 +206,7 @@ __global__ void __launch_bounds__(kCandThreads, kGather ? kCandGatherBlocksPerSm
       d[c] = FinishDistance(kMetric, __fmul_rn(dv[c], a.scale), qn2, xn2);
       float err = a.err_rel;
       if (kMetric != static_cast<int>(Metric::kCosine)) {
-        err = __fmul_rn(err, sqrtf(qn2) * sqrtf(xn2));
+        err = __fadd_rn(__fmul_rn(err, sqrtf(qn2) * sqrtf(xn2)), a.err_abs);
       }
       // l2 also rounds qn2 + xn2 - 2·dot: allow a few ulps of the norms' sum.
       if (kMetric == static_cast<int>(Metric::kL2)) err = 2.0f * err + 0x1p-20f * (qn2 + xn2);
@@ -253,24 +264,33 @@ unsigned CandidateGridX(int64_t n_cols, int64_t m, int sm_count, bool gather) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(x, 65535LL * 16)));
 }
 
-// Launches the CandidateKernel for c's metric and columns (col_ids or not).
-template <int kMetric>
+// Launches the CandidateKernel for c's metric, columns (col_ids or not) and dot products
+// (half_dots: __half; cosine takes float only).
+template <int kMetric, typename D>
 void LaunchCandidateKernelFor(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
   if (c.col_ids != nullptr) {
-    CandidateKernel<kMetric, true><<<grid, kCandThreads, 0, stream>>>(c);
+    CandidateKernel<kMetric, true, D><<<grid, kCandThreads, 0, stream>>>(c);
   } else {
-    CandidateKernel<kMetric, false><<<grid, kCandThreads, 0, stream>>>(c);
+    CandidateKernel<kMetric, false, D><<<grid, kCandThreads, 0, stream>>>(c);
   }
 }
-void LaunchCandidateKernel(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
+template <typename D>
+void LaunchCandidateKernelOf(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
   switch (static_cast<Metric>(c.metric)) {
     case Metric::kL2:
-      return LaunchCandidateKernelFor<static_cast<int>(Metric::kL2)>(c, grid, stream);
-    case Metric::kInnerProduct:
-      return LaunchCandidateKernelFor<static_cast<int>(Metric::kInnerProduct)>(c, grid, stream);
+      return LaunchCandidateKernelFor<static_cast<int>(Metric::kL2), D>(c, grid, stream);
     default:
-      return LaunchCandidateKernelFor<static_cast<int>(Metric::kCosine)>(c, grid, stream);
+      return LaunchCandidateKernelFor<static_cast<int>(Metric::kInnerProduct), D>(c, grid,
+                                                                                 stream);
   }
+}
+void LaunchCandidateKernel(const CandidateArgs& c, bool half_dots, dim3 grid,
+                           cudaStream_t stream) {
+  if (half_dots) return LaunchCandidateKernelOf<__half>(c, grid, stream);
+  if (static_cast<Metric>(c.metric) == Metric::kCosine) {
+    return LaunchCandidateKernelFor<static_cast<int>(Metric::kCosine), float>(c, grid, stream);
+  }
+  LaunchCandidateKernelOf<float>(c, grid, stream);
 }
 
 // thresh[q] = the k-th best of the n distances of row q of `dist` (rows n apart): the k-th
@@ -312,8 +332,8 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
 __global__ void __launch_bounds__(256) CandidateBandKernel(
     const float* __restrict__ vals, const uint32_t* __restrict__ ids, int64_t cap,
     const uint32_t* __restrict__ counts, int kf, bool select_min, int metric, float err_rel,
-    const float* __restrict__ q_sq_norms, float max_x_sq_norm, uint32_t* __restrict__ band_ids,
-    uint32_t* __restrict__ band_counts) {
+    float err_abs, const float* __restrict__ q_sq_norms, float max_x_sq_norm,
+    uint32_t* __restrict__ band_ids, uint32_t* __restrict__ band_counts) {
   __shared__ uint32_t hist[256];
   extern __shared__ uint32_t key_cache[];
   __shared__ uint32_t s_kept;
@@ -330,7 +350,7 @@ __global__ void __launch_bounds__(256) CandidateBandKernel(
     if (kth != 0) {
       const float c = FromOrderedKey(select_min ? ~kth : kth);
       const float band =
-          2.0f * ScoreErrorBound(metric, err_rel, q_sq_norms[q], max_x_sq_norm) * 1.0001f;
+          2.0f * ScoreErrorBound(metric, err_rel, err_abs, q_sq_norms[q], max_x_sq_norm) * 1.0001f;
       edge = DistanceKey(select_min ? c + band : c - band, select_min);
     }
   }
@@ -343,6 +363,18 @@ __global__ void __launch_bounds__(256) CandidateBandKernel(
   }
   __syncthreads();
   if (threadIdx.x == 0) band_counts[q] = s_kept;
+}
+
+// Whether the candidate scan's dot products of float16 rows can be rounded to float16: l2 and ip
+// (cosine divides by the norms, which would scale the absolute error of a tiny product without
+// bound), and no product of a query's high halves (the query over its scale, each element within
+// 2^-11 of it) with a resident row can reach 2^15, half of float16's largest finite value
+// (Cauchy-Schwarz over the largest norms).
+bool HalfDotsFit(const Prepared& p) {
+  if (p.metric == static_cast<int>(Metric::kCosine)) return false;
+  const double bound = std::sqrt(static_cast<double>(p.max_q_sq_norm)) / p.scale * (1.0 + 0x1p-10) *
+                       std::sqrt(static_cast<double>(p.shard->max_sq_norm));
+  return bound < 32768.0;  // false for NaN and infinite norms
 }
 
 // thresh[q] = the k-th best exact distance of query q over the first `sample` columns (the
@@ -420,32 +452,45 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
   c.metric = p.metric;
   c.select_min = p.select_min;
   // float16: the low query halves (2^-11 relative) and float32 accumulation; both: the
-  // difference between two float32 summation orders (the threshold's and this pass's).
-  c.err_rel = half ? 0x1p-9f + 0x1p-13f : 0x1p-13f;
+  // difference between two float32 summation orders (the threshold's and this pass's). Dot
+  // products rounded once to float16 (half_dots) add at most 2^-11 of |q_hi . x|, itself at most
+  // (1 + 2^-11) |q||x| after the scale (taken as 2^-11 (1 + 2^-8) |q||x|), and, below float16's
+  // normal range, 2^-25 absolute before the scale (taken as 2^-24).
+  const bool half_dots = half && HalfDotsFit(p);
+  if (half_dots) ++counts_->candidate_half_dots;
+  c.err_rel = half_dots ? 0x1p-9f + 0x1p-13f + 0x1.01p-11f : half ? 0x1p-9f + 0x1p-13f : 0x1p-13f;
+  c.err_abs = half_dots ? 0x1p-24f * p.scale : 0.0f;
   c.thresh = thresh.get();
   c.counts = counts.get();
   c.cand_ids = cand_ids.get();
   c.cand_vals = cand_vals.get();
   c.cap = static_cast<int64_t>(cap);
   {
-    // Tiles of a multiple of 256 columns, and dot rows padded to 32 floats: cuBLAS picks its
+    // Tiles of a multiple of 256 columns, and dot rows padded to 32 elements: cuBLAS picks its
     // tensor-core kernels only for aligned leading dimensions.
     const size_t tile_bytes = plan.tile_bytes;
+    const size_t dot_bytes = half_dots ? 2 : 4;
     const uint64_t tile_cols = std::min<uint64_t>(
-        n_cols, std::max<uint64_t>(4096, tile_bytes / (size_t{4} * gemm_cols)) / 256 * 256);
-    DeviceBuffer<float> dots;
-    SIEVE_RETURN_IF_ERROR(dots.Allocate(size_t{m} * ((tile_cols + 31) / 32 * 32), stream_));
+        n_cols, std::max<uint64_t>(4096, tile_bytes / (dot_bytes * gemm_cols)) / 256 * 256);
+    DeviceBuffer<float> dots;  // float32 words, or twice as many float16 dot products
+    const size_t dot_elems = size_t{m} * ((tile_cols + 31) / 32 * 32);
+    SIEVE_RETURN_IF_ERROR(dots.Allocate(half_dots ? (dot_elems + 1) / 2 : dot_elems, stream_));
     c.dots = dots.get();
     for (uint64_t off = 0; off < n_cols;) {
       // Tiles end at slab ends too (cuBLAS reads one contiguous block).
       const uint64_t n_tile = std::min<uint64_t>({tile_cols, n_cols - off, rows.ToEnd(off)});
       const uint64_t ld = (n_tile + 31) / 32 * 32;
-      SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n_tile, B, gemm_cols, dots.get(), ld));
+      if (half_dots) {
+        SIEVE_RETURN_IF_ERROR(GemmHalfOut(rows.At(off), n_tile, B, gemm_cols,
+                                          reinterpret_cast<__half*>(dots.get()), ld));
+      } else {
+        SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n_tile, B, gemm_cols, dots.get(), ld));
+      }
       c.n_cols = static_cast<int64_t>(n_tile);
       c.ld = static_cast<int64_t>(ld);
       c.col_base = static_cast<int64_t>(off);
       dim3 grid(CandidateGridX(c.n_cols, m, sm_count_, col_ids != nullptr), m);
-      LaunchCandidateKernel(c, grid, stream_);
+      LaunchCandidateKernel(c, half_dots, grid, stream_);
       SIEVE_CUDA_CHECK_LAUNCH("CandidateKernel");
       off += n_tile;
     }
@@ -469,8 +514,8 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
   SIEVE_RETURN_IF_ERROR(band_counts.Allocate(m, stream_));
   CandidateBandKernel<<<m, 256, KeyCacheBytes(static_cast<int64_t>(cap)), stream_>>>(
       cand_vals.get(), cand_ids.get(), static_cast<int64_t>(cap), counts.get(), kf,
-      p.select_min, p.metric, c.err_rel, qnorms_ + q0, p.shard->max_sq_norm, band_ids.get(),
-      band_counts.get());
+      p.select_min, p.metric, c.err_rel, c.err_abs, qnorms_ + q0, p.shard->max_sq_norm,
+      band_ids.get(), band_counts.get());
   SIEVE_CUDA_CHECK_LAUNCH("CandidateBandKernel");
   SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + p.nq + q0, band_counts.get(), size_t{m} * 4,
                                  cudaMemcpyDeviceToHost, stream_));

@@ -30,12 +30,13 @@ __device__ __forceinline__ float FinishDistance(int metric, float dot, float qn2
 
 // E, a bound on |computed - rescored| of any score of a query whose squared norm is qn2 against
 // rows whose squared norms are at most max_x_sq_norm, when the computed dot product is off by at
-// most err_rel |q| |x| (float16 high halves of the query, float32 accumulation): err_rel |q| |x|
-// for ip, twice it plus a few ulps of the norms' sum for l2, err_rel for cosine.
-__device__ __forceinline__ float ScoreErrorBound(int metric, float err_rel, float qn2,
-                                                 float max_x_sq_norm) {
+// most err_rel |q| |x| + err_abs (float16 high halves of the query, float32 accumulation, and
+// for dot products rounded to float16 that rounding): e = err_rel |q| |x| + err_abs for ip,
+// twice e plus a few ulps of the norms' sum for l2; err_rel for cosine (err_abs must be 0).
+__device__ __forceinline__ float ScoreErrorBound(int metric, float err_rel, float err_abs,
+                                                 float qn2, float max_x_sq_norm) {
   if (metric == static_cast<int>(Metric::kCosine)) return err_rel + 0x1p-20f;
-  const float e = err_rel * sqrtf(qn2) * sqrtf(max_x_sq_norm);
+  const float e = err_rel * sqrtf(qn2) * sqrtf(max_x_sq_norm) + err_abs;
   if (metric == static_cast<int>(Metric::kL2)) return 2.0f * e + 0x1p-20f * (qn2 + max_x_sq_norm);
   return e;
 }

@@ -134,6 +134,18 @@ Status DeviceRun::Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_c
   return Status::OK();
 }
 
+// Float16 rows and queries, float32 accumulation, each product rounded once to float16.
+Status DeviceRun::GemmHalfOut(const void* A, uint64_t n_tile, const void* B, int gemm_cols,
+                              __half* dots, uint64_t ld) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const int dim = static_cast<int>(p_.dim);
+  SIEVE_CUBLAS_TRY(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_tile),
+                                gemm_cols, dim, &alpha, A, CUDA_R_16F, dim, B, CUDA_R_16F, dim,
+                                &beta, dots, CUDA_R_16F, static_cast<int>(ld),
+                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return Status::OK();
+}
+
 // The full path over n_cols columns of `rows` (col_ids: their ordinals, else col_base + j).
 Status DeviceRun::Tiles(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                         uint64_t n_cols) {

@@ -35,7 +35,7 @@ __global__ void ThresholdSetupKernel(int m, float scale, const float* __restrict
                                      float* __restrict__ margin) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= m) return;
-  const float e = ScoreErrorBound(metric, err_rel, q_sq_norms[r], max_x_sq_norm);
+  const float e = ScoreErrorBound(metric, err_rel, 0.0f, q_sq_norms[r], max_x_sq_norm);
   scales[r] = scale;
   thresholds[r] = -INFINITY;
   margin[r] = 2.0f * e * 1.0001f;

@@ -766,9 +766,10 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
 // Dense over float16 rows of more dims than the tensor-core threshold select takes (264, 512)
 // keeps candidate selection: the scan keeps the rows that can beat each query's sample
 // threshold, and only the band within twice the error bound of the k-th best computed distance
-// is rescored exactly, fewer rows than were kept (proven by the counters). Exact for every
-// metric, k 1 and 100, bitset and bitmap. Random rows only: a zero row would be every query's
-// nearest by far under l2, and at k = 1 the only row kept.
+// is rescored exactly, fewer rows than were kept (proven by the counters); l2 and ip scan
+// float16 dot products where no product can overflow them. Exact for every metric, k 1 and 100,
+// bitset and bitmap. Random rows only: a zero row would be every query's nearest by far under
+// l2, and at k = 1 the only row kept.
 TEST_F(GpuExecutorTest, CandidateBandAtHighDims) {
   const uint32_t rows = 140000, nq = 20;
   for (uint32_t dim : {264u, 512u}) {
@@ -794,9 +795,35 @@ TEST_F(GpuExecutorTest, CandidateBandAtHighDims) {
           const uint64_t band = after.candidate_band_rows - before.candidate_band_rows;
           EXPECT_GE(band, uint64_t{nq} * k);
           EXPECT_LT(band, kept);
+          // l2 and ip scan float16 dot products (these norms cannot overflow them); cosine
+          // keeps float32 ones.
+          EXPECT_EQ(after.candidate_half_dots - before.candidate_half_dots,
+                    metric == Metric::kCosine ? 0u : 1u);
         }
       }
     }
+  }
+  // Rows 512 times larger (still exact in float16): a product could pass float16's range, so
+  // the scan keeps float32 dot products, and stays exact.
+  const uint32_t dim = 512;
+  HostShard s(rows, dim, DType::kFloat16, 1400, 141, false);
+  for (float& x : s.data) x *= 512.0f;
+  for (float& n : s.sq_norms) n *= 512.0f * 512.0f;
+  const std::vector<float> queries = test::RandomVectors(nq, dim, 142);
+  Filters f(rows, nq, false, 0.6, 143);
+  std::vector<uint32_t> check(nq);
+  for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+  for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
+    const Oracle oracle = ComputeOracle(metric, queries, s, f, 64, check);
+    const GpuPathCounts before = exec_->path_counts();
+    RunAndCheck(std::string("large rows ") + MetricStr(metric), SearchPath::kDense, metric, s, f,
+                queries, nq, 64, check, oracle);
+    if (HasFatalFailure()) return;
+    const GpuPathCounts after = exec_->path_counts();
+    EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
+    EXPECT_EQ(after.candidate_half_dots - before.candidate_half_dots, 0u);
+    EXPECT_LT(after.candidate_band_rows - before.candidate_band_rows,
+              after.candidate_rows_kept - before.candidate_rows_kept);
   }
 }
 

@@ -126,6 +126,23 @@ TEST(SelectPlanTest, CandidateSizes) {
   CandidateSizes(2000, 4096, 1.0, &sample, &cap);  // the list at most the columns
   EXPECT_EQ(sample, 6144u);
   EXPECT_EQ(cap, 2000u);
+  // Below kCandidateMinK the sizes are k = 8's: at k = 1 over 300,000 columns, sqrt(32 · 3·10^5)
+  // = 3,099 → 4,096 and 32 · 3·10^5 / 4,096 = 2,344 → 3,072, 42 times the rows a query keeps on
+  // average (300,000 / 4,096), whose count is geometric: a list 4 times the mean overflows for
+  // one query in 55, one 32 times for one in 8·10^13.
+  uint64_t sample8 = 0, cap8 = 0;
+  for (uint32_t k : {1u, 2u, 7u}) {
+    CandidateSizes(300'000, k, 1.0, &sample, &cap);
+    CandidateSizes(300'000, 8, 1.0, &sample8, &cap8);
+    EXPECT_EQ(sample, sample8) << "k " << k;
+    EXPECT_EQ(cap, cap8) << "k " << k;
+  }
+  CandidateSizes(300'000, 1, 1.0, &sample, &cap);
+  EXPECT_EQ(sample, 4096u);
+  EXPECT_EQ(cap, 3072u);
+  CandidateSizes(300'000, 16, 1.0, &sample, &cap);  // from kCandidateMinK up, k's own
+  EXPECT_EQ(sample, 5120u);  // sqrt(64 · 3·10^5) = 4,382
+  EXPECT_EQ(cap, 4096u);     // 64 · 3·10^5 / 5,120 = 3,750
 }
 
 TEST(SelectPlanTest, ThresholdLevelsFitOrAreEmpty) {

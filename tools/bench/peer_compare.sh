@@ -7,15 +7,16 @@
 # Here (the CPU machine):
 #   tools/bench/gpu_bundle.sh build/tools/gpu_paths_bench      # .devpack (2.4 MB)
 #   tools/install-cuvs-peer.sh && tools/bench/peers/cuvs_peer/build.sh   # .deps/cuvs/pack
-# Device tool: command "bash tools/bench/peer_compare.sh [quick]", carry [".devpack",
-# ".deps/cuvs/pack"]. `quick` runs only 10M × 128 (about 4 minutes); the full run fits one
-# 600 s call. Results in $OUT: sieve-*.jsonl, cuvs-*.jsonl, the logs and table.md.
+# Device tool: command "bash tools/bench/peer_compare.sh [quick|highdim]", carry [".devpack",
+# ".deps/cuvs/pack"]. `quick` runs only 10M × 128 (about 4 minutes), `highdim` only the dim-1024
+# shapes; the full run fits one 600 s call. Results in $OUT: sieve-*.jsonl, cuvs-*.jsonl, the logs and table.md.
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 mode=${1:-full}
 common=(--queries 100 --k 64 --warmup 2 --reps 10)
 fractions=0.0001,0.001,0.01,0.1,1
-shapes=("10000000 128 $fractions bitset,bitmap,bitmap-same")
+shapes=()
+[ "$mode" != highdim ] && shapes+=("10000000 128 $fractions bitset,bitmap,bitmap-same")
 if [ "$mode" != quick ]; then
   shapes+=("1000000 1024 0.01,0.1,1 bitset,bitmap" "10000000 1024 1 bitset")
 fi
