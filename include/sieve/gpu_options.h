@@ -30,14 +30,16 @@ struct GpuExecutorOptions {
   size_t resident_slab_bytes = size_t{256} << 20;
 
   // Candidate selection for the gather and dense paths over at least 65,536 columns: an exact
-  // threshold from a sample of the columns, then only the rows that can beat it are rescored.
+  // threshold from a sample of the columns, then only the rows that can beat it are kept, and
+  // of those (float16 rows) only the ones that can still be in the exact top-k are rescored.
   // false: cuBLAS tiles and select_k over every column (and no threshold select). Default: true.
   bool candidate_selection = true;
-  // Scales the candidate scan's exact sample of about sqrt(4 k n) columns: a larger sample
-  // costs more up front and leaves fewer candidates to rescore. In [0.25, 16]. Default: 1.
+  // Scales the candidate scan's exact sample of about sqrt(4 max(k, 8) n) columns: a larger
+  // sample costs more up front and leaves fewer candidates to keep. In [0.25, 16]. Default: 1.
   double candidate_sample_factor = 1.0;
-  // Bytes of dot products in one candidate-scan tile; 0 chooses: one tile for a gathered block
-  // of at most 64 MiB of them, else 32 MiB (tiles that stay in L2). Default: 0.
+  // Bytes of dot products in one candidate-scan tile (float32 products, or float16 where they
+  // cannot overflow); 0 chooses: one tile for a gathered block of at most 64 MiB of them, else
+  // 32 MiB. Default: 0.
   size_t candidate_tile_bytes = 0;
 
   // The threshold select (one tensor-core pass that keeps only rows above a per-query
