@@ -225,11 +225,8 @@ class DeviceRun {
   Status Map(const MapArgs& a);
   Status Epilogue(float* dots, uint32_t q0, uint32_t m, uint64_t n_cols, const uint32_t* col_ids,
                   int64_t col_base);
-  Status Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_cols, float* dots,
-              uint64_t ld = 0);
-  // The same products rounded to float16 (the candidate scan, when they cannot overflow).
-  Status GemmHalfOut(const void* A, uint64_t n_tile, const void* B, int gemm_cols, __half* dots,
-                     uint64_t ld);
+  Status Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_cols, void* dots,
+              uint64_t ld = 0, cudaDataType_t out = CUDA_R_32F);
   Status Tiles(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                uint64_t n_cols);
   // paths/candidates.cu

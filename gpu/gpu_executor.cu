@@ -420,29 +420,25 @@ Status GpuExecutor::RunTimed(Batch* b, bool stages, float* ms) {
   // Did a query keep more candidates than its list holds? Then its results are incomplete,
   // and this search (and its later repetitions) use the full path, timed too.
   if (cand_cap == 0) return Status::OK();
-  bool overflow = false;
-  for (uint32_t q = 0; q < nq; ++q) overflow |= b->h_counts[q] > cand_cap;
-  if (!overflow) {
+  const uint32_t* over = std::find_if(b->h_counts, b->h_counts + nq,
+                                      [&](uint32_t n) { return n > cand_cap; });
+  if (over == b->h_counts + nq) {
     for (uint32_t q = 0; q < nq; ++q) {
       if (!b->used_threshold) s.counts.candidate_rows_kept += b->h_counts[q];
       s.counts.candidate_band_rows += b->h_counts[nq + q];
     }
     return Status::OK();
   }
-  for (uint32_t q = 0; q < nq; ++q) {
-    if (b->h_counts[q] <= cand_cap) continue;
-    const std::string why = std::string(b->used_threshold ? "threshold select" : "candidate scan") +
-                            " overflowed at query " + std::to_string(q) + " (code " +
-                            std::to_string(b->h_counts[q] - cand_cap) + ")";
-    const std::string first_plan = b->select_plan;
-    p.no_candidates = true;
-    ++s.counts.candidate_fallbacks;
-    float again = 0;
-    SIEVE_RETURN_IF_ERROR(timed(&again));
-    *ms += again;
-    b->select_plan = first_plan + "; " + why + "; then " + b->select_plan;
-    return Status::OK();
-  }
+  const std::string why = std::string(b->used_threshold ? "threshold select" : "candidate scan") +
+                          " overflowed at query " + std::to_string(over - b->h_counts) +
+                          " (code " + std::to_string(*over - cand_cap) + ")";
+  const std::string first_plan = b->select_plan;
+  p.no_candidates = true;
+  ++s.counts.candidate_fallbacks;
+  float again = 0;
+  SIEVE_RETURN_IF_ERROR(timed(&again));
+  *ms += again;
+  b->select_plan = first_plan + "; " + why + "; then " + b->select_plan;
   return Status::OK();
 }
 

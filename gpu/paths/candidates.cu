@@ -274,23 +274,21 @@ void LaunchCandidateKernelFor(const CandidateArgs& c, dim3 grid, cudaStream_t st
     CandidateKernel<kMetric, false, D><<<grid, kCandThreads, 0, stream>>>(c);
   }
 }
-template <typename D>
-void LaunchCandidateKernelOf(const CandidateArgs& c, dim3 grid, cudaStream_t stream) {
-  switch (static_cast<Metric>(c.metric)) {
-    case Metric::kL2:
-      return LaunchCandidateKernelFor<static_cast<int>(Metric::kL2), D>(c, grid, stream);
-    default:
-      return LaunchCandidateKernelFor<static_cast<int>(Metric::kInnerProduct), D>(c, grid,
-                                                                                 stream);
-  }
-}
 void LaunchCandidateKernel(const CandidateArgs& c, bool half_dots, dim3 grid,
                            cudaStream_t stream) {
-  if (half_dots) return LaunchCandidateKernelOf<__half>(c, grid, stream);
-  if (static_cast<Metric>(c.metric) == Metric::kCosine) {
-    return LaunchCandidateKernelFor<static_cast<int>(Metric::kCosine), float>(c, grid, stream);
+  constexpr int kL2 = static_cast<int>(Metric::kL2);
+  constexpr int kIp = static_cast<int>(Metric::kInnerProduct);
+  constexpr int kCos = static_cast<int>(Metric::kCosine);
+  switch (static_cast<Metric>(c.metric)) {
+    case Metric::kL2:
+      return half_dots ? LaunchCandidateKernelFor<kL2, __half>(c, grid, stream)
+                       : LaunchCandidateKernelFor<kL2, float>(c, grid, stream);
+    case Metric::kInnerProduct:
+      return half_dots ? LaunchCandidateKernelFor<kIp, __half>(c, grid, stream)
+                       : LaunchCandidateKernelFor<kIp, float>(c, grid, stream);
+    default:
+      return LaunchCandidateKernelFor<kCos, float>(c, grid, stream);
   }
-  LaunchCandidateKernelOf<float>(c, grid, stream);
 }
 
 // thresh[q] = the k-th best of the n distances of row q of `dist` (rows n apart): the k-th
@@ -470,22 +468,18 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
     // tensor-core kernels only for aligned leading dimensions.
     const size_t tile_bytes = plan.tile_bytes;
     const size_t dot_bytes = half_dots ? 2 : 4;
+    const cudaDataType_t dot_type = half_dots ? CUDA_R_16F : CUDA_R_32F;
     const uint64_t tile_cols = std::min<uint64_t>(
         n_cols, std::max<uint64_t>(4096, tile_bytes / (dot_bytes * gemm_cols)) / 256 * 256);
-    DeviceBuffer<float> dots;  // float32 words, or twice as many float16 dot products
-    const size_t dot_elems = size_t{m} * ((tile_cols + 31) / 32 * 32);
-    SIEVE_RETURN_IF_ERROR(dots.Allocate(half_dots ? (dot_elems + 1) / 2 : dot_elems, stream_));
+    DeviceBuffer<unsigned char> dots;
+    SIEVE_RETURN_IF_ERROR(
+        dots.Allocate(size_t{m} * ((tile_cols + 31) / 32 * 32) * dot_bytes, stream_));
     c.dots = dots.get();
     for (uint64_t off = 0; off < n_cols;) {
       // Tiles end at slab ends too (cuBLAS reads one contiguous block).
       const uint64_t n_tile = std::min<uint64_t>({tile_cols, n_cols - off, rows.ToEnd(off)});
       const uint64_t ld = (n_tile + 31) / 32 * 32;
-      if (half_dots) {
-        SIEVE_RETURN_IF_ERROR(GemmHalfOut(rows.At(off), n_tile, B, gemm_cols,
-                                          reinterpret_cast<__half*>(dots.get()), ld));
-      } else {
-        SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n_tile, B, gemm_cols, dots.get(), ld));
-      }
+      SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n_tile, B, gemm_cols, dots.get(), ld, dot_type));
       c.n_cols = static_cast<int64_t>(n_tile);
       c.ld = static_cast<int64_t>(ld);
       c.col_base = static_cast<int64_t>(off);

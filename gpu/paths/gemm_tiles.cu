@@ -118,9 +118,10 @@ Status DeviceRun::Epilogue(float* dots, uint32_t q0, uint32_t m, uint64_t n_cols
 
 // dots (query-major, gemm_cols rows of n_tile) = B · Aᵀ for n_tile rows of A (row-major,
 // dim wide, of the shard's dtype) and gemm_cols query rows of B (float16 rows with float16
-// queries, else float32).
-Status DeviceRun::Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_cols, float* dots,
-            uint64_t ld) {
+// queries, else float32), accumulated in float32 and written as `out` (CUDA_R_32F, or
+// CUDA_R_16F: each product rounded once).
+Status DeviceRun::Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_cols, void* dots,
+                       uint64_t ld, cudaDataType_t out) {
   if (ld == 0) ld = n_tile;
   const Prepared& p = p_;
   const float alpha = 1.0f, beta = 0.0f;
@@ -129,20 +130,8 @@ Status DeviceRun::Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_c
   SIEVE_CUBLAS_TRY(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_tile),
                                 gemm_cols, static_cast<int>(p.dim), &alpha, A, t,
                                 static_cast<int>(p.dim), B, t, static_cast<int>(p.dim), &beta,
-                                dots, CUDA_R_32F, static_cast<int>(ld), CUBLAS_COMPUTE_32F,
+                                dots, out, static_cast<int>(ld), CUBLAS_COMPUTE_32F,
                                 CUBLAS_GEMM_DEFAULT));
-  return Status::OK();
-}
-
-// Float16 rows and queries, float32 accumulation, each product rounded once to float16.
-Status DeviceRun::GemmHalfOut(const void* A, uint64_t n_tile, const void* B, int gemm_cols,
-                              __half* dots, uint64_t ld) {
-  const float alpha = 1.0f, beta = 0.0f;
-  const int dim = static_cast<int>(p_.dim);
-  SIEVE_CUBLAS_TRY(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_tile),
-                                gemm_cols, dim, &alpha, A, CUDA_R_16F, dim, B, CUDA_R_16F, dim,
-                                &beta, dots, CUDA_R_16F, static_cast<int>(ld),
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return Status::OK();
 }
 
