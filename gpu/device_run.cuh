@@ -99,6 +99,16 @@ inline bool NeedsCompaction(SearchPath p) {
   return p == SearchPath::kSddmm || p == SearchPath::kGather;
 }
 
+// The keys a radix-select kernel's CTA may keep in shared memory on the current device (see
+// KeyCacheBytes in paths/distance.cuh): the device's opt-in limit a block, less what the kernels
+// hold statically; the default 48 KB's share where the device cannot be asked.
+int64_t KeyCacheKeys();
+// Lets the kernels that keep keys (KthBestKernel, CandidateBandKernel, SelectRowsKernel) take
+// `cache_keys` keys of dynamic shared memory on the current device (paths/candidates.cu).
+cudaError_t EnableKeyCaches(int64_t cache_keys);
+// SelectRowsKernel's part of it (paths/rescore.cu), `bytes` of dynamic shared memory.
+cudaError_t EnableSelectRowsKeyCache(int bytes);
+
 // Device rows for cuBLAS, which takes plain row-major blocks: resident rows are contiguous only
 // within a slab, so a GEMM over rows [off, off + n) is issued in pieces that never cross a
 // block end. The gathered block of the gather path is one block.
@@ -259,6 +269,7 @@ class DeviceRun {
   uint64_t cand_cap_ = 0;
   bool used_threshold_ = false;
   std::string plan_;
+  int64_t key_cache_keys_ = KeyCacheKeys();
   int sm_count_ = [] {
     int dev = 0, n = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||

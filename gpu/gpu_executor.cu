@@ -181,6 +181,14 @@ Status GpuExecutor::Create(const GpuExecutorOptions& options, std::unique_ptr<Gp
                                std::to_string(prop.major) + std::to_string(prop.minor) +
                                ") cannot run this build's kernels: " + cudaGetErrorString(err));
   }
+  // The radix-select kernels keep a row's keys in as much shared memory as a block may have.
+  err = detail::EnableKeyCaches(detail::KeyCacheKeys());
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status::Unavailable(std::string("CUDA device ") + prop.name +
+                               ": cannot raise the shared memory of the select kernels: " +
+                               cudaGetErrorString(err));
+  }
   // Keep freed stream-ordered memory in the pool: searches allocate their workspaces per call.
   cudaMemPool_t pool;
   SIEVE_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));

@@ -63,12 +63,24 @@ __device__ __forceinline__ void HighDigit(const uint32_t* hist, int want, int* d
   *above = __shfl_sync(kAll, cum, owner);
 }
 
+// Adds one to hist[bin] for every lane of the warp with `take` set; lanes of one bin add together
+// (one atomic a distinct bin, not one a lane: a row's keys share their high digits, and atomics
+// of a warp on one shared word run one after another). Every lane of the warp must call it.
+__device__ __forceinline__ void WarpHistogramAdd(uint32_t* hist, uint32_t bin, bool take) {
+  const unsigned peers = __match_any_sync(0xffffffffu, take ? bin : 0xffffffffu);
+  if (take && static_cast<int>(threadIdx.x & 31) == __ffs(peers) - 1) {
+    atomicAdd(&hist[bin], static_cast<uint32_t>(__popc(peers)));
+  }
+}
+
 // The k-th largest (1-based, k <= n) of the n keys key(i), i < n, by the whole CTA (blockDim.x
 // a multiple of 32): four 8-bit passes over the keys, each counting those that match the digits
 // found so far. `hist` is 256 words of shared memory; every thread gets the result. With
 // `cache` (n words of shared memory), the first pass keeps the keys there and the other three
-// read them from it instead of calling key(i) again (global loads, each pass a chain of
-// latencies); the caller may then read cache[i] for key(i).
+// read them from it instead of calling key(i) again; the caller may then read cache[i] for
+// key(i). A thread takes kKthUnroll keys a round and reads them all before it counts any, so
+// that the global reads of key(i) overlap.
+constexpr int kKthUnroll = 8;
 template <typename KeyOf>
 __device__ uint32_t BlockKthLargest(int64_t n, int k, KeyOf key, uint32_t* hist,
                                     uint32_t* cache = nullptr) {
@@ -78,20 +90,28 @@ __device__ uint32_t BlockKthLargest(int64_t n, int k, KeyOf key, uint32_t* hist,
     s_prefix = 0;
     s_want = k;
   }
+  const int64_t round = static_cast<int64_t>(blockDim.x) * kKthUnroll;
   for (int pass = 0; pass < 4; ++pass) {
     const int shift = 24 - 8 * pass;
     for (int t = threadIdx.x; t < 256; t += blockDim.x) hist[t] = 0;
     __syncthreads();  // the histogram is clear; s_prefix and s_want are the last pass's
     const uint32_t prefix = s_prefix;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      uint32_t u;
-      if (cache == nullptr || pass == 0) {
-        u = key(i);
-        if (cache != nullptr) cache[i] = u;
-      } else {
-        u = cache[i];
+    const bool fresh = cache == nullptr || pass == 0;  // keys from key(i), not the cache
+    // The bound is the same for the whole CTA, so every warp is whole at WarpHistogramAdd.
+    for (int64_t base = 0; base < n; base += round) {
+      uint32_t u[kKthUnroll];
+#pragma unroll
+      for (int j = 0; j < kKthUnroll; ++j) {
+        const int64_t i = base + static_cast<int64_t>(j) * blockDim.x + threadIdx.x;
+        u[j] = i < n ? (fresh ? key(i) : cache[i]) : 0u;
       }
-      if (pass == 0 || (u >> (shift + 8)) == prefix) atomicAdd(&hist[(u >> shift) & 255u], 1u);
+#pragma unroll
+      for (int j = 0; j < kKthUnroll; ++j) {
+        const int64_t i = base + static_cast<int64_t>(j) * blockDim.x + threadIdx.x;
+        if (cache != nullptr && pass == 0 && i < n) cache[i] = u[j];
+        const bool take = i < n && (pass == 0 || (u[j] >> (shift + 8)) == prefix);
+        WarpHistogramAdd(hist, (u[j] >> shift) & 255u, take);
+      }
     }
     __syncthreads();
     if (threadIdx.x < 32) {

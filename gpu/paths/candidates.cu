@@ -296,10 +296,13 @@ void LaunchCandidateKernel(const CandidateArgs& c, bool half_dots, dim3 grid,
 // NaN, so that nothing is pruned by it. One CTA a row, four radix passes (the first over the
 // row, in L2 after the epilogue wrote it; the others over its keys in shared memory where they
 // fit): the sample threshold without select_k's two kernels and a threshold kernel. Launched
-// with KeyCacheBytes(n) of dynamic shared memory.
-__global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ dist, int64_t n,
-                                                     int k, bool select_min,
-                                                     float* __restrict__ thresh) {
+// with kKthBestThreads threads, and `cached`: with KeyCacheBytes(n) of dynamic shared memory
+// (not 0).
+constexpr int kKthBestThreads = 1024;
+__global__ void __launch_bounds__(kKthBestThreads) KthBestKernel(const float* __restrict__ dist,
+                                                                 int64_t n, int k,
+                                                                 bool select_min, bool cached,
+                                                                 float* __restrict__ thresh) {
   __shared__ uint32_t hist[256];
   extern __shared__ uint32_t key_cache[];
   __shared__ int s_nan;
@@ -312,7 +315,7 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
     if (x != x) s_nan = 1;
     return DistanceKey(x, select_min);
   };
-  const uint32_t u = BlockKthLargest(n, k, key, hist, n <= kKeyCacheMax ? key_cache : nullptr);
+  const uint32_t u = BlockKthLargest(n, k, key, hist, cached ? key_cache : nullptr);
   if (threadIdx.x == 0) {
     const float v = FromOrderedKey(select_min ? ~u : u);
     thresh[blockIdx.x] = s_nan != 0 ? (select_min ? INFINITY : -INFINITY) : v;
@@ -325,12 +328,12 @@ __global__ void __launch_bounds__(256) KthBestKernel(const float* __restrict__ d
 // every resident row (ScoreErrorBound). The kf slots no worse than c have rescored distances no
 // worse than c + E, so neither is the rescored kf-th best; a row of the rescored top-kf thus has
 // d within 2E of c, and the rest of the list need not be rescored. A list of at most kf slots
-// (or whose kf-th best is NaN) is kept whole. One CTA a query, KeyCacheBytes(cap) of dynamic
-// shared memory; the band's order is arbitrary.
+// (or whose kf-th best is NaN) is kept whole. One CTA a query; `cached`: KeyCacheBytes(cap) of
+// dynamic shared memory (not 0). The band's order is arbitrary.
 __global__ void __launch_bounds__(256) CandidateBandKernel(
     const float* __restrict__ vals, const uint32_t* __restrict__ ids, int64_t cap,
     const uint32_t* __restrict__ counts, int kf, bool select_min, int metric, float err_rel,
-    float err_abs, const float* __restrict__ q_sq_norms, float max_x_sq_norm,
+    float err_abs, const float* __restrict__ q_sq_norms, float max_x_sq_norm, bool cached,
     uint32_t* __restrict__ band_ids, uint32_t* __restrict__ band_counts) {
   __shared__ uint32_t hist[256];
   extern __shared__ uint32_t key_cache[];
@@ -340,7 +343,7 @@ __global__ void __launch_bounds__(256) CandidateBandKernel(
   const float* v = vals + q * cap;
   const uint32_t* id = ids + q * cap;
   uint32_t* out = band_ids + q * cap;
-  uint32_t* cache = cap <= kKeyCacheMax ? key_cache : nullptr;
+  uint32_t* cache = cached ? key_cache : nullptr;
   uint32_t edge = 0;  // keep slots whose key is at least this (0: every slot)
   if (n > kf) {
     const uint32_t kth = BlockKthLargest(
@@ -361,6 +364,32 @@ __global__ void __launch_bounds__(256) CandidateBandKernel(
   }
   __syncthreads();
   if (threadIdx.x == 0) band_counts[q] = s_kept;
+}
+
+// What the kernels keeping keys hold statically (the histogram and a few words), with room.
+constexpr int kKeyCacheReserveBytes = 4096;
+
+int64_t KeyCacheKeys() {
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+          cudaSuccess) {
+    (void)cudaGetLastError();
+    optin = 0;
+  }
+  return (std::max(optin, 48 << 10) - kKeyCacheReserveBytes) / 4;
+}
+
+cudaError_t EnableKeyCaches(int64_t cache_keys) {
+  const int bytes = static_cast<int>(cache_keys * 4);
+  cudaError_t err =
+      cudaFuncSetAttribute(KthBestKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (err == cudaSuccess) {
+    err = cudaFuncSetAttribute(CandidateBandKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               bytes);
+  }
+  if (err == cudaSuccess) err = EnableSelectRowsKeyCache(bytes);
+  return err;
 }
 
 // Whether the candidate scan's dot products of float16 rows can be rounded to float16: l2 and ip
@@ -392,9 +421,10 @@ Status DeviceRun::SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& row
     off += n;
   }
   SIEVE_RETURN_IF_ERROR(Epilogue(dots.get(), q0, m, sample, col_ids, 0));
-  KthBestKernel<<<m, 256, KeyCacheBytes(static_cast<int64_t>(sample)),
-                          stream_>>>(dots.get(), static_cast<int64_t>(sample),
-                                     static_cast<int>(p.k), p.select_min, thresh);
+  const size_t cache_bytes = KeyCacheBytes(static_cast<int64_t>(sample), key_cache_keys_);
+  KthBestKernel<<<m, kKthBestThreads, cache_bytes, stream_>>>(
+      dots.get(), static_cast<int64_t>(sample), static_cast<int>(p.k), p.select_min,
+      cache_bytes > 0, thresh);
   SIEVE_CUDA_CHECK_LAUNCH("KthBestKernel");
   return Status::OK();
 }
@@ -506,10 +536,11 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
   DeviceBuffer<uint32_t> band_ids, band_counts;
   SIEVE_RETURN_IF_ERROR(band_ids.Allocate(size_t{m} * cap, stream_));
   SIEVE_RETURN_IF_ERROR(band_counts.Allocate(m, stream_));
-  CandidateBandKernel<<<m, 256, KeyCacheBytes(static_cast<int64_t>(cap)), stream_>>>(
+  const size_t cache_bytes = KeyCacheBytes(static_cast<int64_t>(cap), key_cache_keys_);
+  CandidateBandKernel<<<m, 256, cache_bytes, stream_>>>(
       cand_vals.get(), cand_ids.get(), static_cast<int64_t>(cap), counts.get(), kf,
       p.select_min, p.metric, c.err_rel, c.err_abs, qnorms_ + q0, p.shard->max_sq_norm,
-      band_ids.get(), band_counts.get());
+      cache_bytes > 0, band_ids.get(), band_counts.get());
   SIEVE_CUDA_CHECK_LAUNCH("CandidateBandKernel");
   SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + p.nq + q0, band_counts.get(), size_t{m} * 4,
                                  cudaMemcpyDeviceToHost, stream_));

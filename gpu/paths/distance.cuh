@@ -52,10 +52,14 @@ __device__ __forceinline__ uint32_t DistanceKey(float x, bool select_min) {
   return select_min ? ~OrderedKey(x) : OrderedKey(x);
 }
 
-// Keys of a row a radix-select kernel keeps in shared memory (dynamic: KeyCacheBytes), below the
-// 48 KB a launch gets without opting in.
-constexpr int64_t kKeyCacheMax = 11264;
-inline size_t KeyCacheBytes(int64_t n) { return n <= kKeyCacheMax ? static_cast<size_t>(n) * 4 : 0; }
+// The radix-select kernels that keep a row's keys in shared memory (KthBestKernel,
+// CandidateBandKernel, SelectRowsKernel) take a row of up to `cache_keys` keys there: as many as
+// one CTA of the device may have beside their static histograms (KeyCacheKeys; GpuExecutor
+// lets them take that much, EnableKeyCaches). A longer row is read from global memory each pass.
+// The dynamic shared memory of a launch over rows of n keys: n keys, or none when they do not fit.
+inline size_t KeyCacheBytes(int64_t n, int64_t cache_keys) {
+  return n <= cache_keys ? static_cast<size_t>(n) * 4 : 0;
+}
 
 }  // namespace sieve::gpu::detail
 

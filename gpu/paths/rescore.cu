@@ -22,12 +22,12 @@ namespace sieve::gpu::detail {
 // into out_vals / out_ids (rows kf apart); a row with fewer slots is padded with `sentinel` and
 // kInvalidId. One CTA a row: the kf-th best key by radix select, then every slot above it and
 // as many equal to it as fit. Replaces select_k (two kernels) and MapPositionsKernel at the end
-// of candidate selection and of the threshold path. Launched with KeyCacheBytes(ld) of dynamic
-// shared memory: the keys of the slots, once read, serve the radix select's later passes and
-// both collecting passes.
+// of candidate selection and of the threshold path. `cached`: launched with KeyCacheBytes(ld)
+// of dynamic shared memory (not 0), where the keys of the slots, once read, serve the radix
+// select's later passes and both collecting passes.
 __global__ void __launch_bounds__(256) SelectRowsKernel(
     const float* __restrict__ vals, const uint32_t* __restrict__ ids, int64_t ld,
-    const uint32_t* __restrict__ counts, int kf, bool select_min, float sentinel,
+    const uint32_t* __restrict__ counts, int kf, bool select_min, float sentinel, bool cached,
     float* __restrict__ out_vals, uint32_t* __restrict__ out_ids) {
   __shared__ uint32_t hist[256];
   extern __shared__ uint32_t key_cache[];
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(256) SelectRowsKernel(
     }
     return;
   }
-  uint32_t* cache = ld <= kKeyCacheMax ? key_cache : nullptr;
+  uint32_t* cache = cached ? key_cache : nullptr;
   const uint32_t kth = BlockKthLargest(
       n, kf, [&](int64_t i) { return DistanceKey(v[i], select_min); }, hist, cache);
   auto key = [&](int64_t i) {
@@ -74,6 +74,11 @@ __global__ void __launch_bounds__(256) SelectRowsKernel(
       }
     }
   }
+}
+
+cudaError_t EnableSelectRowsKeyCache(int bytes) {
+  return cudaFuncSetAttribute(SelectRowsKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              bytes);
 }
 
 // Packs each query's candidates into rows of `ld` slots: slot i < counts[q] gets the candidate's
@@ -207,9 +212,10 @@ Status DeviceRun::RescoreAndSelect(uint32_t q0, uint32_t m, const uint32_t* ids_
   }
   SIEVE_CUDA_CHECK_LAUNCH("RescoreKernel");
   Mark(rescore_mark);
-  SelectRowsKernel<<<m, 256, KeyCacheBytes(ld), stream_>>>(
-      vals.get(), ids.get(), ld, counts, kf, p.select_min, p.sentinel, final_vals.get(),
-      final_ids.get());
+  const size_t cache_bytes = KeyCacheBytes(ld, key_cache_keys_);
+  SelectRowsKernel<<<m, 256, cache_bytes, stream_>>>(
+      vals.get(), ids.get(), ld, counts, kf, p.select_min, p.sentinel, cache_bytes > 0,
+      final_vals.get(), final_ids.get());
   SIEVE_CUDA_CHECK_LAUNCH("SelectRowsKernel");
   Mark(select_mark);
   return Download(q0, m, kf, final_vals.get(), final_ids.get());

@@ -763,6 +763,41 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
   }
 }
 
+// The radix selects of candidate selection over long rows: at a million columns the sample
+// (16,384 keys at k = 64, 65,536 at k = 1,024) and the candidate lists (as long) are kept in
+// shared memory above the 48 KB a launch gets by default, or, past what a block may have at all,
+// read from global memory each pass (k = 1,024). float32 rows (exact scan distances, the lists
+// selected whole) and float16 rows (the band and its select), l2 and ip, the threshold select
+// off so that float16 rows take the scan too.
+TEST_F(GpuExecutorTest, CandidateSelectsOverLongRows) {
+  GpuExecutorOptions options;
+  options.threshold_select = false;
+  const WithOptions with(options);
+  ASSERT_TRUE(with.status().ok()) << with.status().ToString();
+  const uint32_t rows = 1'000'000, dim = 16, nq = 4;
+  std::vector<uint32_t> check(nq);
+  for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    HostShard s(rows, dim, dtype, 1500 + static_cast<int>(dtype), 151, false);
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 152);
+    Filters f(rows, nq, false, 0.95, 153);
+    for (uint32_t k : {64u, 1024u}) {
+      for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
+        const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+        const GpuPathCounts before = exec_->path_counts();
+        RunAndCheck(std::string("long rows k ") + std::to_string(k) + " " + MetricStr(metric) +
+                        (dtype == DType::kFloat16 ? " f16" : " f32"),
+                    SearchPath::kDense, metric, s, f, queries, nq, k, check, oracle);
+        if (HasFatalFailure()) return;
+        const GpuPathCounts after = exec_->path_counts();
+        EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
+        EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+        EXPECT_GE(after.candidate_rows_kept - before.candidate_rows_kept, uint64_t{nq} * k);
+      }
+    }
+  }
+}
+
 // Dense over float16 rows of more dims than the tensor-core threshold select takes (264, 512)
 // keeps candidate selection: the scan keeps the rows that can beat each query's sample
 // threshold, and only the band within twice the error bound of the k-th best computed distance
