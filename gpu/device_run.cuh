@@ -236,7 +236,8 @@ class DeviceRun {
   Status Epilogue(float* dots, uint32_t q0, uint32_t m, uint64_t n_cols, const uint32_t* col_ids,
                   int64_t col_base);
   Status Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_cols, void* dots,
-              uint64_t ld = 0, cudaDataType_t out = CUDA_R_32F);
+              uint64_t ld = 0, cudaDataType_t out = CUDA_R_32F,
+              cublasComputeType_t compute = CUBLAS_COMPUTE_32F);
   Status Tiles(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                uint64_t n_cols);
   // paths/candidates.cu

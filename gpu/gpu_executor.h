@@ -39,14 +39,17 @@ struct GpuPathCounts {
   // fallbacks in candidate_fallbacks).
   uint64_t threshold_chunks = 0;
   // Of searches whose candidate selection did not fall back: the rows the candidate scans kept
-  // (every query's), and the rows of the bands rescored exactly (float16 rows: those of the kept
-  // rows, or of the threshold select's, within twice the error bound of the k-th best computed
-  // distance; float32 rows keep their scan distances, which are exact, and have no band).
+  // (every query's), and the rows of the bands rescored exactly (those of the kept rows, or of
+  // the threshold select's, within twice the error bound of the k-th best computed distance;
+  // float32 rows scanned in float32 keep their scan distances, which are exact, and have none).
   uint64_t candidate_rows_kept = 0;
   uint64_t candidate_band_rows = 0;
   // Chunks whose candidate scan took float16 dot products (float16 rows, l2 or ip, no product
   // that could overflow float16).
   uint64_t candidate_half_dots = 0;
+  // Chunks whose candidate scan multiplied float32 rows on TF32 tensor cores
+  // (GpuExecutorOptions::candidate_tf32; l2 and ip).
+  uint64_t candidate_tf32 = 0;
   // A filter per query: its distinct sets uploaded as 16-bit chunked lists and as bitsets
   // (gpu/filter_pack.h), and the batches whose queries all had one set, searched as one filter.
   uint64_t filter_list_slots = 0;

@@ -404,6 +404,23 @@ bool HalfDotsFit(const Prepared& p) {
   return bound < 32768.0;  // false for NaN and infinite norms
 }
 
+// Whether the candidate scan of float32 rows can multiply on TF32 tensor cores (l2 and ip; as
+// with float16 products, cosine would divide an absolute error by norms without bound), and
+// *err_abs, the absolute part of its error bound: inputs below float32's normal range may be
+// flushed to zero, moving a dot by at most 2^-126 sqrt(dim) (|q| + |x|), and so may products
+// below it, 2^-126 each; twice their sum over the largest norms, at least float32's smallest
+// normal value. False for non-finite norms.
+bool Tf32Fits(const Prepared& p, float* err_abs) {
+  if (p.metric == static_cast<int>(Metric::kCosine)) return false;
+  const double dim = p.dim;
+  const double bound =
+      0x1p-125 * (dim + std::sqrt(dim) * (std::sqrt(static_cast<double>(p.max_q_sq_norm)) +
+                                          std::sqrt(static_cast<double>(p.shard->max_sq_norm))));
+  if (!std::isfinite(bound)) return false;
+  *err_abs = std::nextafter(std::max(static_cast<float>(bound), 0x1p-126f), INFINITY);
+  return true;
+}
+
 // thresh[q] = the k-th best exact distance of query q over the first `sample` columns (the
 // sentinel when they hold fewer than k passing rows): never better than its true k-th best.
 Status DeviceRun::SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
@@ -432,11 +449,12 @@ Status DeviceRun::SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& row
 // Exact top-k over n_cols columns without materialising every distance: (1) the exact path on
 // the first `sample` columns gives each query a threshold no better than its true k-th best;
 // (2) L2-sized tiles: GEMM (for float16 rows only the high halves of the queries: the low
-// halves move a dot by at most 2^-11 |q||x|, covered by the error bound) and one pass that
-// finishes distances, applies the filter and keeps the rows that can beat the threshold;
-// (3) float16 rows: the band of the kept rows that can hold the exact top-k (within twice the
-// error bound of the k-th best computed distance; CandidateBandKernel) is rescored exactly
-// (float32 query against the row, as SDDMM does); the k best are kept. The per-query counts go
+// halves move a dot by at most 2^-11 |q||x|, covered by the error bound; float32 rows on TF32
+// tensor cores where Tf32Fits) and one pass that finishes distances, applies the filter and
+// keeps the rows that can beat the threshold; (3) float16 rows and TF32 scans: the band of the
+// kept rows that can hold the exact top-k (within twice the error bound of the k-th best
+// computed distance; CandidateBandKernel) is rescored exactly (float32 query against the row,
+// as SDDMM does); the k best are kept. The per-query counts go
 // to the host with the results; a count above `cap` (a list overflowed) makes GpuExecutor::Run
 // rerun with the full path.
 Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
@@ -484,10 +502,20 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
   // products rounded once to float16 (half_dots) add at most 2^-11 of |q_hi . x|, itself at most
   // (1 + 2^-11) |q||x| after the scale (taken as 2^-11 (1 + 2^-8) |q||x|), and, below float16's
   // normal range, 2^-25 absolute before the scale (taken as 2^-24).
+  // float32 rows on TF32 tensor cores (tf32): each input rounded to 10 mantissa bits (2^-10 of
+  // it, whether cuBLAS rounds or truncates), so each product is off by at most 2^-9 + 2^-20 of
+  // |q_j x_j| and the dot by as much of |q||x| (Cauchy-Schwarz; taken as 2^-9 + 2^-19), plus
+  // Tf32Fits's absolute term for values below float32's normal range.
   const bool half_dots = half && HalfDotsFit(p);
   if (half_dots) ++counts_->candidate_half_dots;
-  c.err_rel = half_dots ? 0x1p-9f + 0x1p-13f + 0x1.01p-11f : half ? 0x1p-9f + 0x1p-13f : 0x1p-13f;
-  c.err_abs = half_dots ? 0x1p-24f * p.scale : 0.0f;
+  float tf32_abs = 0.0f;
+  const bool tf32 = !half && options_.candidate_tf32 && Tf32Fits(p, &tf32_abs);
+  if (tf32) ++counts_->candidate_tf32;
+  c.err_rel = half_dots ? 0x1p-9f + 0x1p-13f + 0x1.01p-11f
+              : half    ? 0x1p-9f + 0x1p-13f
+              : tf32    ? 0x1p-9f + 0x1p-13f + 0x1p-19f
+                        : 0x1p-13f;
+  c.err_abs = half_dots ? 0x1p-24f * p.scale : tf32 ? tf32_abs : 0.0f;
   c.thresh = thresh.get();
   c.counts = counts.get();
   c.cand_ids = cand_ids.get();
@@ -509,7 +537,8 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
       // Tiles end at slab ends too (cuBLAS reads one contiguous block).
       const uint64_t n_tile = std::min<uint64_t>({tile_cols, n_cols - off, rows.ToEnd(off)});
       const uint64_t ld = (n_tile + 31) / 32 * 32;
-      SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n_tile, B, gemm_cols, dots.get(), ld, dot_type));
+      SIEVE_RETURN_IF_ERROR(Gemm(rows.At(off), n_tile, B, gemm_cols, dots.get(), ld, dot_type,
+                                 tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F));
       c.n_cols = static_cast<int64_t>(n_tile);
       c.ld = static_cast<int64_t>(ld);
       c.col_base = static_cast<int64_t>(off);
@@ -527,9 +556,10 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
                                  cudaMemcpyDeviceToHost, stream_));
   cand_cap_ = cap;
 
-  // (3) float32 rows: the kept rows' distances are exact already; their k best. float16 rows:
-  // the band of each list that can hold its exact top-k, rescored exactly, then its k best.
-  if (!half) {
+  // (3) float32 rows scanned in float32: the kept rows' distances are exact already; their k
+  // best. Otherwise the band of each list that can hold its exact top-k, rescored exactly, then
+  // its k best.
+  if (!half && !tf32) {
     return RescoreAndSelect(q0, m, cand_ids.get(), cand_vals.get(), static_cast<int64_t>(cap),
                             counts.get(), kf, "cand.rescore", "cand.select");
   }

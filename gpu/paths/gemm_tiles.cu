@@ -119,9 +119,10 @@ Status DeviceRun::Epilogue(float* dots, uint32_t q0, uint32_t m, uint64_t n_cols
 // dots (query-major, gemm_cols rows of n_tile) = B · Aᵀ for n_tile rows of A (row-major,
 // dim wide, of the shard's dtype) and gemm_cols query rows of B (float16 rows with float16
 // queries, else float32), accumulated in float32 and written as `out` (CUDA_R_32F, or
-// CUDA_R_16F: each product rounded once).
+// CUDA_R_16F: each product rounded once). `compute`: CUBLAS_COMPUTE_32F, or for float32 rows
+// CUBLAS_COMPUTE_32F_FAST_TF32 (inputs rounded to TF32 on the tensor cores).
 Status DeviceRun::Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_cols, void* dots,
-                       uint64_t ld, cudaDataType_t out) {
+                       uint64_t ld, cudaDataType_t out, cublasComputeType_t compute) {
   if (ld == 0) ld = n_tile;
   const Prepared& p = p_;
   const float alpha = 1.0f, beta = 0.0f;
@@ -130,7 +131,7 @@ Status DeviceRun::Gemm(const void* A, uint64_t n_tile, const void* B, int gemm_c
   SIEVE_CUBLAS_TRY(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_tile),
                                 gemm_cols, static_cast<int>(p.dim), &alpha, A, t,
                                 static_cast<int>(p.dim), B, t, static_cast<int>(p.dim), &beta,
-                                dots, out, static_cast<int>(ld), CUBLAS_COMPUTE_32F,
+                                dots, out, static_cast<int>(ld), compute,
                                 CUBLAS_GEMM_DEFAULT));
   return Status::OK();
 }

@@ -153,6 +153,35 @@ __global__ void __launch_bounds__(256) RescoreKernel(
       }
       return;
     }
+  } else {
+    if (dim % 4 == 0 && (reinterpret_cast<uintptr_t>(qv) & 15) == 0) {
+      // The same for float32 rows: four candidates a warp, eight lanes each, 16-byte loads of
+      // four floats.
+      const int sub = lane >> 3, sl = lane & 7;
+      for (int64_t i0 = warp * 4; i0 < cnt; i0 += n_warps * 4) {
+        const int64_t i = i0 + sub;
+        const bool valid = i < cnt;
+        const uint32_t id = valid ? cids[i] : 0u;
+        float acc = 0.0f;
+        if (valid) {
+          const T* x = RowAt<T>(rows, id, dim);
+          for (int j = sl * 4; j < dim; j += 32) {
+            const float4 a = *reinterpret_cast<const float4*>(x + j);
+            const float4 b = *reinterpret_cast<const float4*>(qv + j);
+            acc = fmaf(a.x, b.x, acc);
+            acc = fmaf(a.y, b.y, acc);
+            acc = fmaf(a.z, b.z, acc);
+            acc = fmaf(a.w, b.w, acc);
+          }
+        }
+        for (int off = 4; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off, 8);
+        if (valid && sl == 0) {
+          vals_q[i] = FinishDistance(metric, acc, q_sq_norms[q], x_sq_norms[id]);
+          ids_q[i] = id;
+        }
+      }
+      return;
+    }
   }
   for (int64_t i = warp; i < cnt; i += n_warps) {
     const uint32_t id = cids[i];
@@ -185,9 +214,10 @@ __global__ void __launch_bounds__(256) RescoreKernel(
 }
 
 // The last stage of candidate selection and of the threshold path: lists of `cap` slots a
-// query (ordinals, counts[q] of them) are rescored exactly — float16 rows: float32 query
-// against the resident row; float32 rows: `vals` holds the exact distances already — and
-// SelectRowsKernel keeps the kf best, downloaded with their ordinals.
+// query (ordinals, counts[q] of them) are rescored exactly — without `vals`: the float32 query
+// against the resident row (float16 rows, and float32 rows scanned on TF32); with it: the exact
+// distances the scan computed (float32 rows scanned in float32) — and SelectRowsKernel keeps
+// the kf best, downloaded with their ordinals.
 Status DeviceRun::RescoreAndSelect(uint32_t q0, uint32_t m, const uint32_t* ids_in, const float* vals_in,
                         int64_t cap, const uint32_t* counts, int kf, const char* rescore_mark,
                         const char* select_mark) {
@@ -200,8 +230,13 @@ Status DeviceRun::RescoreAndSelect(uint32_t q0, uint32_t m, const uint32_t* ids_
   SIEVE_RETURN_IF_ERROR(final_vals.Allocate(size_t{m} * kf, stream_));
   SIEVE_RETURN_IF_ERROR(final_ids.Allocate(size_t{m} * kf, stream_));
   dim3 grid(static_cast<unsigned>(std::min<int64_t>((ld + 255) / 256, 64)), m);
-  if (vals_in == nullptr) {
+  if (vals_in == nullptr && p.shard->dtype == DType::kFloat16) {
     RescoreKernel<__half><<<grid, 256, 0, stream_>>>(
+        ids_in, nullptr, cap, counts, p.shard->resident(), static_cast<int>(p.dim),
+        queries_ + size_t{q0} * p.dim, qnorms_ + q0, p.shard->sq_norms(), p.metric,
+        p.sentinel, ld, vals.get(), ids.get());
+  } else if (vals_in == nullptr) {
+    RescoreKernel<float><<<grid, 256, 0, stream_>>>(
         ids_in, nullptr, cap, counts, p.shard->resident(), static_cast<int>(p.dim),
         queries_ + size_t{q0} * p.dim, qnorms_ + q0, p.shard->sq_norms(), p.metric,
         p.sentinel, ld, vals.get(), ids.get());

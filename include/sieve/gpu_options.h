@@ -41,6 +41,11 @@ struct GpuExecutorOptions {
   // cannot overflow); 0 chooses: one tile for a gathered block of at most 64 MiB of them, else
   // 32 MiB. Default: 0.
   size_t candidate_tile_bytes = 0;
+  // Float32 rows, l2 and ip: the candidate scan's GEMM on TF32 tensor cores (inputs rounded to
+  // 10 mantissa bits, float32 sums), its error bound widened to match, and the band of kept rows
+  // that can hold the exact top-k rescored exactly in float32, as for float16 rows; false:
+  // float32 products, whose kept distances need no rescoring. Default: true.
+  bool candidate_tf32 = true;
 
   // The threshold select (one tensor-core pass that keeps only rows above a per-query
   // threshold, no score matrix) for the dense path over float16 rows with dim % 8 == 0,

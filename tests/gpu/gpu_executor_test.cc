@@ -703,11 +703,14 @@ TEST_F(GpuExecutorTest, CandidateSelectionAndFallback) {
             const GpuPathCounts after = exec_->path_counts();
             EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
             EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
-            // float32 rows: the scan's distances are exact, nothing is rescored. float16: the
-            // band rescored holds at least k rows a query, and fewer than the scan kept.
+            // float32 rows, cosine: the scan's float32 distances are exact, nothing is
+            // rescored; l2 and ip scan on TF32 tensor cores. TF32 and float16: the band
+            // rescored holds at least k rows a query, and fewer than the scan kept.
             const uint64_t kept = after.candidate_rows_kept - before.candidate_rows_kept;
             const uint64_t band = after.candidate_band_rows - before.candidate_band_rows;
-            if (dtype == DType::kFloat32) {
+            const bool tf32 = dtype == DType::kFloat32 && metric != Metric::kCosine;
+            EXPECT_EQ(after.candidate_tf32 - before.candidate_tf32, tf32 ? 1u : 0u);
+            if (dtype == DType::kFloat32 && !tf32) {
               EXPECT_GT(kept, 0u);
               EXPECT_EQ(band, 0u);
             } else if (after.threshold_chunks != before.threshold_chunks) {
@@ -859,6 +862,81 @@ TEST_F(GpuExecutorTest, CandidateBandAtHighDims) {
     EXPECT_EQ(after.candidate_half_dots - before.candidate_half_dots, 0u);
     EXPECT_LT(after.candidate_band_rows - before.candidate_band_rows,
               after.candidate_rows_kept - before.candidate_rows_kept);
+  }
+}
+
+// Float32 rows, l2 and ip: the candidate scan multiplies on TF32 tensor cores (inputs of 10
+// mantissa bits), keeps the rows its widened error bound cannot rule out, and rescores the band
+// within twice that bound of the k-th best exactly in float32, fewer rows than it kept; cosine
+// keeps the float32 scan (exact distances, no band). Dense and gather, dims 264 and 1,024, k 1
+// and 100, bitset and bitmap, then rows 2^20 times larger (the bound is relative) and the scan
+// in float32 when candidate_tf32 is off. Every answer exact.
+TEST_F(GpuExecutorTest, Tf32ScanOfFloat32Rows) {
+  const uint32_t rows = 140000, nq = 12;
+  std::vector<uint32_t> check(nq);
+  for (uint32_t q = 0; q < nq; ++q) check[q] = q;
+  auto run = [&](const std::string& what, const HostShard& s, const std::vector<float>& queries,
+                 const Filters& f, uint32_t k, Metric metric, SearchPath path, bool tf32,
+                 const Oracle& oracle) {
+    const bool per_query = f.batch.per_query();
+    const GpuPathCounts before = exec_->path_counts();
+    RunAndCheck(what + " k " + std::to_string(k) + " " + MetricStr(metric) +
+                    (per_query ? " bitmap" : " bitset"),
+                path, metric, s, f, queries, nq, k, check, oracle);
+    if (HasFatalFailure()) return;
+    const GpuPathCounts after = exec_->path_counts();
+    EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
+    EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
+    const bool on = tf32 && metric != Metric::kCosine;
+    EXPECT_EQ(after.candidate_tf32 - before.candidate_tf32, on ? 1u : 0u);
+    const uint64_t kept = after.candidate_rows_kept - before.candidate_rows_kept;
+    const uint64_t band = after.candidate_band_rows - before.candidate_band_rows;
+    if (on) {
+      EXPECT_GE(band, uint64_t{nq} * k);
+      EXPECT_LT(band, kept);
+    } else {
+      EXPECT_GE(kept, uint64_t{nq} * k);
+      EXPECT_EQ(band, 0u);
+    }
+  };
+  for (uint32_t dim : {264u, 1024u}) {
+    HostShard s(rows, dim, DType::kFloat32, 1600 + dim, 161, false);
+    const std::vector<float> queries = test::RandomVectors(nq, dim, 162);
+    for (bool per_query : {false, true}) {
+      const Filters f(rows, nq, per_query, 0.7, 163);
+      for (uint32_t k : {1u, 100u}) {
+        for (Metric metric : kMetrics) {
+          const Oracle oracle = ComputeOracle(metric, queries, s, f, k, check);
+          for (SearchPath path : {SearchPath::kDense, SearchPath::kGather}) {
+            run("dim " + std::to_string(dim) + " " + PathStr(path), s, queries, f, k, metric,
+                path, true, oracle);
+            if (HasFatalFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  const uint32_t dim = 264;
+  HostShard big(rows, dim, DType::kFloat32, 1700, 171, false);
+  for (float& x : big.data) x *= 0x1p20f;
+  for (float& n : big.sq_norms) n *= 0x1p40f;
+  const std::vector<float> queries = test::RandomVectors(nq, dim, 172);
+  const Filters bitset(rows, nq, false, 0.7, 173);
+  for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
+    run("large rows", big, queries, bitset, 64, metric, SearchPath::kDense, true,
+        ComputeOracle(metric, queries, big, bitset, 64, check));
+    if (HasFatalFailure()) return;
+  }
+  GpuExecutorOptions options;
+  options.candidate_tf32 = false;
+  const WithOptions with(options);
+  ASSERT_TRUE(with.status().ok()) << with.status().ToString();
+  HostShard s(rows, dim, DType::kFloat32, 1800, 181, false);
+  const Filters bitmap(rows, nq, true, 0.7, 183);
+  for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
+    run("float32 scan", s, queries, bitmap, 64, metric, SearchPath::kDense, false,
+        ComputeOracle(metric, queries, s, bitmap, 64, check));
+    if (HasFatalFailure()) return;
   }
 }
 

@@ -64,7 +64,8 @@ const char kUsage[] =
     "         [--extra-rows N,...] [--paths sddmm,gather,dense] [--stages]\n"
     "         [--filters bitset,bitmap,bitmap-same]\n"
     "         [--threshold 0|1] [--threshold-gather-min-rows N] [--ts-levels 2..6]\n"
-    "         [--candidates 0|1] [--cand-sample-x F] [--cand-tile-mb N] [--tma 0|1] [--slab-kb N]\n"
+    "         [--candidates 0|1] [--cand-sample-x F] [--cand-tile-mb N] [--cand-tf32 0|1]\n"
+    "         [--tma 0|1] [--slab-kb N]\n"
     "         [--list-groups N] [--pack-threads N]\n";
 
 Options Parse(int argc, char** argv) {
@@ -72,7 +73,7 @@ Options Parse(int argc, char** argv) {
                              {"rows", "dim", "queries", "k", "dtype", "metric", "warmup", "reps",
                               "fractions", "extra-rows", "paths", "threshold",
                               "threshold-gather-min-rows", "ts-levels", "candidates",
-                              "cand-sample-x", "cand-tile-mb", "tma", "slab-kb", "filters",
+                              "cand-sample-x", "cand-tile-mb", "cand-tf32", "tma", "slab-kb", "filters",
                               "list-groups", "pack-threads"},
                              {"stages"});
   f.Parse(argc, argv);
@@ -93,6 +94,7 @@ Options Parse(int argc, char** argv) {
   g.candidate_selection = f.Uint("candidates", 1) != 0;
   g.candidate_sample_factor = f.Double("cand-sample-x", g.candidate_sample_factor);
   g.candidate_tile_bytes = static_cast<size_t>(f.Uint("cand-tile-mb", 0)) << 20;
+  g.candidate_tf32 = f.Uint("cand-tf32", 1) != 0;
   g.tma_page_copies = f.Uint("tma", 1) != 0;
   g.list_upload_groups = static_cast<uint32_t>(f.Uint("list-groups", g.list_upload_groups));
   g.filter_pack_threads = static_cast<uint32_t>(f.Uint("pack-threads", g.filter_pack_threads));

@@ -7,19 +7,27 @@
 # Here (the CPU machine):
 #   tools/bench/gpu_bundle.sh build/tools/gpu_paths_bench      # .devpack (2.4 MB)
 #   tools/install-cuvs-peer.sh && tools/bench/peers/cuvs_peer/build.sh   # .deps/cuvs/pack
-# Device tool: command "bash tools/bench/peer_compare.sh [quick|highdim]", carry [".devpack",
-# ".deps/cuvs/pack"]. `quick` runs only 10M × 128 (about 4 minutes), `highdim` only the dim-1024
-# shapes; the full run fits one 600 s call. Results in $OUT: sieve-*.jsonl, cuvs-*.jsonl, the logs and table.md.
+# Device tool: command "bash tools/bench/peer_compare.sh [quick|highdim|float32]", carry
+# [".devpack", ".deps/cuvs/pack"]. `quick` runs only 10M × 128 (about 4 minutes), `highdim` only
+# the dim-1024 shapes, `float32` float32 collections instead (1M × 1024 and 10M × 128, bitset and
+# bitmap); the full run fits one 600 s call. Results in $OUT: sieve-*.jsonl, cuvs-*.jsonl, the logs and table.md.
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 mode=${1:-full}
 common=(--queries 100 --k 64 --warmup 2 --reps 10)
 fractions=0.0001,0.001,0.01,0.1,1
 shapes=()
-[ "$mode" != highdim ] && shapes+=("10000000 128 $fractions bitset,bitmap,bitmap-same")
-if [ "$mode" != quick ]; then
-  shapes+=("1000000 1024 0.01,0.1,1 bitset,bitmap" "10000000 1024 1 bitset")
+dtype=f16
+if [ "$mode" = float32 ]; then
+  dtype=f32
+  shapes+=("1000000 1024 0.01,0.1,1 bitset,bitmap" "10000000 128 0.01,0.1,1 bitset,bitmap")
+else
+  [ "$mode" != highdim ] && shapes+=("10000000 128 $fractions bitset,bitmap,bitmap-same")
+  if [ "$mode" != quick ]; then
+    shapes+=("1000000 1024 0.01,0.1,1 bitset,bitmap" "10000000 1024 1 bitset")
+  fi
 fi
+common+=(--dtype "$dtype")
 sieve_files=() peer_files=()
 for shape in "${shapes[@]}"; do
   read -r rows dim fr filters <<< "$shape"

@@ -4,7 +4,7 @@
 Reads gpu_paths_bench JSON lines (Sieve: every path of each case; its best path and the time of
 that path) and cuvs_peer_bench JSON lines (cuVS 26.10 brute_force::search, its e2e_ms: filter and
 query upload, search, result download — the span gpu_paths_bench's median_ms covers), matches
-cases on (rows, dim, queries, k, filter, passing) and prints a Markdown table with the ratio
+cases on (rows, dim, dtype, queries, k, filter, passing) and prints a Markdown table with the ratio
 cuVS / Sieve per case, then the geometric mean over all cases and per filter kind.
 
 Usage: peer_table.py SIEVE.jsonl[,SIEVE2.jsonl...] PEER.jsonl[,PEER2.jsonl...]
@@ -28,7 +28,8 @@ def read(paths):
 
 
 def key(r):
-    return (r["rows"], r["dim"], r["queries"], r["k"], r.get("filter", "bitset"), r["passing"])
+    return (r["rows"], r["dim"], r.get("dtype", "f16"), r["queries"], r["k"],
+            r.get("filter", "bitset"), r["passing"])
 
 
 def main(argv):
@@ -47,10 +48,10 @@ def main(argv):
     for k in sorted(set(sieve) & set(peer)):
         s, p = sieve[k], peer[k]
         rows.append((k, s, p, p["e2e_ms"] / s["median_ms"]))
-    print("| rows × dim | filter | passing | Sieve ms (path) | Sieve host ms | cuVS 26.10 ms | cuVS / Sieve |")
-    print("|---|---|---|---|---|---|---|")
-    for (n, dim, _q, _k, filt, passing), s, p, ratio in rows:
-        print(f"| {n:,} × {dim} | {filt} | {passing / n:.4%} ({passing:,}) | "
+    print("| rows × dim | dtype | filter | passing | Sieve ms (path) | Sieve host ms | cuVS 26.10 ms | cuVS / Sieve |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (n, dim, dtype, _q, _k, filt, passing), s, p, ratio in rows:
+        print(f"| {n:,} × {dim} | {dtype} | {filt} | {passing / n:.4%} ({passing:,}) | "
               f"{s['median_ms']:.3f} ({s['path']}) | {s.get('host_ms', 0):.2f} | "
               f"{p['e2e_ms']:.3f} | {ratio:.2f}× |")
     missing = sorted(set(sieve) ^ set(peer))
@@ -65,8 +66,8 @@ def main(argv):
 
     print()
     print(f"geometric mean cuVS / Sieve over {len(rows)} cases: {geomean([r[3] for r in rows]):.2f}×")
-    for filt in sorted({r[0][4] for r in rows}):
-        sub = [r[3] for r in rows if r[0][4] == filt]
+    for filt in sorted({r[0][5] for r in rows}):
+        sub = [r[3] for r in rows if r[0][5] == filt]
         print(f"  {filt}: {geomean(sub):.2f}× over {len(sub)} cases (worst {min(sub):.2f}×)")
     return 0
 

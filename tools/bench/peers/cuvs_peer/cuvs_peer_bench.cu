@@ -5,10 +5,11 @@
 // same data, timed the same way (CUDA events after warm-up, medians).
 //
 // Data (identical to tools/bench/gpu_paths_bench.cc, same generator and seeds): rows × dim values
-// uniform in [-1, 1), float16-rounded; queries from seed 2 (rounded to float16 here, because a
-// cuVS half index takes half queries); per case exactly `passing` rows chosen by the same
-// Bernoulli-then-top-up rule. Default: 10M × 128 f16, 100 queries, k = 64, L2 (L2Expanded,
-// squared distances as Sieve's l2), fractions 0.0001 .. 1 plus 1,000 rows.
+// uniform in [-1, 1), float16-rounded (--dtype f32: float32); queries from seed 2 (rounded to
+// float16 for f16 here, because a cuVS half index takes half queries); per case exactly
+// `passing` rows chosen by the same Bernoulli-then-top-up rule. Default: 10M × 128 f16, 100
+// queries, k = 64, L2 (L2Expanded, squared distances as Sieve's l2), fractions 0.0001 .. 1 plus
+// 1,000 rows.
 //
 // Filters: "bitset" — one bit per row, shared by every query (the case Sieve's bench times);
 // "bitmap" — one row of `rows` bits per query, tightly packed, where query q keeps its own random
@@ -26,7 +27,8 @@
 //
 // Usage: cuvs_peer_bench [--rows N] [--dim D] [--queries Q] [--k K] [--warmup W] [--reps R]
 //                        [--fractions 0.0001,...] [--extra-rows 1000,...]
-//                        [--filters bitset,bitmap,bitmap-same] [--pool async|none]
+//                        [--filters bitset,bitmap,bitmap-same] [--dtype f16|f32]
+//                        [--pool async|none]
 // Output: a table on stderr and one JSON line per (case, filter) on stdout.
 
 #include <cuda_fp16.h>
@@ -71,6 +73,7 @@ namespace {
 struct Options : sieve::bench::SweepOptions {
   std::vector<std::string> filters = {"bitset", "bitmap"};
   std::string pool = "async";
+  std::string dtype = "f16";
 };
 
 using sieve::bench::Mix;
@@ -98,6 +101,9 @@ Options Parse(int argc, char** argv) {
           Usage("--filters takes bitset,bitmap,bitmap-same");
         }
       }
+    } else if (a == "--dtype") {
+      o.dtype = value();
+      if (o.dtype != "f16" && o.dtype != "f32") Usage("--dtype is f16 or f32");
     } else if (a == "--pool") {
       o.pool = value();
       if (o.pool != "async" && o.pool != "none") Usage("--pool is async or none");
@@ -111,10 +117,14 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
-// Uniform [-1, 1) values rounded to float16 (the data as gpu_paths_bench's f16 shard holds it).
-std::vector<half> MakeHalfVectors(size_t n, uint32_t dim, uint64_t seed) {
-  std::vector<half> v(n * dim);
-  ParallelFor(v.size(), [&](size_t i) { v[i] = __float2half_rn(sieve::bench::UniformValue(seed, i)); });
+// Uniform [-1, 1) values as gpu_paths_bench's shard holds them: rounded to float16 (T = half),
+// or float32.
+float ToFloat(half x) { return __half2float(x); }
+float ToFloat(float x) { return x; }
+template <typename T>
+std::vector<T> MakeVectors(size_t n, uint32_t dim, uint64_t seed) {
+  std::vector<T> v(n * dim);
+  ParallelFor(v.size(), [&](size_t i) { v[i] = T(sieve::bench::UniformValue(seed, i)); });
   return v;
 }
 
@@ -149,8 +159,8 @@ struct Case {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const Options o = Parse(argc, argv);
+template <typename T>
+int Run(const Options& o) {
   int dev = 0;
   CHECK_CUDA(cudaSetDevice(dev));
   cudaDeviceProp prop{};
@@ -163,40 +173,41 @@ int main(int argc, char** argv) {
   raft::device_resources res;
   cudaStream_t stream = raft::resource::get_cuda_stream(res).get();
   std::fprintf(stderr,
-               "device %s; cuVS brute_force; %u rows x %u f16, %u queries, k=%u, warmup %d, "
+               "device %s; cuVS brute_force; %u rows x %u %s, %u queries, k=%u, warmup %d, "
                "reps %d, pool %s\n",
-               prop.name, o.rows, o.dim, o.queries, o.k, o.warmup, o.reps, o.pool.c_str());
+               prop.name, o.rows, o.dim, o.dtype.c_str(), o.queries, o.k, o.warmup, o.reps,
+               o.pool.c_str());
 
   auto t0 = std::chrono::steady_clock::now();
-  const std::vector<half> data = MakeHalfVectors(size_t{o.rows}, o.dim, 1);
-  const std::vector<half> queries = MakeHalfVectors(o.queries, o.dim, 2);
+  const std::vector<T> data = MakeVectors<T>(size_t{o.rows}, o.dim, 1);
+  const std::vector<T> queries = MakeVectors<T>(o.queries, o.dim, 2);
   std::fprintf(stderr, "data generated in %.1f s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   const size_t n_data = size_t{o.rows} * o.dim;
   const size_t n_query = size_t{o.queries} * o.dim;
   const size_t n_out = size_t{o.queries} * o.k;
-  half* d_data = nullptr;
-  half* d_queries = nullptr;
+  T* d_data = nullptr;
+  T* d_queries = nullptr;
   int64_t* d_ids = nullptr;
   float* d_dist = nullptr;
-  CHECK_CUDA(cudaMalloc(&d_data, n_data * sizeof(half)));
-  CHECK_CUDA(cudaMalloc(&d_queries, n_query * sizeof(half)));
+  CHECK_CUDA(cudaMalloc(&d_data, n_data * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&d_queries, n_query * sizeof(T)));
   CHECK_CUDA(cudaMalloc(&d_ids, n_out * sizeof(int64_t)));
   CHECK_CUDA(cudaMalloc(&d_dist, n_out * sizeof(float)));
-  CHECK_CUDA(cudaMemcpy(d_data, data.data(), n_data * sizeof(half), cudaMemcpyHostToDevice));
-  half* h_queries = nullptr;  // pinned, as Sieve uploads from pinned memory
+  CHECK_CUDA(cudaMemcpy(d_data, data.data(), n_data * sizeof(T), cudaMemcpyHostToDevice));
+  T* h_queries = nullptr;  // pinned, as Sieve uploads from pinned memory
   int64_t* h_ids = nullptr;
   float* h_dist = nullptr;
-  CHECK_CUDA(cudaMallocHost(&h_queries, n_query * sizeof(half)));
+  CHECK_CUDA(cudaMallocHost(&h_queries, n_query * sizeof(T)));
   CHECK_CUDA(cudaMallocHost(&h_ids, n_out * sizeof(int64_t)));
   CHECK_CUDA(cudaMallocHost(&h_dist, n_out * sizeof(float)));
-  std::memcpy(h_queries, queries.data(), n_query * sizeof(half));
-  CHECK_CUDA(cudaMemcpy(d_queries, h_queries, n_query * sizeof(half), cudaMemcpyHostToDevice));
+  std::memcpy(h_queries, queries.data(), n_query * sizeof(T));
+  CHECK_CUDA(cudaMemcpy(d_queries, h_queries, n_query * sizeof(T), cudaMemcpyHostToDevice));
 
   cuvs::neighbors::brute_force::index_params index_params;
   index_params.metric = cuvs::distance::DistanceType::L2Expanded;
-  auto data_view = raft::make_device_matrix_view<const half, int64_t>(d_data, o.rows, o.dim);
+  auto data_view = raft::make_device_matrix_view<const T, int64_t>(d_data, o.rows, o.dim);
   auto h0 = std::chrono::steady_clock::now();
   auto index = cuvs::neighbors::brute_force::build(res, index_params, data_view);
   raft::resource::sync_stream(res);
@@ -204,7 +215,7 @@ int main(int argc, char** argv) {
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0)
                    .count());
   auto query_view =
-      raft::make_device_matrix_view<const half, int64_t>(d_queries, o.queries, o.dim);
+      raft::make_device_matrix_view<const T, int64_t>(d_queries, o.queries, o.dim);
   auto ids_view = raft::make_device_matrix_view<int64_t, int64_t>(d_ids, o.queries, o.k);
   auto dist_view = raft::make_device_matrix_view<float, int64_t>(d_dist, o.queries, o.k);
   cuvs::neighbors::brute_force::search_params search_params;
@@ -290,7 +301,7 @@ int main(int argc, char** argv) {
           auto w0 = std::chrono::steady_clock::now();
           CHECK_CUDA(cudaEventRecord(ev[0], stream));
           CHECK_CUDA(cudaMemcpyAsync(d_bits, h_bits, filter_bytes, cudaMemcpyHostToDevice, stream));
-          CHECK_CUDA(cudaMemcpyAsync(d_queries, h_queries, n_query * sizeof(half),
+          CHECK_CUDA(cudaMemcpyAsync(d_queries, h_queries, n_query * sizeof(T),
                                      cudaMemcpyHostToDevice, stream));
           CHECK_CUDA(cudaEventRecord(ev[1], stream));
           run_search();
@@ -350,8 +361,8 @@ int main(int argc, char** argv) {
                 if (r >= o.rows || !TestBit(c.bits, base + r)) continue;
                 double acc = 0;
                 for (uint32_t j = 0; j < o.dim; ++j) {
-                  const double diff = double(__half2float(data[r * o.dim + j])) -
-                                      double(__half2float(queries[size_t{q} * o.dim + j]));
+                  const double diff = double(ToFloat(data[r * o.dim + j])) -
+                                      double(ToFloat(queries[size_t{q} * o.dim + j]));
                   acc += diff * diff;
                 }
                 best = std::min(best, acc);
@@ -380,12 +391,13 @@ int main(int argc, char** argv) {
                      w_med, check.c_str());
         std::printf(
             "{\"peer\": \"cuvs\", \"cuvs_version\": \"26.10\", \"rows\": %u, \"dim\": %u, "
-            "\"dtype\": \"f16\", \"queries\": %u, \"k\": %u, \"metric\": \"l2\", "
+            "\"dtype\": \"%s\", \"queries\": %u, \"k\": %u, \"metric\": \"l2\", "
             "\"passing\": %llu, \"fraction\": %g, \"filter\": \"%s\", \"search_ms\": %.5f, "
             "\"search_min_ms\": %.5f, \"e2e_ms\": %.5f, \"wall_ms\": %.3f, \"reps\": %d, "
             "\"filter_bytes\": %zu, \"filter_gen_s\": %.2f, \"results\": %llu, "
             "\"check\": \"%s\"}\n",
-            o.rows, o.dim, o.queries, o.k, static_cast<unsigned long long>(n_pass), frac,
+            o.rows, o.dim, o.dtype.c_str(), o.queries, o.k,
+            static_cast<unsigned long long>(n_pass), frac,
             kind.c_str(), s_med, s_min, e_med, w_med, o.reps, filter_bytes, gen_s,
             static_cast<unsigned long long>(found), check.c_str());
       }
@@ -403,4 +415,9 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaFree(d_queries));
   CHECK_CUDA(cudaFree(d_data));
   return failures ? 2 : 0;
+}
+
+int main(int argc, char** argv) {
+  const Options o = Parse(argc, argv);
+  return o.dtype == "f32" ? Run<float>(o) : Run<half>(o);
 }
