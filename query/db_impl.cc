@@ -412,6 +412,7 @@ std::string PlannerThresholds::ToJson() const {
   j["bitmap_sddmm_base_rows"] = bitmap_sddmm_base_rows;
   j["bitmap_sddmm_max_share"] = bitmap_sddmm_max_share;
   j["bitmap_sddmm_rows_exponent"] = bitmap_sddmm_rows_exponent;
+  j["bitmap_sddmm_dim_exponent"] = bitmap_sddmm_dim_exponent;
   j["bitmap_union_gather"] = bitmap_union_gather;
   j["bitmap_gather_max_fraction"] = bitmap_gather_max_fraction;
   j["bitmap_gather_scale"] = bitmap_gather_scale;
@@ -465,6 +466,8 @@ Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* o
   SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_max_share", &t.bitmap_sddmm_max_share, 1.0));
   SIEVE_RETURN_IF_ERROR(
       optional("bitmap_sddmm_rows_exponent", &t.bitmap_sddmm_rows_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(
+      optional("bitmap_sddmm_dim_exponent", &t.bitmap_sddmm_dim_exponent, 8.0));
   auto g = j.find("bitmap_union_gather");
   if (g == j.end() || !g->is_boolean()) {
     return Status::InvalidArgument(

@@ -109,10 +109,11 @@ std::string DescribeThresholds(const PlannerThresholds& t) {
   }
   std::snprintf(line, sizeof(line),
                 "sddmm_max_rows %llu at dim 128 x (128/dim)^%.2f, gather %s, bitmap sddmm: share "
-                "%.3g, base %.0f + fraction %.3g x (1e6/rows)^%.2f, union gather %s",
+                "%.3g, base %.0f + fraction %.3g x (1e6/rows)^%.2f x (128/dim)^%.2f, union "
+                "gather %s",
                 static_cast<unsigned long long>(t.sddmm_max_rows), t.sddmm_dim_exponent, gather,
                 t.bitmap_sddmm_max_share, t.bitmap_sddmm_base_rows, t.bitmap_sddmm_max_fraction,
-                t.bitmap_sddmm_rows_exponent, union_gather);
+                t.bitmap_sddmm_rows_exponent, t.bitmap_sddmm_dim_exponent, union_gather);
   return line;
 }
 
@@ -134,18 +135,19 @@ PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_nam
   t.gather_rows_exponent = 0.2;
   t.gather_rows_dim_exponent = 0.25;
   t.bitmap_sddmm_max_rows = UINT64_MAX;
-  t.bitmap_sddmm_max_fraction = 0.055;
-  t.bitmap_sddmm_base_rows = 1000;
+  t.bitmap_sddmm_max_fraction = 0.0794;
+  t.bitmap_sddmm_base_rows = 355;
   t.bitmap_sddmm_max_share = 0.158;
   t.bitmap_sddmm_rows_exponent = 0.2;
+  t.bitmap_sddmm_dim_exponent = 0.6;
   t.bitmap_union_gather = true;
   t.bitmap_gather_max_fraction = 1.0;
   t.bitmap_gather_scale = 0.551;
   t.bitmap_gather_dim_exponent = 0;
   t.bitmap_gather_rows_exponent = 0.0886;
   t.source =
-      "shipped for the NVIDIA H200: sieve calibrate --quick on an H200, 2026-12-02, refitted; "
-      "not calibrated here";
+      "shipped for the NVIDIA H200: sieve calibrate --quick on an H200, 2026-12-02 (the "
+      "per-query SDDMM bound against dense 2026-12-03), refitted; not calibrated here";
   return t;
 }
 
@@ -186,10 +188,15 @@ double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32
   return bound;
 }
 
-double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows) {
-  if (t.bitmap_sddmm_rows_exponent == 0 || rows == 0) return t.bitmap_sddmm_max_fraction;
-  return t.bitmap_sddmm_max_fraction *
-         std::pow(kReferenceRows / static_cast<double>(rows), t.bitmap_sddmm_rows_exponent);
+double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
+  double f = t.bitmap_sddmm_max_fraction;
+  if (t.bitmap_sddmm_rows_exponent != 0 && rows > 0) {
+    f *= std::pow(kReferenceRows / static_cast<double>(rows), t.bitmap_sddmm_rows_exponent);
+  }
+  if (t.bitmap_sddmm_dim_exponent != 0 && dim > 0) {
+    f *= std::pow(kReferenceDim / dim, t.bitmap_sddmm_dim_exponent);
+  }
+  return f;
 }
 
 namespace {
@@ -234,7 +241,7 @@ SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
     return sddmm ? SearchPath::kSddmm : alternative;
   }
   const bool sddmm = t.bitmap_sddmm_max_fraction >= 1.0 ||
-                     m < t.bitmap_sddmm_base_rows + BitmapSddmmMaxFraction(t, in.rows) * rows;
+                     m < t.bitmap_sddmm_base_rows + BitmapSddmmMaxFraction(t, in.rows, in.dim) * rows;
   return sddmm ? SearchPath::kSddmm : alternative;
 }
 

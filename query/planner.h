@@ -37,15 +37,16 @@ namespace sieve {
 //               query's rows, padded to the largest; the gather reads the union: independent
 //               filters, whose union is ~queries times larger, favour SDDMM, shared ones the
 //               gather);
-//             dense: most < bitmap_sddmm_base_rows + BitmapSddmmMaxFraction(rows) * rows,
+//             dense: most < bitmap_sddmm_base_rows + BitmapSddmmMaxFraction(rows, dim) * rows,
 //               the fraction bitmap_sddmm_max_fraction * (10^6 / rows)^
-//               bitmap_sddmm_rows_exponent;
+//               bitmap_sddmm_rows_exponent * (128 / dim)^bitmap_sddmm_dim_exponent;
 //   else the alternative.
 // A fraction or share bound of 1 means no bound. With GpuDefaults() this is cuVS 26.10's rule
 // except for the SDDMM count's dependence on dim (query/planner.h Cuvs2610Thresholds() has
 // cuVS's exactly). Fields added after the first stored format (sddmm_dim_exponent,
 // gather_rows_exponent, gather_rows_dim_exponent, bitmap_sddmm_base_rows, bitmap_sddmm_max_share,
-// bitmap_sddmm_rows_exponent) read as their defaults below when missing.
+// bitmap_sddmm_rows_exponent, bitmap_sddmm_dim_exponent) read as their defaults below when
+// missing.
 
 // The dim at which PlannerThresholds::sddmm_max_rows and bitmap_gather_scale apply as they are,
 // and the rows at which bitmap_gather_scale does.
@@ -84,8 +85,8 @@ double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim);
 double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
 
 // The bitmap per-query SDDMM fraction against dense: bitmap_sddmm_max_fraction ·
-// (10^6 / rows)^bitmap_sddmm_rows_exponent.
-double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows);
+// (10^6 / rows)^bitmap_sddmm_rows_exponent · (128 / dim)^bitmap_sddmm_dim_exponent.
+double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim);
 
 // The bitmap union gather bound: union / rows must stay below it. bitmap_gather_max_fraction,
 // and with bitmap_gather_scale > 0 also at most bitmap_gather_scale · (dim / 128)^

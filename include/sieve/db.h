@@ -262,9 +262,9 @@ struct DevicePlan {
 // planner"); `sieve calibrate` fits them to a device. Every count and fraction is >= 0, every
 // fraction and share <= 1, and a fraction or share of 1 means no bound. Fields added after the
 // first stored format (sddmm_dim_exponent, gather_rows_exponent, gather_rows_dim_exponent,
-// bitmap_sddmm_base_rows,
-// bitmap_sddmm_max_share, bitmap_sddmm_rows_exponent and the bitmap_gather_* power law) read as
-// their defaults below when missing.
+// bitmap_sddmm_base_rows, bitmap_sddmm_max_share, bitmap_sddmm_rows_exponent,
+// bitmap_sddmm_dim_exponent and the bitmap_gather_* power law) read as their defaults below when
+// missing.
 struct PlannerThresholds {
   uint64_t sddmm_max_rows = 0;  // at dim 128 (kReferenceDim)
   double sddmm_dim_exponent = 0;
@@ -280,8 +280,10 @@ struct PlannerThresholds {
   double bitmap_sddmm_max_fraction = 1.0;
   double bitmap_sddmm_base_rows = 0;
   double bitmap_sddmm_max_share = 1.0;
-  // bitmap_sddmm_max_fraction's fall with the rows: · (10^6 / rows)^this.
+  // bitmap_sddmm_max_fraction's fall with the rows, · (10^6 / rows)^bitmap_sddmm_rows_exponent,
+  // and with the dim, · (128 / dim)^bitmap_sddmm_dim_exponent.
   double bitmap_sddmm_rows_exponent = 0;
+  double bitmap_sddmm_dim_exponent = 0;
   bool bitmap_union_gather = false;
   double bitmap_gather_max_fraction = 0;
   // 0: the union gather's bound is bitmap_gather_max_fraction at every shape.

@@ -509,7 +509,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       // once chose 5%, 2.3x slower than dense at 10M rows).
       const std::set<const Cell*> dense_alt(vs_dense.begin(), vs_dense.end());
       struct Cross {
-        double rows, count;
+        double rows, dim, count;
         int censored;
       };
       std::vector<Cross> cross;
@@ -523,7 +523,8 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
           r.push_back(c->pruned[0] ? 10.0 : LogRatio(c->ms[0], c->ms[2]));
         }
         if (x.size() < 2) continue;
-        Cross cr{static_cast<double>(std::get<2>(key)), 0, 0};
+        Cross cr{static_cast<double>(std::get<2>(key)), static_cast<double>(std::get<3>(key)), 0,
+                 0};
         cr.count = Crossover(x, r, &cr.censored);
         cross.push_back(cr);
       }
@@ -531,43 +532,56 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       if (!cross.empty()) {
         std::vector<double> bases = {0};
         for (double e = 1; e <= 7.001; e += 0.05) bases.push_back(std::pow(10.0, e));
-        // The fraction's fall with the rows, base + f · (10^6 / rows)^x · rows, searched only
-        // where the crossovers span three shard sizes (two fix base and f alone).
-        std::set<double> sizes;
-        for (const Cross& cr : cross) sizes.insert(cr.rows);
-        std::vector<double> xs = {0};
+        // The fraction's fall with the rows and the dim, base + f · (10^6 / rows)^x ·
+        // (128 / dim)^y · rows: x searched only where the crossovers span three shard sizes
+        // (two fix base and f alone), y where they span two dims.
+        std::set<double> sizes, dims;
+        for (const Cross& cr : cross) {
+          sizes.insert(cr.rows);
+          dims.insert(cr.dim);
+        }
+        std::vector<double> xs = {0}, ys = {0};
         if (sizes.size() >= 3) {
           for (double x = 0.05; x <= 0.5001; x += 0.05) xs.push_back(x);
         }
-        // rows · (10^6 / rows)^x per exponent and crossover, computed once for the search.
-        std::vector<std::vector<double>> scaled(xs.size());
+        if (dims.size() >= 2) {
+          for (double y = 0.1; y <= 1.0001; y += 0.1) ys.push_back(y);
+        }
+        // rows · (10^6 / rows)^x · (128 / dim)^y per exponent pair and crossover, computed once
+        // for the search.
+        std::vector<std::vector<double>> scaled(xs.size() * ys.size());
         for (size_t xi = 0; xi < xs.size(); ++xi) {
-          for (const Cross& cr : cross) {
-            scaled[xi].push_back(cr.rows * std::pow(kReferenceRows / cr.rows, xs[xi]));
+          for (size_t yi = 0; yi < ys.size(); ++yi) {
+            for (const Cross& cr : cross) {
+              scaled[xi * ys.size() + yi].push_back(
+                  cr.rows * std::pow(kReferenceRows / cr.rows, xs[xi]) *
+                  std::pow(kReferenceDim / std::max(1.0, cr.dim), ys[yi]));
+            }
           }
         }
-        double best = std::numeric_limits<double>::infinity(), bb = 0, bf = 1.0, bx = 0;
+        double best = std::numeric_limits<double>::infinity(), bb = 0, bf = 1.0, bx = 0, by = 0;
         for (double base_rows : bases) {
           for (double e = -4; e <= 0.0001; e += 0.02) {
             const double f = std::min(1.0, std::pow(10.0, e));
-            for (size_t xi = 0; xi < xs.size(); ++xi) {
-              const double x = xs[xi];
+            for (size_t si = 0; si < scaled.size(); ++si) {
+              const double x = xs[si / ys.size()], y = ys[si % ys.size()];
               double l = 0;
               for (size_t ci = 0; ci < cross.size(); ++ci) {
                 const Cross& cr = cross[ci];
-                const double err = std::log(std::max(1.0, base_rows + f * scaled[xi][ci])) -
+                const double err = std::log(std::max(1.0, base_rows + f * scaled[si][ci])) -
                                    std::log(std::max(1.0, cr.count));
                 if (cr.censored > 0 && err >= 0) continue;  // SDDMM won to the end: above
                 if (cr.censored < 0 && err <= 0) continue;  // dense won from the start: below
                 l += err * err;
               }
               // Directions the crossovers do not pin down go toward no base and no fall.
-              l += 1e-4 * (std::log1p(base_rows / 1000.0) + x);
+              l += 1e-4 * (std::log1p(base_rows / 1000.0) + x + y);
               if (l < best) {
                 best = l;
                 bb = base_rows;
                 bf = f;
                 bx = x;
+                by = y;
               }
             }
           }
@@ -575,11 +589,13 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
         t.bitmap_sddmm_base_rows = bb;
         t.bitmap_sddmm_max_fraction = bf;
         t.bitmap_sddmm_rows_exponent = bx;
+        t.bitmap_sddmm_dim_exponent = by;
         double sq = 0;
         int n = 0;
         for (const Cross& cr : cross) {
           if (cr.censored != 0) continue;
-          const double fraction = BitmapSddmmMaxFraction(t, static_cast<uint64_t>(cr.rows));
+          const double fraction = BitmapSddmmMaxFraction(t, static_cast<uint64_t>(cr.rows),
+                                                         static_cast<uint32_t>(cr.dim));
           const double e = std::log((bb + fraction * cr.rows) / cr.count);
           sq += e * e;
           ++n;

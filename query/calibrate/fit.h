@@ -75,10 +75,11 @@ struct FitReport {
 //   bitmap_sddmm_max_share
 //                         a grid search minimizing the mean log penalty over the bitmap cells
 //                         whose alternative to SDDMM is the union gather;
-//   bitmap_sddmm_base_rows, bitmap_sddmm_max_fraction, bitmap_sddmm_rows_exponent
-//                         base + fraction · (10^6 / rows)^exponent · rows (the exponent 0
-//                         unless the crossovers span three shard sizes) fitted by a grid search
-//                         on squared log error
+//   bitmap_sddmm_base_rows, bitmap_sddmm_max_fraction, bitmap_sddmm_rows_exponent,
+//   bitmap_sddmm_dim_exponent
+//                         base + fraction · (10^6 / rows)^x · (128 / dim)^y · rows (x 0 unless
+//                         the crossovers span three shard sizes, y 0 unless they span two dims)
+//                         fitted by a grid search on squared log error
 //                         to the crossovers (largest per-query count where per-query SDDMM
 //                         stops beating dense, 10% tie) of the bitmap series whose alternative
 //                         is dense, censored series counting only on the side they bound;

@@ -506,13 +506,51 @@ TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
   for (double rows : {200000.0, 2000000.0, 10000000.0}) {
     const double bound =
         fitted.bitmap_sddmm_base_rows +
-        BitmapSddmmMaxFraction(fitted, static_cast<uint64_t>(rows)) * rows;
+        BitmapSddmmMaxFraction(fitted, static_cast<uint64_t>(rows), 128) * rows;
     EXPECT_NEAR(bound / (1.1 * c(rows)), 1.0, 0.15) << rows << " " << t.dump();
   }
   EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 500000, 10000000)), SearchPath::kDense)
       << t.dump();
   EXPECT_EQ(ChoosePath(fitted, BitmapInput(10000000, 200000, 10000000)), SearchPath::kSddmm)
       << t.dump();
+}
+
+// A per-query SDDMM crossover against dense whose fraction of the rows falls with the dim (the
+// dense path's candidate scan gains on per-query SDDMM at high dims): the fitted dim term
+// follows it at every dim, where one fraction for all dims would sit between them.
+TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithDim) {
+  auto c = [](double rows, double dim) { return 0.05 * std::pow(128.0 / dim, 0.3) * rows; };
+  json points = json::array();
+  for (uint64_t rows : {200000ull, 2000000ull}) {
+    const double dense = 1e-7 * static_cast<double>(rows);
+    for (uint32_t dim : {128u, 512u, 1024u}) {
+      const double cross = c(static_cast<double>(rows), dim);
+      for (double n = 1000; n < 0.5 * rows; n *= 1.25) {
+        points.push_back({{"mode", "bitmap"},
+                          {"overlap", "independent"},
+                          {"rows", rows},
+                          {"dim", dim},
+                          {"passing", static_cast<uint64_t>(n)},
+                          {"max_passing", static_cast<uint64_t>(n)},
+                          {"union", rows},
+                          {"ms",
+                           {{"sddmm", dense * n / cross},
+                            {"gather", 3 * dense},
+                            {"dense", dense}}}});
+      }
+    }
+  }
+  json j;
+  PlannerThresholds fitted;
+  RefitPoints(points, "bitmap-dim-points.json", &j, &fitted);
+  ASSERT_FALSE(HasFatalFailure());
+  const json& t = j["thresholds"];
+  EXPECT_NEAR(t["bitmap_sddmm_dim_exponent"].get<double>(), 0.3, 0.1) << t.dump();
+  for (uint32_t dim : {128u, 512u, 1024u}) {
+    const double bound = fitted.bitmap_sddmm_base_rows +
+                         BitmapSddmmMaxFraction(fitted, 2000000, dim) * 2e6;
+    EXPECT_NEAR(bound / (1.1 * c(2e6, dim)), 1.0, 0.15) << dim << " " << t.dump();
+  }
 }
 
 // Refitting this session's recorded `sieve calibrate --quick` (H200, 2026-11-30, rows 8,192 /

@@ -224,17 +224,50 @@ TEST(PlannerTest, RowsExponents) {
   t.bitmap_sddmm_max_rows = UINT64_MAX;
   t.bitmap_sddmm_max_fraction = 0.05;
   t.bitmap_sddmm_base_rows = 0;
-  EXPECT_DOUBLE_EQ(BitmapSddmmMaxFraction(t, 10000000), 0.05);
+  EXPECT_DOUBLE_EQ(BitmapSddmmMaxFraction(t, 10000000, 128), 0.05);
   t.bitmap_sddmm_rows_exponent = 0.5;
-  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 250000), 0.1, 1e-12);
-  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 1000000), 0.05, 1e-12);
-  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 4000000), 0.025, 1e-12);
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 250000, 128), 0.1, 1e-12);
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 1000000, 128), 0.05, 1e-12);
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 4000000, 128), 0.025, 1e-12);
+  // No dim term: the same at every dim.
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 4000000, 1024), 0.025, 1e-12);
   // Independent sets over 4M rows (dense the alternative): SDDMM below 2.5 % a query.
   EXPECT_EQ(ChoosePath(t, Bitmap(4000000, 90000, 3900000, 95000)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitmap(4000000, 100000, 3900000, 105000)), SearchPath::kDense);
   // And above 5 % of 250k rows it is 10 %.
   EXPECT_EQ(ChoosePath(t, Bitmap(250000, 20000, 249000, 24000)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitmap(250000, 25000, 249000, 26000)), SearchPath::kDense);
+}
+
+// bitmap_sddmm_dim_exponent lowers the per-query SDDMM fraction against dense as the dim grows
+// past 128 (and raises it below): (128 / dim)^exponent.
+TEST(PlannerTest, BitmapSddmmFractionFallsWithDim) {
+  PlannerThresholds t;
+  t.bitmap_sddmm_max_rows = UINT64_MAX;
+  t.bitmap_sddmm_max_fraction = 0.05;
+  t.bitmap_sddmm_dim_exponent = 0.5;
+  EXPECT_DOUBLE_EQ(BitmapSddmmMaxFraction(t, 1000000, 128), 0.05);
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 1000000, 512), 0.025, 1e-12);
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 1000000, 32), 0.1, 1e-12);
+  t.bitmap_sddmm_rows_exponent = 0.5;
+  EXPECT_NEAR(BitmapSddmmMaxFraction(t, 4000000, 512), 0.0125, 1e-12);
+  // Independent sets over 1M rows (dense the alternative): 4 % a query is SDDMM at dim 128,
+  // dense at dim 512 (bound 2.5 %).
+  auto bitmap = [](uint32_t dim) {
+    PlanInput in;
+    in.rows = 1000000;
+    in.dim = dim;
+    in.num_queries = 100;
+    in.k = 64;
+    in.per_query = true;
+    in.passing_rows = 40000;
+    in.max_passing_rows = 41000;
+    in.union_rows = 990000;
+    return in;
+  };
+  t.bitmap_sddmm_rows_exponent = 0;
+  EXPECT_EQ(ChoosePath(t, bitmap(128)), SearchPath::kSddmm);
+  EXPECT_EQ(ChoosePath(t, bitmap(512)), SearchPath::kDense);
 }
 
 // Per-query SDDMM against the alternative that would run instead: with independent filters

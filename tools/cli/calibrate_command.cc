@@ -263,7 +263,7 @@ int Calibrate(const Args& args) {
   fit["sddmm_log_rms"] = report.sddmm_log_rms;
   fit["bitmap_sddmm_form"] =
       "bitmap_sddmm_base_rows + bitmap_sddmm_max_fraction * (1e6/rows)^bitmap_sddmm_rows_exponent "
-      "* rows";
+      "* (128/dim)^bitmap_sddmm_dim_exponent * rows";
   fit["bitmap_sddmm_series"] = report.bitmap_sddmm_series;
   fit["bitmap_sddmm_log_rms"] = report.bitmap_sddmm_log_rms;
   json series = json::array();

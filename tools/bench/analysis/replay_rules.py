@@ -62,7 +62,7 @@ PRESETS = {"gpu_defaults": GPU_DEFAULTS, "cuvs_2610": CUVS_2610, "cpu_defaults":
 # Fields a stored calibration may lack (older versions); PlannerThresholds::FromJson's defaults.
 OPTIONAL_DEFAULTS = {"sddmm_dim_exponent": 0.0, "bitmap_sddmm_max_share": 1.0,
                      "gather_rows_exponent": 0.0, "gather_rows_dim_exponent": 0.0,
-                     "bitmap_sddmm_rows_exponent": 0.0,
+                     "bitmap_sddmm_rows_exponent": 0.0, "bitmap_sddmm_dim_exponent": 0.0,
                      "bitmap_sddmm_base_rows": 0.0, "bitmap_gather_scale": 0.0,
                      "bitmap_gather_dim_exponent": 0.0, "bitmap_gather_rows_exponent": 0.0}
 
@@ -156,16 +156,20 @@ def rule_v2(t, p):
         share = t["bitmap_sddmm_max_share"]
         return "sddmm" if share >= 1.0 or most < share * union else alternative
     frac = t["bitmap_sddmm_max_fraction"]
-    if frac >= 1.0 or most < t["bitmap_sddmm_base_rows"] + bitmap_sddmm_max_fraction(t, rows) * rows:
+    if frac >= 1.0 or (most < t["bitmap_sddmm_base_rows"]
+                       + bitmap_sddmm_max_fraction(t, rows, p["dim"]) * rows):
         return "sddmm"
     return alternative
 
 
-def bitmap_sddmm_max_fraction(t, rows):
+def bitmap_sddmm_max_fraction(t, rows, dim):
     """query/planner.cc BitmapSddmmMaxFraction: per-query SDDMM's fraction against dense."""
-    if t["bitmap_sddmm_rows_exponent"] == 0 or rows == 0:
-        return t["bitmap_sddmm_max_fraction"]
-    return t["bitmap_sddmm_max_fraction"] * (REFERENCE_ROWS / rows) ** t["bitmap_sddmm_rows_exponent"]
+    f = t["bitmap_sddmm_max_fraction"]
+    if t["bitmap_sddmm_rows_exponent"] != 0 and rows > 0:
+        f *= (REFERENCE_ROWS / rows) ** t["bitmap_sddmm_rows_exponent"]
+    if t["bitmap_sddmm_dim_exponent"] != 0 and dim > 0:
+        f *= (REFERENCE_DIM / dim) ** t["bitmap_sddmm_dim_exponent"]
+    return f
 
 
 def bitmap_gather_max_fraction(t, rows, dim):
