@@ -473,14 +473,15 @@ TEST_F(CalibrateTest, RefitGatherCapFallWeakensWithDim) {
   }
 }
 
-// A per-query SDDMM crossover against dense whose fraction of the rows falls with them
-// (per-query SDDMM / dense = most / c(rows)): with the fall the fit carries across sizes.
-TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
-  auto c = [](double rows) { return 0.05 * std::pow(1e6 / rows, 0.25) * rows; };
+// Points of independent per-query filters whose per-query SDDMM beats dense below `cross(rows,
+// dim)` rows a query (SDDMM / dense = most / cross), the union gather always 3x dense.
+json BitmapSddmmPoints(const std::vector<uint64_t>& rows_list, const std::vector<uint32_t>& dims,
+                       const std::function<double(double, double)>& cross) {
   json points = json::array();
-  for (uint64_t rows : {200000ull, 2000000ull, 10000000ull}) {
+  for (uint64_t rows : rows_list) {
     const double dense = 1e-7 * static_cast<double>(rows);
-    for (uint32_t dim : {128u, 512u}) {
+    for (uint32_t dim : dims) {
+      const double c = cross(static_cast<double>(rows), dim);
       for (double n = 1000; n < 0.5 * rows; n *= 1.25) {
         points.push_back({{"mode", "bitmap"},
                           {"overlap", "independent"},
@@ -489,16 +490,22 @@ TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
                           {"passing", static_cast<uint64_t>(n)},
                           {"max_passing", static_cast<uint64_t>(n)},
                           {"union", rows},
-                          {"ms",
-                           {{"sddmm", dense * n / c(static_cast<double>(rows))},
-                            {"gather", 3 * dense},
-                            {"dense", dense}}}});
+                          {"ms", {{"sddmm", dense * n / c}, {"gather", 3 * dense}, {"dense", dense}}}});
       }
     }
   }
+  return points;
+}
+
+// A per-query SDDMM crossover against dense whose fraction of the rows falls with them
+// (per-query SDDMM / dense = most / c(rows)): with the fall the fit carries across sizes.
+TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
+  auto c = [](double rows) { return 0.05 * std::pow(1e6 / rows, 0.25) * rows; };
   json j;
   PlannerThresholds fitted;
-  RefitPoints(points, "bitmap-rows-points.json", &j, &fitted);
+  RefitPoints(BitmapSddmmPoints({200000, 2000000, 10000000}, {128, 512},
+                                [&](double rows, double) { return c(rows); }),
+              "bitmap-rows-points.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   EXPECT_NEAR(t["bitmap_sddmm_rows_exponent"].get<double>(), 0.25, 0.1) << t.dump();
@@ -520,29 +527,10 @@ TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
 // follows it at every dim, where one fraction for all dims would sit between them.
 TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithDim) {
   auto c = [](double rows, double dim) { return 0.05 * std::pow(128.0 / dim, 0.3) * rows; };
-  json points = json::array();
-  for (uint64_t rows : {200000ull, 2000000ull}) {
-    const double dense = 1e-7 * static_cast<double>(rows);
-    for (uint32_t dim : {128u, 512u, 1024u}) {
-      const double cross = c(static_cast<double>(rows), dim);
-      for (double n = 1000; n < 0.5 * rows; n *= 1.25) {
-        points.push_back({{"mode", "bitmap"},
-                          {"overlap", "independent"},
-                          {"rows", rows},
-                          {"dim", dim},
-                          {"passing", static_cast<uint64_t>(n)},
-                          {"max_passing", static_cast<uint64_t>(n)},
-                          {"union", rows},
-                          {"ms",
-                           {{"sddmm", dense * n / cross},
-                            {"gather", 3 * dense},
-                            {"dense", dense}}}});
-      }
-    }
-  }
   json j;
   PlannerThresholds fitted;
-  RefitPoints(points, "bitmap-dim-points.json", &j, &fitted);
+  RefitPoints(BitmapSddmmPoints({200000, 2000000}, {128, 512, 1024}, c), "bitmap-dim-points.json",
+              &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
   EXPECT_NEAR(t["bitmap_sddmm_dim_exponent"].get<double>(), 0.3, 0.1) << t.dump();

@@ -254,15 +254,8 @@ TEST(PlannerTest, BitmapSddmmFractionFallsWithDim) {
   // Independent sets over 1M rows (dense the alternative): 4 % a query is SDDMM at dim 128,
   // dense at dim 512 (bound 2.5 %).
   auto bitmap = [](uint32_t dim) {
-    PlanInput in;
-    in.rows = 1000000;
+    PlanInput in = Bitmap(1000000, 40000, 990000, 41000);
     in.dim = dim;
-    in.num_queries = 100;
-    in.k = 64;
-    in.per_query = true;
-    in.passing_rows = 40000;
-    in.max_passing_rows = 41000;
-    in.union_rows = 990000;
     return in;
   };
   t.bitmap_sddmm_rows_exponent = 0;
