@@ -240,8 +240,9 @@ SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
     const bool sddmm = t.bitmap_sddmm_max_share >= 1.0 || m < t.bitmap_sddmm_max_share * union_rows;
     return sddmm ? SearchPath::kSddmm : alternative;
   }
-  const bool sddmm = t.bitmap_sddmm_max_fraction >= 1.0 ||
-                     m < t.bitmap_sddmm_base_rows + BitmapSddmmMaxFraction(t, in.rows, in.dim) * rows;
+  const bool sddmm =
+      t.bitmap_sddmm_max_fraction >= 1.0 ||
+      m < t.bitmap_sddmm_base_rows + BitmapSddmmMaxFraction(t, in.rows, in.dim) * rows;
   return sddmm ? SearchPath::kSddmm : alternative;
 }
 

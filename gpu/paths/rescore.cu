@@ -81,10 +81,31 @@ cudaError_t EnableSelectRowsKeyCache(int bytes) {
                               bytes);
 }
 
+// The elements of one 16-byte load of a resident row (16-byte aligned), as floats: eight halves
+// or four floats.
+__device__ __forceinline__ void LoadWide(const __half* x, float* out) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(x);
+  const __half2* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float2 f = __half22float2(h[k]);
+    out[2 * k] = f.x;
+    out[2 * k + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void LoadWide(const float* x, float* out) {
+  const float4 f = *reinterpret_cast<const float4*>(x);
+  out[0] = f.x;
+  out[1] = f.y;
+  out[2] = f.z;
+  out[3] = f.w;
+}
+
 // Packs each query's candidates into rows of `ld` slots: slot i < counts[q] gets the candidate's
 // exact distance (recomputed from the float32 query and the resident row when `rows.slabs` is
 // set, else its computed value) and ordinal; the other slots get the sentinel and kInvalidId.
-// Blocks of grid.x stride over a query's slots: threads fill, warps rescore one slot each.
+// Blocks of grid.x stride over a query's slots: threads fill, warps rescore four slots at a
+// time (one where the dim does not split into 16-byte loads).
 template <typename T>
 __global__ void __launch_bounds__(256) RescoreKernel(
     const uint32_t* __restrict__ cand_ids, const float* __restrict__ cand_vals, int64_t cap,
@@ -115,73 +136,40 @@ __global__ void __launch_bounds__(256) RescoreKernel(
   const float* qv = queries + static_cast<int64_t>(q) * dim;
   const int64_t warp = thread >> 5;
   const int64_t n_warps = n_threads >> 5;
-  if constexpr (sizeof(T) == 2) {
-    if (dim % 8 == 0 && (reinterpret_cast<uintptr_t>(qv) & 15) == 0) {
-      // Four candidates a warp at a time, eight lanes each (16-byte loads of eight halves): the
-      // four rows' loads are in flight together, where a warp a candidate waited for one row
-      // after another (dependent load latency was most of this kernel's time).
-      const int sub = lane >> 3, sl = lane & 7;
-      for (int64_t i0 = warp * 4; i0 < cnt; i0 += n_warps * 4) {
-        const int64_t i = i0 + sub;
-        const bool valid = i < cnt;
-        const uint32_t id = valid ? cids[i] : 0u;
-        float acc = 0.0f;
-        if (valid) {
-          const T* x = RowAt<T>(rows, id, dim);
-          for (int j = sl * 8; j < dim; j += 64) {
-            const uint4 raw = *reinterpret_cast<const uint4*>(x + j);
-            const float4 q0 = *reinterpret_cast<const float4*>(qv + j);
-            const float4 q1 = *reinterpret_cast<const float4*>(qv + j + 4);
-            const __half2* h = reinterpret_cast<const __half2*>(&raw);
-            const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
-            const float2 c = __half22float2(h[2]), d = __half22float2(h[3]);
-            acc = fmaf(a.x, q0.x, acc);
-            acc = fmaf(a.y, q0.y, acc);
-            acc = fmaf(b.x, q0.z, acc);
-            acc = fmaf(b.y, q0.w, acc);
-            acc = fmaf(c.x, q1.x, acc);
-            acc = fmaf(c.y, q1.y, acc);
-            acc = fmaf(d.x, q1.z, acc);
-            acc = fmaf(d.y, q1.w, acc);
+  // Four candidates a warp at a time, eight lanes each, a lane reading 16 bytes of its row a
+  // step (eight halves or four floats): the four rows' loads are in flight together, where a
+  // warp a candidate waited for one row after another (dependent load latency was most of this
+  // kernel's time).
+  constexpr int kVec = 16 / sizeof(T);
+  if (dim % kVec == 0 && (reinterpret_cast<uintptr_t>(qv) & 15) == 0) {
+    const int sub = lane >> 3, sl = lane & 7;
+    for (int64_t i0 = warp * 4; i0 < cnt; i0 += n_warps * 4) {
+      const int64_t i = i0 + sub;
+      const bool valid = i < cnt;
+      const uint32_t id = valid ? cids[i] : 0u;
+      float acc = 0.0f;
+      if (valid) {
+        const T* x = RowAt<T>(rows, id, dim);
+        for (int j = sl * kVec; j < dim; j += 8 * kVec) {
+          float xf[kVec];
+          LoadWide(x + j, xf);
+#pragma unroll
+          for (int e = 0; e < kVec; e += 4) {
+            const float4 qf = *reinterpret_cast<const float4*>(qv + j + e);
+            acc = fmaf(xf[e], qf.x, acc);
+            acc = fmaf(xf[e + 1], qf.y, acc);
+            acc = fmaf(xf[e + 2], qf.z, acc);
+            acc = fmaf(xf[e + 3], qf.w, acc);
           }
         }
-        for (int off = 4; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off, 8);
-        if (valid && sl == 0) {
-          vals_q[i] = FinishDistance(metric, acc, q_sq_norms[q], x_sq_norms[id]);
-          ids_q[i] = id;
-        }
       }
-      return;
-    }
-  } else {
-    if (dim % 4 == 0 && (reinterpret_cast<uintptr_t>(qv) & 15) == 0) {
-      // The same for float32 rows: four candidates a warp, eight lanes each, 16-byte loads of
-      // four floats.
-      const int sub = lane >> 3, sl = lane & 7;
-      for (int64_t i0 = warp * 4; i0 < cnt; i0 += n_warps * 4) {
-        const int64_t i = i0 + sub;
-        const bool valid = i < cnt;
-        const uint32_t id = valid ? cids[i] : 0u;
-        float acc = 0.0f;
-        if (valid) {
-          const T* x = RowAt<T>(rows, id, dim);
-          for (int j = sl * 4; j < dim; j += 32) {
-            const float4 a = *reinterpret_cast<const float4*>(x + j);
-            const float4 b = *reinterpret_cast<const float4*>(qv + j);
-            acc = fmaf(a.x, b.x, acc);
-            acc = fmaf(a.y, b.y, acc);
-            acc = fmaf(a.z, b.z, acc);
-            acc = fmaf(a.w, b.w, acc);
-          }
-        }
-        for (int off = 4; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off, 8);
-        if (valid && sl == 0) {
-          vals_q[i] = FinishDistance(metric, acc, q_sq_norms[q], x_sq_norms[id]);
-          ids_q[i] = id;
-        }
+      for (int off = 4; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off, 8);
+      if (valid && sl == 0) {
+        vals_q[i] = FinishDistance(metric, acc, q_sq_norms[q], x_sq_norms[id]);
+        ids_q[i] = id;
       }
-      return;
     }
+    return;
   }
   for (int64_t i = warp; i < cnt; i += n_warps) {
     const uint32_t id = cids[i];
@@ -230,13 +218,11 @@ Status DeviceRun::RescoreAndSelect(uint32_t q0, uint32_t m, const uint32_t* ids_
   SIEVE_RETURN_IF_ERROR(final_vals.Allocate(size_t{m} * kf, stream_));
   SIEVE_RETURN_IF_ERROR(final_ids.Allocate(size_t{m} * kf, stream_));
   dim3 grid(static_cast<unsigned>(std::min<int64_t>((ld + 255) / 256, 64)), m);
-  if (vals_in == nullptr && p.shard->dtype == DType::kFloat16) {
-    RescoreKernel<__half><<<grid, 256, 0, stream_>>>(
-        ids_in, nullptr, cap, counts, p.shard->resident(), static_cast<int>(p.dim),
-        queries_ + size_t{q0} * p.dim, qnorms_ + q0, p.shard->sq_norms(), p.metric,
-        p.sentinel, ld, vals.get(), ids.get());
-  } else if (vals_in == nullptr) {
-    RescoreKernel<float><<<grid, 256, 0, stream_>>>(
+  if (vals_in == nullptr) {
+    // From the resident rows, as the shard stores them.
+    const auto rescore =
+        p.shard->dtype == DType::kFloat16 ? &RescoreKernel<__half> : &RescoreKernel<float>;
+    rescore<<<grid, 256, 0, stream_>>>(
         ids_in, nullptr, cap, counts, p.shard->resident(), static_cast<int>(p.dim),
         queries_ + size_t{q0} * p.dim, qnorms_ + q0, p.shard->sq_norms(), p.metric,
         p.sentinel, ld, vals.get(), ids.get());

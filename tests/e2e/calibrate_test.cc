@@ -483,14 +483,15 @@ json BitmapSddmmPoints(const std::vector<uint64_t>& rows_list, const std::vector
     for (uint32_t dim : dims) {
       const double c = cross(static_cast<double>(rows), dim);
       for (double n = 1000; n < 0.5 * rows; n *= 1.25) {
-        points.push_back({{"mode", "bitmap"},
-                          {"overlap", "independent"},
-                          {"rows", rows},
-                          {"dim", dim},
-                          {"passing", static_cast<uint64_t>(n)},
-                          {"max_passing", static_cast<uint64_t>(n)},
-                          {"union", rows},
-                          {"ms", {{"sddmm", dense * n / c}, {"gather", 3 * dense}, {"dense", dense}}}});
+        points.push_back(
+            {{"mode", "bitmap"},
+             {"overlap", "independent"},
+             {"rows", rows},
+             {"dim", dim},
+             {"passing", static_cast<uint64_t>(n)},
+             {"max_passing", static_cast<uint64_t>(n)},
+             {"union", rows},
+             {"ms", {{"sddmm", dense * n / c}, {"gather", 3 * dense}, {"dense", dense}}}});
       }
     }
   }

@@ -73,8 +73,8 @@ Options Parse(int argc, char** argv) {
                              {"rows", "dim", "queries", "k", "dtype", "metric", "warmup", "reps",
                               "fractions", "extra-rows", "paths", "threshold",
                               "threshold-gather-min-rows", "ts-levels", "candidates",
-                              "cand-sample-x", "cand-tile-mb", "cand-tf32", "tma", "slab-kb", "filters",
-                              "list-groups", "pack-threads"},
+                              "cand-sample-x", "cand-tile-mb", "cand-tf32", "tma", "slab-kb",
+                              "filters", "list-groups", "pack-threads"},
                              {"stages"});
   f.Parse(argc, argv);
   Options o;
