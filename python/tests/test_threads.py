@@ -1,6 +1,7 @@
 """The GIL is released while the engine works: Python threads search in parallel (wall time
 below serial on 2 cores) and other Python code runs during a search."""
 
+import hashlib
 import threading
 import time
 
@@ -11,6 +12,7 @@ import pytest
 # of 2 x 2^23), so the speed-up measured is that of the Python threads.
 ROWS, DIM, NQ = 40_000, 48, 4
 SEARCHES = 60
+ROUNDS = 8
 
 
 @pytest.fixture(scope="module")
@@ -33,39 +35,44 @@ def run(coll, n):
 
 
 def speedup_ratio(work, n):
-    """Wall time of two threads doing n calls each over one thread doing 2n: best of 3."""
-    best = None
-    for _ in range(3):
-        t0 = time.perf_counter()
-        work(2 * n)
-        serial = time.perf_counter() - t0
-        threads = [threading.Thread(target=work, args=(n,)) for _ in range(2)]
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        ratio = (time.perf_counter() - t0) / serial
-        best = ratio if best is None else min(best, ratio)
-    return best
+    """Wall time of two threads doing n calls each over one thread doing 2n."""
+    t0 = time.perf_counter()
+    work(2 * n)
+    serial = time.perf_counter() - t0
+    threads = [threading.Thread(target=work, args=(n,)) for _ in range(2)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return (time.perf_counter() - t0) / serial
 
 
 def test_threads_search_in_parallel(coll):
-    ratio = speedup_ratio(lambda n: run(coll, n), SEARCHES)
-    # The control: numpy's matrix product, which releases the GIL, in the same run. On a
-    # machine whose other processes leave this one a single core, nothing can run in parallel,
-    # and the control says so.
-    a = np.random.default_rng(5).standard_normal((200, 200))
+    # The control: SHA-256 over a 1 MiB buffer, which releases the GIL and runs on one thread,
+    # measured in the same rounds. A wall-time ratio on a shared 2-core machine is noisy, so the
+    # test takes up to ROUNDS rounds and passes at the first where two threads took under 0.8 of
+    # the serial time. An engine that held the GIL could not get under 1.0 in any round; when the
+    # control never gets under 0.8 either, this process had one core throughout and the test
+    # cannot tell.
+    buf = np.random.default_rng(5).bytes(1 << 20)
 
-    def matmul(n):
+    def sha(n):
         for _ in range(4 * n):
-            a @ a
+            hashlib.sha256(buf).digest()
 
-    control = speedup_ratio(matmul, SEARCHES)
-    if control > 0.85:
-        pytest.skip("this process gets one core now: numpy's threads took %.2f of their serial "
-                    "time (sieve's %.2f)" % (control, ratio))
-    assert ratio < 0.8, "2 threads took %.2f of the serial time (numpy: %.2f)" % (ratio, control)
+    ratios, controls = [], []
+    for _ in range(ROUNDS):
+        ratios.append(speedup_ratio(lambda n: run(coll, n), SEARCHES))
+        if ratios[-1] < 0.8:
+            return
+        controls.append(speedup_ratio(sha, SEARCHES))
+    if min(controls) >= 0.8:
+        pytest.skip("this process had one core: two hashing threads took %.2f of their serial "
+                    "time at best (sieve's searches %.2f)" % (min(controls), min(ratios)))
+    pytest.fail("two threads' searches took %s of the serial time in %d rounds (hashing: %s)" %
+                (" ".join("%.2f" % r for r in ratios), ROUNDS,
+                 " ".join("%.2f" % c for c in controls)))
 
 
 def test_python_runs_while_a_search_runs(coll):
