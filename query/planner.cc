@@ -13,36 +13,31 @@ namespace sieve {
 
 PlannerThresholds PlannerThresholds::CpuDefaults() {
   PlannerThresholds t;
-  // Measured 2026-11-29 on the 2-core dev VM (Xeon, AVX-512, OpenBLAS 0.3.21 SkylakeX kernels,
-  // two workers) with tools/bench/cpu_paths_bench, l2, 16 queries, k=10, median of 5-7 reps:
-  //   cpu_paths_bench --rows 1000000 --dim 128 [--mode bitmap]
-  //   cpu_paths_bench --rows 200000 --dim 128 [--mode bitmap]
-  //   cpu_paths_bench --rows 200000 --dim 256
-  // The VM was shared with compiles (load 2-4), so single cells are noisy; the choices below
-  // follow what held across the sweeps. A wrong pick near a crossover costs little: the two
-  // paths are within ~20% of each other there.
+  // From tools/bench/cpu_paths_bench on the 2-core dev VM (two workers, l2, 16 queries,
+  // k = 10; the commands, tables and choices in tools/bench/results/2026-11-29-cpu-paths.md).
+  // The choices follow what held across the sweeps; near a crossover the paths are close, so
+  // a wrong pick there costs little.
   //
-  // Bitset: SDDMM wins or ties gather up to 10k-20k passing rows (1M×128: 5.5 vs 11.6 ms at
-  // 20k, gather wins at 50k; 200k×128: tied at 10k-20k; dim 256: SDDMM never lost below 100k).
+  // Bitset: SDDMM wins or ties gather up to tens of thousands of passing rows, and its lead
+  // grows with the dim.
   t.sddmm_max_rows = 20000;
   t.sddmm_dim_exponent = 0;  // no fall with dim measured on the CPU
   t.sddmm_max_fraction = 1.0;
   // Unlike the GPU, dense GEMM straight from host memory is no faster than compacting first:
-  // gather won or tied up to 50% passing at 200k and 1M rows, dense only from ~70-100%, at
-  // every size measured. In cuVS's form: no amortization (gather_min_rows 0) and a scale so
+  // gather won or tied up to half the rows passing at every size measured, dense only near
+  // all of them. In cuVS's form: no amortization (gather_min_rows 0) and a scale so
   // large that the cap alone decides: gather while sel < 0.5 at any rows and dim.
   t.gather_min_rows = 0;
   t.gather_scale = 1e9;
   t.gather_max_fraction = 0.5;
-  // Bitmap: per-query SDDMM wins while the mean per-query count is below ~2k (200k×128: 3.97
-  // vs 5.79 ms at 2k; 1M×128: tied at 2k; gather wins from 4-5k).
-  // (As the largest per-query count; the measured filters were uniform, so largest ≈ mean.)
+  // Bitmap: per-query SDDMM wins while the mean per-query count is below about 2,000 (taken
+  // as the largest per-query count; the measured filters were uniform, so largest ≈ mean).
   t.bitmap_sddmm_max_rows = 2000;
   t.bitmap_sddmm_max_fraction = 1.0;
   t.bitmap_sddmm_base_rows = 0;
   t.bitmap_sddmm_max_share = 1.0;
-  // The union gather wins up to a union of ~56% of the rows (1M: 136 vs 207 ms); at a union
-  // of ~81% the two tie (1M) or dense wins (200k).
+  // The union gather wins up to a union of over half the rows; at four fifths of them dense
+  // ties or wins.
   t.bitmap_union_gather = true;
   t.bitmap_gather_max_fraction = 0.6;
   t.source = "defaults: cpu_paths_bench on the 2-core dev VM, 2026-11-29";
@@ -76,12 +71,11 @@ PlannerThresholds Cuvs2610Thresholds() {
 PlannerThresholds PlannerThresholds::GpuDefaults() {
   // cuVS 26.10's rule (used until `sieve calibrate` stores thresholds measured on this device),
   // with its 2,000-row SDDMM bound taken at dim 128 and scaled as (128 / dim)^0.5. On the H200
-  // (tools/bench/results/2026-11-29-h200-sweep) the SDDMM → gather crossover fell from ~3-10k
-  // passing rows at dim 128 to ~1-2k at dim 512 (exponent ~1; a fit to that sweep gave 1.3),
-  // but the quick calibrations at dims 32 and 256 gave 0.1 and 0.4; and with cuVS's gather
-  // amortization (none at ≤ 200k rows) an exponent of 1 sends small shards from SDDMM to dense,
-  // which cost more on that sweep than it saved (tools/bench/results/2026-11-30-replay). 0.5
-  // halves the bound per 4× dim and is neutral there.
+  // the SDDMM → gather crossover falls with the dim about as 1 / dim over a full sweep, less in
+  // quick calibrations; and with cuVS's gather amortization (none at ≤ 200k rows) an exponent
+  // of 1 sends small shards from SDDMM to dense, which cost more on that sweep than it saved
+  // (tools/bench/results/2026-11-29-h200-sweep, 2026-11-30-replay). 0.5 halves the bound per
+  // 4× dim and is neutral there.
   PlannerThresholds t = Cuvs2610Thresholds();
   t.sddmm_dim_exponent = 0.5;
   t.source =

@@ -47,8 +47,8 @@ namespace fmt = ::sieve::format;
 constexpr size_t kScanReadahead = 8 << 20;
 // Stored chunks hold at most this much vector payload; a caller's larger chunk is split.
 // Every value read allocates a buffer of its size, and glibc serves allocations above 32 MiB
-// with fresh mmap()s whose page faults made loading 1M × 128 floats in 32 MiB chunks 4–5×
-// slower than in 8 MiB chunks (measured with StoreBenchTest.LoadMillionVectors).
+// with fresh mmap()s, whose page faults made loading in 32 MiB chunks several times slower
+// than in 8 MiB chunks (StoreBenchTest.LoadMillionVectors).
 constexpr size_t kMaxStoredVectorBytes = 8 << 20;
 // Only small appends (below StoreOptions::vector_file_min_bytes) put vectors in the memtable.
 constexpr size_t kVectorsWriteBuffer = 64 << 20;

@@ -148,10 +148,9 @@ struct UnionPoint {
 // kCrossoverMinRows rows, bracketed): the median crossover at every shape. Otherwise
 // log(crossover) = log(scale) + a · log(dim / 128) + b · log(10^6 / rows) by least squares, a
 // and b clamped to [0, 2], capped by the largest such crossover (or the end of a series the
-// gather won throughout). On the H200 the union gather's crossover fell with the rows (0.55 of
-// the union at 200k × 128 to 0.27 at 10M × 128) and rose with the dim (0.27 at 10M × 128, 0.43
-// at × 256, 0.63 at × 512): one fraction (0.68) sent 10M × 128 at 60 % to the gather, 1.60x
-// slower than dense (tools/bench/results/2026-11-30-h200-session4/round3).
+// gather won throughout). On the H200 the union gather's crossover falls with the rows and
+// rises with the dim, so one fraction for every shape sent large low-dim shards to the gather
+// well past their crossover (tools/bench/results/2026-11-30-h200-session4/round3).
 void FitUnionGatherBound(const std::vector<UnionPoint>& points, PlannerThresholds* t) {
   std::vector<double> fracs;
   for (const UnionPoint& u : points) fracs.push_back(u.f);
@@ -229,12 +228,10 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       x.push_back(std::max<double>(1, c->passing));
       r.push_back(c->pruned[0] ? 10.0 : LogRatio(TimeOrInf(*c, 0), other));
     }
-    // Crossover's 10% tie, as everywhere. Near the bitset crossover (about 2-4k rows,
-    // 0.05-0.09 ms on the H200) gather is the noisier path, and a bound placed short of the
-    // crossover costs more than one placed past it: with a 5% tie, one of four `--quick`
-    // calibrations put the bound at 1,960 rows and sent 2,000 rows to gather, 1.31x slower than
-    // SDDMM; with 10% the four bounds span 2,265-2,832 and no replayed sweep point is worse
-    // than 1.14x (tools/bench/results/2026-11-30-replay-fit2/).
+    // Crossover's 10% tie, as everywhere. Near the bitset crossover gather is the noisier
+    // path, and a bound placed short of the crossover costs more than one placed past it: a
+    // narrower tie let single `--quick` calibrations put the bound short of it, and the 10%
+    // tie kept repeated calibrations together (tools/bench/results/2026-11-30-replay-fit2/).
     fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored);
     (fs.per_query ? sddmm_bitmap : sddmm_bitset).push_back(fs.sddmm_rows);
     // Gather against dense, along the passing (bitset) or union (bitmap) fraction.
@@ -502,11 +499,10 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     if (!vs_dense.empty()) {
       // base + fraction · rows by least squares in log space to the crossovers of the series
       // (overlap, rows, dim) whose alternative is dense: where per-query SDDMM stops beating
-      // dense along the largest per-query count (ties within 10% to SDDMM). The crossover moves
-      // with the rows (about 5% of them at 200,000 rows, 2.5% at 2M, 1.7% at 10M on the
-      // H200), so a fit to the crossovers carries past the calibrated rows; a fit to the
-      // penalty alone is flat between grid counts and may put the bound anywhere there (it
-      // once chose 5%, 2.3x slower than dense at 10M rows).
+      // dense along the largest per-query count (ties within 10% to SDDMM). The crossover, as a
+      // fraction of the rows, falls as the rows grow, so a fit to the crossovers carries past
+      // the calibrated rows; a fit to the penalty alone is flat between grid counts and may put
+      // the bound anywhere there, far past the crossover of the largest shards.
       const std::set<const Cell*> dense_alt(vs_dense.begin(), vs_dense.end());
       struct Cross {
         double rows, dim, count;
