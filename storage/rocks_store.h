@@ -1,8 +1,11 @@
 // Copyright 2026 The Sieve Authors.
 //
-// Private to storage/: RocksStore, the Store over RocksDB. store.cc holds opening, reads and
+// Private to storage/: RocksStore, the Store over RocksDB. store.cc holds its lifecycle, the
+// catalog, settings and the commit; store_open.cc opening; rocks_layout.cc the column families'
+// tuning; store_scan.cc reading a shard's chunks; store_append.cc appends and shard-state
 // commits; store_check.cc the checker that reads every byte; store_repair.cc the salvage of a
-// damaged store. The byte layouts live in format.{h,cc} and FORMAT.md.
+// damaged store; store_rewrite.cc shard rewrites. The byte layouts live in format.{h,cc} and
+// FORMAT.md.
 
 #ifndef SIEVE_STORAGE_ROCKS_STORE_H_
 #define SIEVE_STORAGE_ROCKS_STORE_H_
@@ -45,6 +48,15 @@ Status Guarded(std::string_view what, Fn&& fn) {
   }
 }
 
+// Decimal text of a count, for messages.
+inline std::string Num(uint64_t v) { return std::to_string(v); }
+
+// Stored chunks hold at most this much vector payload; a caller's larger chunk is split
+// (appends, store_append.cc; rewrites, store_rewrite.cc). Every value read allocates a buffer
+// of its size, and glibc serves allocations above 32 MiB with fresh mmap()s, whose page faults
+// made 32 MiB chunks load several times slower than 8 MiB ones (StoreBenchTest.LoadMillionVectors).
+inline constexpr size_t kMaxStoredVectorBytes = 8 << 20;
+
 // Vector files are written in the database directory (so ingesting them is a hard link) under
 // this prefix; Open deletes leftovers of a crash (store_open.cc).
 inline constexpr char kVectorFilePrefix[] = "sieve-vectors-";
@@ -66,7 +78,7 @@ RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode
                             const StoreOptions& options);
 
 // Opens RocksDB for `mode`. A read-write open that finds a table file missing puts back an
-// ingested vector file RocksDB itself lost (store.cc, IngestVectorFiles) and tries again.
+// ingested vector file RocksDB itself lost (store_append.cc, IngestVectorFiles) and tries again.
 rocksdb::Status OpenWithRestore(const RocksLayout& layout, const std::string& path, OpenMode mode,
                                 std::vector<rocksdb::ColumnFamilyHandle*>* handles,
                                 rocksdb::DB** raw);

@@ -37,7 +37,6 @@ constexpr size_t kScanReadahead = 8 << 20;
 const std::string kSettingKeyPrefix = "setting/";
 constexpr char kCommitSeqKey[] = "commit_seq";
 
-std::string Num(uint64_t v) { return std::to_string(v); }
 
 std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 

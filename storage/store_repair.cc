@@ -36,7 +36,6 @@ namespace fmt = ::sieve::format;
 constexpr uint32_t kRebuildRows = 65536;
 const std::string kSettingPrefix = "setting/";
 
-std::string Num(uint64_t v) { return std::to_string(v); }
 
 std::string Stamp() {
   std::time_t now = std::time(nullptr);

@@ -26,11 +26,7 @@ namespace {
 
 namespace fmt = ::sieve::format;
 
-// Stored vector chunks stay below this payload (as CommitAppend's; see store.cc).
-constexpr size_t kMaxStoredVectorBytes = 8 << 20;
 constexpr char kRewriteFilePrefix[] = "sieve-vectors-rewrite-";
-
-std::string Num(uint64_t v) { return std::to_string(v); }
 
 // The key range [begin, end) of one part of one shard in one key space.
 std::pair<std::string, std::string> PartRange(char tag, uint32_t space, uint32_t shard) {
