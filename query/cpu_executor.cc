@@ -41,9 +41,8 @@ double MsSince(Clock::time_point t0) {
 constexpr uint32_t kLanes = 16;
 // Rows per work item in the SDDMM path.
 constexpr uint32_t kSddmmChunk = 256;
-// Below about this many multiply-adds per worker (a millisecond or two of one core), a thread
-// costs more than it saves: on a shared 2-core machine a second worker may wait a scheduler
-// slice for a core, which the cpu_paths_bench sweeps showed as spikes at small shards.
+// Below this many multiply-adds per worker a thread costs more than it saves: a second worker
+// may wait a scheduler slice for a core.
 constexpr double kMinWorkPerThread = 1 << 23;
 // The score tile is kept near this many floats (256 KiB: well inside L2).
 constexpr uint32_t kTileFloats = 1 << 16;

@@ -13,31 +13,22 @@ namespace sieve {
 
 PlannerThresholds PlannerThresholds::CpuDefaults() {
   PlannerThresholds t;
-  // From tools/bench/cpu_paths_bench on the 2-core dev VM (two workers, l2, 16 queries,
-  // k = 10; the commands, tables and choices in tools/bench/results/2026-11-29-cpu-paths.md).
-  // The choices follow what held across the sweeps; near a crossover the paths are close, so
-  // a wrong pick there costs little.
-  //
-  // Bitset: SDDMM wins or ties gather up to tens of thousands of passing rows, and its lead
-  // grows with the dim.
+  // Crossovers of tools/bench/cpu_paths_bench on the dev VM (its sweeps are in
+  // tools/bench/results/). Bitset: SDDMM wins or ties gather up to tens of thousands of rows.
   t.sddmm_max_rows = 20000;
   t.sddmm_dim_exponent = 0;  // no fall with dim measured on the CPU
   t.sddmm_max_fraction = 1.0;
-  // Unlike the GPU, dense GEMM straight from host memory is no faster than compacting first:
-  // gather won or tied up to half the rows passing at every size measured, dense only near
-  // all of them. In cuVS's form: no amortization (gather_min_rows 0) and a scale so
-  // large that the cap alone decides: gather while sel < 0.5 at any rows and dim.
+  // On a CPU dense is no faster than compacting first, so the cap alone decides (cuVS's form
+  // with no amortization and an unbounded scale): gather while sel < 0.5 at any rows and dim.
   t.gather_min_rows = 0;
   t.gather_scale = 1e9;
   t.gather_max_fraction = 0.5;
-  // Bitmap: per-query SDDMM wins while the mean per-query count is below about 2,000 (taken
-  // as the largest per-query count; the measured filters were uniform, so largest ≈ mean).
+  // Bitmap: per-query SDDMM while the largest per-query count is small (uniform filters there).
   t.bitmap_sddmm_max_rows = 2000;
   t.bitmap_sddmm_max_fraction = 1.0;
   t.bitmap_sddmm_base_rows = 0;
   t.bitmap_sddmm_max_share = 1.0;
-  // The union gather wins up to a union of over half the rows; at four fifths of them dense
-  // ties or wins.
+  // The union gather wins until the union nears most of the rows.
   t.bitmap_union_gather = true;
   t.bitmap_gather_max_fraction = 0.6;
   t.source = "defaults: cpu_paths_bench on the 2-core dev VM, 2026-11-29";
@@ -69,13 +60,9 @@ PlannerThresholds Cuvs2610Thresholds() {
 }
 
 PlannerThresholds PlannerThresholds::GpuDefaults() {
-  // cuVS 26.10's rule (used until `sieve calibrate` stores thresholds measured on this device),
-  // with its 2,000-row SDDMM bound taken at dim 128 and scaled as (128 / dim)^0.5. On the H200
-  // the SDDMM → gather crossover falls with the dim about as 1 / dim over a full sweep, less in
-  // quick calibrations; and with cuVS's gather amortization (none at ≤ 200k rows) an exponent
-  // of 1 sends small shards from SDDMM to dense, which cost more on that sweep than it saved
-  // (tools/bench/results/2026-11-29-h200-sweep, 2026-11-30-replay). 0.5 halves the bound per
-  // 4× dim and is neutral there.
+  // cuVS 26.10's rule (until `sieve calibrate` stores this device's own), its SDDMM bound taken
+  // at dim 128 and scaled by (128 / dim)^0.5: the crossover falls with the dim, but a steeper
+  // fall sends small shards (never gathered by cuVS's rule) from SDDMM to dense.
   PlannerThresholds t = Cuvs2610Thresholds();
   t.sddmm_dim_exponent = 0.5;
   t.source =

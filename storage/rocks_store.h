@@ -51,10 +51,8 @@ Status Guarded(std::string_view what, Fn&& fn) {
 // Decimal text of a count, for messages.
 inline std::string Num(uint64_t v) { return std::to_string(v); }
 
-// Stored chunks hold at most this much vector payload; a caller's larger chunk is split
-// (appends, store_append.cc; rewrites, store_rewrite.cc). Every value read allocates a buffer
-// of its size, and glibc serves allocations above 32 MiB with fresh mmap()s, whose page faults
-// made 32 MiB chunks load several times slower than 8 MiB ones (StoreBenchTest.LoadMillionVectors).
+// Stored chunks hold at most this much vector payload (larger ones are split by appends and
+// rewrites): each value read allocates its size, and glibc mmap()s fresh pages above 32 MiB.
 inline constexpr size_t kMaxStoredVectorBytes = 8 << 20;
 
 // Vector files are written in the database directory (so ingesting them is a hard link) under

@@ -35,9 +35,8 @@ def run(coll, n):
 
 
 def cores_busy(work, n, threads):
-    """The cores the process kept busy while `threads` threads each made n calls: its CPU time
-    (every thread's) over the wall time. Unlike a ratio of wall times, it does not drift with a
-    machine that speeds up or slows down between measurements."""
+    """Process CPU time over wall time while `threads` threads each make n calls (unlike a ratio
+    of two wall times, it does not drift with the machine's speed between measurements)."""
     ts = [threading.Thread(target=work, args=(n,)) for _ in range(threads)]
     cpu0, wall0 = time.process_time(), time.perf_counter()
     for t in ts:
@@ -48,26 +47,18 @@ def cores_busy(work, n, threads):
 
 
 def test_threads_search_in_parallel(coll):
-    # Two threads searching keep two cores busy only if neither holds the GIL while the engine
-    # works; one search alone keeps one busy (it stays on one engine thread). An engine holding
-    # the GIL would keep about one core busy however many threads searched. A shared 2-core
-    # machine does not always leave this process both cores, so the test takes up to ROUNDS
-    # rounds and passes at the first where two searching threads kept over 1.4 cores busy and
-    # one kept under 1.2. The control, SHA-256 over 1 MiB (it releases the GIL and runs on the
-    # calling thread), tells a machine that never left two cores from an engine that serialized.
+    # An engine holding the GIL keeps one core busy however many threads search. Rounds, since
+    # a shared VM does not always leave two cores; SHA-256 (GIL released) tells when it never did.
     buf = np.random.default_rng(5).bytes(1 << 20)
 
     def sha(n):
         for _ in range(4 * n):
             hashlib.sha256(buf).digest()
 
-    def search(n):
-        run(coll, n)
-
     rounds = []  # (one thread, two threads, two hashing threads)
     for _ in range(ROUNDS):
-        one = cores_busy(search, 2 * SEARCHES, 1)
-        two = cores_busy(search, SEARCHES, 2)
+        one = cores_busy(lambda n: run(coll, n), 2 * SEARCHES, 1)
+        two = cores_busy(lambda n: run(coll, n), SEARCHES, 2)
         if two > 1.4 and one < 1.2:
             return
         rounds.append((one, two, cores_busy(sha, SEARCHES, 2)))

@@ -148,9 +148,8 @@ struct UnionPoint {
 // kCrossoverMinRows rows, bracketed): the median crossover at every shape. Otherwise
 // log(crossover) = log(scale) + a · log(dim / 128) + b · log(10^6 / rows) by least squares, a
 // and b clamped to [0, 2], capped by the largest such crossover (or the end of a series the
-// gather won throughout). On the H200 the union gather's crossover falls with the rows and
-// rises with the dim, so one fraction for every shape sent large low-dim shards to the gather
-// well past their crossover (tools/bench/results/2026-11-30-h200-session4/round3).
+// gather won throughout). The crossover falls with the rows and rises with the dim, so one
+// fraction for every shape would send large low-dim shards to the gather past it.
 void FitUnionGatherBound(const std::vector<UnionPoint>& points, PlannerThresholds* t) {
   std::vector<double> fracs;
   for (const UnionPoint& u : points) fracs.push_back(u.f);
@@ -228,10 +227,8 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       x.push_back(std::max<double>(1, c->passing));
       r.push_back(c->pruned[0] ? 10.0 : LogRatio(TimeOrInf(*c, 0), other));
     }
-    // Crossover's 10% tie, as everywhere. Near the bitset crossover gather is the noisier
-    // path, and a bound placed short of the crossover costs more than one placed past it: a
-    // narrower tie let single `--quick` calibrations put the bound short of it, and the 10%
-    // tie kept repeated calibrations together (tools/bench/results/2026-11-30-replay-fit2/).
+    // Crossover's 10% tie, as everywhere: gather is the noisier path here, and a bound placed
+    // short of the crossover costs more than one placed past it.
     fs.sddmm_rows = Crossover(x, r, &fs.sddmm_censored);
     (fs.per_query ? sddmm_bitmap : sddmm_bitset).push_back(fs.sddmm_rows);
     // Gather against dense, along the passing (bitset) or union (bitmap) fraction.
@@ -499,10 +496,9 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     if (!vs_dense.empty()) {
       // base + fraction · rows by least squares in log space to the crossovers of the series
       // (overlap, rows, dim) whose alternative is dense: where per-query SDDMM stops beating
-      // dense along the largest per-query count (ties within 10% to SDDMM). The crossover, as a
-      // fraction of the rows, falls as the rows grow, so a fit to the crossovers carries past
-      // the calibrated rows; a fit to the penalty alone is flat between grid counts and may put
-      // the bound anywhere there, far past the crossover of the largest shards.
+      // dense along the largest per-query count (ties within 10% to SDDMM). A fit to the
+      // crossovers carries past the calibrated rows; one to the penalty alone is flat between
+      // grid counts and may put the bound anywhere there.
       const std::set<const Cell*> dense_alt(vs_dense.begin(), vs_dense.end());
       struct Cross {
         double rows, dim, count;
