@@ -35,6 +35,10 @@ inline constexpr char kCollectionKeyPrefix[] = "collection/";
 inline constexpr char kShardKeyPrefix[] = "shard/";
 // A key space being written by a compaction that has not committed (FORMAT.md, "Key spaces").
 inline constexpr char kSpaceKeyPrefix[] = "space/";
+// The store's commit counter (FORMAT.md, "The commit ledger").
+inline constexpr char kCommitSeqKey[] = "commit_seq";
+// Database-wide settings: kSettingKeyPrefix + name.
+inline constexpr char kSettingKeyPrefix[] = "setting/";
 
 // First byte of a chunk key: which part of a chunk the value holds.
 inline constexpr char kVectorsTag = 'v';  // vectors family

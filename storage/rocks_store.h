@@ -55,6 +55,26 @@ inline std::string Num(uint64_t v) { return std::to_string(v); }
 // rewrites): each value read allocates its size, and glibc mmap()s fresh pages above 32 MiB.
 inline constexpr size_t kMaxStoredVectorBytes = 8 << 20;
 
+// Readahead of scans that read a family in key order (chunk scans, the checker).
+inline constexpr size_t kScanReadahead = 8 << 20;
+
+// "vectors", "ids" or "attributes": the part a chunk key's tag names, for messages.
+const char* PartName(char tag);
+
+// A snapshot held for the duration of one multi-iterator read.
+class SnapshotGuard {
+ public:
+  explicit SnapshotGuard(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
+  ~SnapshotGuard() { db_->ReleaseSnapshot(snapshot_); }
+  SnapshotGuard(const SnapshotGuard&) = delete;
+  SnapshotGuard& operator=(const SnapshotGuard&) = delete;
+  const rocksdb::Snapshot* get() const { return snapshot_; }
+
+ private:
+  rocksdb::DB* db_;
+  const rocksdb::Snapshot* snapshot_;
+};
+
 // Vector files are written in the database directory (so ingesting them is a hard link) under
 // this prefix; Open deletes leftovers of a crash (store_open.cc).
 inline constexpr char kVectorFilePrefix[] = "sieve-vectors-";

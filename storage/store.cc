@@ -33,10 +33,6 @@ namespace {
 
 namespace fmt = ::sieve::format;
 
-// Database-wide settings in the meta family: "setting/" + name (see FORMAT.md).
-const std::string kSettingKeyPrefix = "setting/";
-// The meta key holding the store's commit counter (FORMAT.md, "The commit ledger").
-constexpr char kCommitSeqKey[] = "commit_seq";
 // A ledger past this size is rewritten after a flush of every memtable.
 constexpr uint64_t kLedgerRotateBytes = 1 << 20;
 
@@ -149,7 +145,7 @@ Status RocksStore::ReopenLocked() {
   rows_ = handles_[3];
   // A write that failed after its WAL record landed is replayed: the counter may have moved.
   std::string value;
-  rs = db_->Get(rocksdb::ReadOptions(), meta_, kCommitSeqKey, &value);
+  rs = db_->Get(rocksdb::ReadOptions(), meta_, fmt::kCommitSeqKey, &value);
   if (rs.ok() && value.size() == 8) {
     commit_seq_ = std::max(commit_seq_, fmt::GetFixed64(value.data()));
   }
@@ -203,7 +199,7 @@ Status RocksStore::PutSetting(const std::string& name, const std::string& value)
     SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("writing setting '" + name + "'"));
     SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull("writing setting '" + name + "'"));
     rocksdb::WriteBatch batch;
-    batch.Put(meta_, kSettingKeyPrefix + name, value);
+    batch.Put(meta_, fmt::kSettingKeyPrefix + name, value);
     LedgerRecord record;
     record.kind = LedgerKind::kSetting;
     record.name = name;
@@ -212,7 +208,8 @@ Status RocksStore::PutSetting(const std::string& name, const std::string& value)
 }
 Status RocksStore::GetSetting(const std::string& name, std::string* value) {
   return Run("GetSetting", [&] {
-    rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, kSettingKeyPrefix + name, value);
+    rocksdb::Status rs =
+        db_->Get(rocksdb::ReadOptions(), meta_, fmt::kSettingKeyPrefix + name, value);
     if (rs.IsNotFound()) return Status::NotFound("no setting '" + name + "'");
     return FromRocks(rs, "reading setting '" + name + "' of " + path_);
   });
@@ -269,7 +266,7 @@ Status RocksStore::Commit(rocksdb::WriteBatch* batch, LedgerRecord record,
   record.seq = commit_seq_ + 1;
   std::string seq;
   fmt::PutFixed64(&seq, record.seq);
-  SIEVE_RETURN_IF_ERROR(FromRocks(batch->Put(meta_, kCommitSeqKey, seq), context));
+  SIEVE_RETURN_IF_ERROR(FromRocks(batch->Put(meta_, fmt::kCommitSeqKey, seq), context));
   SIEVE_RETURN_IF_ERROR(WriteSynced(batch, context));
   commit_seq_ = record.seq;
   // The commit is durable from here on, whatever happens to the ledger.
@@ -364,7 +361,7 @@ Status RocksStore::Init(const Status& ledger_status, const LedgerContents& ledge
   }
 
   // The commit counter against the ledger (FORMAT.md, "The commit ledger").
-  rs = db_->Get(rocksdb::ReadOptions(), meta_, kCommitSeqKey, &value);
+  rs = db_->Get(rocksdb::ReadOptions(), meta_, fmt::kCommitSeqKey, &value);
   const bool has_seq = rs.ok();
   if (!has_seq && !rs.IsNotFound()) {
     return FromRocks(rs, "reading the commit counter of " + path_);

@@ -33,37 +33,6 @@ namespace fmt = ::sieve::format;
 // CheckFormat's report unbounded.
 constexpr size_t kMaxProblemLines = 1000;
 constexpr size_t kReadBlock = 4 << 20;
-constexpr size_t kScanReadahead = 8 << 20;
-const std::string kSettingKeyPrefix = "setting/";
-constexpr char kCommitSeqKey[] = "commit_seq";
-
-
-std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
-
-const char* PartName(char tag) {
-  switch (tag) {
-    case fmt::kVectorsTag:
-      return "vectors";
-    case fmt::kIdsTag:
-      return "ids";
-    case fmt::kColumnsTag:
-      return "attributes";
-  }
-  return "unknown part";
-}
-
-class SnapshotGuard {
- public:
-  explicit SnapshotGuard(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
-  ~SnapshotGuard() { db_->ReleaseSnapshot(snapshot_); }
-  SnapshotGuard(const SnapshotGuard&) = delete;
-  SnapshotGuard& operator=(const SnapshotGuard&) = delete;
-  const rocksdb::Snapshot* get() const { return snapshot_; }
-
- private:
-  rocksdb::DB* db_;
-  const rocksdb::Snapshot* snapshot_;
-};
 
 class ProblemList {
  public:
@@ -170,7 +139,7 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
     const std::string_view collection_prefix = fmt::kCollectionKeyPrefix;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const std::string key = it->key().ToString();
-      const std::string_view value = View(it->value());
+      const std::string_view value = it->value().ToStringView();
       if (key == fmt::kFormatVersionKey) {
         if (value.size() != 4 || fmt::GetFixed32(value.data()) != fmt::kFormatVersion) {
           report.Add("metadata: format_version is not " + Num(fmt::kFormatVersion));
@@ -181,11 +150,11 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
         } else {
           next_id = fmt::GetFixed32(value.data());
         }
-      } else if (key == kCommitSeqKey) {
+      } else if (key == fmt::kCommitSeqKey) {
         if (value.size() != 8) {
           report.Add("metadata: commit_seq is " + Num(value.size()) + " bytes, expected 8");
         }
-      } else if (key.compare(0, kSettingKeyPrefix.size(), kSettingKeyPrefix) == 0) {
+      } else if (key.rfind(fmt::kSettingKeyPrefix, 0) == 0) {
         // A setting's value is opaque to the store.
       } else if (key.compare(0, collection_prefix.size(), collection_prefix) == 0) {
         CollectionMeta m;
@@ -387,7 +356,7 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
       if (b != boundary_rows.end()) col.shards[shard].spans[tag].push_back({first, b->second});
       return;
     }
-    const std::string_view v = View(*value);
+    const std::string_view v = value->ToStringView();
     uint32_t rows = 0;
     Status s;
     if (tag == fmt::kVectorsTag) {
@@ -433,7 +402,7 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
         continue;
       }
       const rocksdb::Slice value = it->value();
-      check_chunk(View(it->key()), &value, rocksdb::Status::OK(), scan.name);
+      check_chunk(it->key().ToStringView(), &value, rocksdb::Status::OK(), scan.name);
     }
     if (!it->status().ok()) scan.failure = FromRocks(it->status(), scan.name);
   }

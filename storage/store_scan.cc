@@ -24,22 +24,6 @@ namespace {
 
 namespace fmt = ::sieve::format;
 
-constexpr size_t kScanReadahead = 8 << 20;
-
-// A snapshot held for the duration of one multi-iterator read.
-class SnapshotGuard {
- public:
-  explicit SnapshotGuard(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
-  ~SnapshotGuard() { db_->ReleaseSnapshot(snapshot_); }
-  SnapshotGuard(const SnapshotGuard&) = delete;
-  SnapshotGuard& operator=(const SnapshotGuard&) = delete;
-  const rocksdb::Snapshot* get() const { return snapshot_; }
-
- private:
-  rocksdb::DB* db_;
-  const rocksdb::Snapshot* snapshot_;
-};
-
 // An iterator over the keys of one part of one shard, in ordinal order.
 struct PartCursor {
   PartCursor(char t, rocksdb::ColumnFamilyHandle* f) : tag(t), family(f) {}
@@ -77,6 +61,8 @@ struct PartCursor {
   bool WellFormed() const { return it->key().size() == fmt::kChunkKeySize; }
 };
 
+}  // namespace
+
 const char* PartName(char tag) {
   switch (tag) {
     case fmt::kVectorsTag:
@@ -88,8 +74,6 @@ const char* PartName(char tag) {
   }
   return "unknown part";
 }
-
-}  // namespace
 
 Status RocksStore::DoScanChunks(const CollectionMeta& meta, uint32_t shard, uint32_t parts,
                                 const std::function<Status(Chunk&&)>& visit) {
