@@ -233,4 +233,22 @@ SearchPath ChooseOldCuvsPath(const PlanInput& in) {
   return 1.0 - sel < 0.9 ? SearchPath::kDense : SearchPath::kSddmm;
 }
 
+uint32_t CandidateCount(uint32_t k) {
+  return k + std::min<uint32_t>(std::max<uint32_t>(k, 8), 64);
+}
+
+ShardDecision PlanShard(const PlannerThresholds& t, const PlanInput& in, SearchPath forced,
+                        uint64_t max_passing_rows) {
+  ShardDecision d;
+  d.path = forced == SearchPath::kAuto ? ChoosePath(t, in) : forced;
+  d.candidates =
+      static_cast<uint32_t>(std::min<uint64_t>(CandidateCount(in.k), max_passing_rows));
+  return d;
+}
+
+const char* FilterModeName(size_t distinct_filters, bool matches_all) {
+  if (distinct_filters > 1) return "bitmap";
+  return matches_all ? "none" : "bitset";
+}
+
 }  // namespace sieve

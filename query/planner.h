@@ -71,6 +71,29 @@ struct PlanInput {
 // bitset rule: the executors search such a batch as one filter.
 SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in);
 
+// How many candidates a shard's executor returns for a top-k of k: k plus a margin (at least 8,
+// at most 64), so that float32 rounding near the k-th place cannot push a true neighbour out
+// before the float64 refinement re-ranks them.
+uint32_t CandidateCount(uint32_t k);
+
+// What the planner decides for one shard's share of a batch.
+struct ShardDecision {
+  SearchPath path = SearchPath::kDense;  // never kAuto
+  // Candidates the executor returns per query: CandidateCount(k), at most the largest
+  // passing count of the batch's filters on this shard (no more rows can pass).
+  uint32_t candidates = 0;
+};
+
+// The decision for one shard: `forced` (SearchOptions::path) unless it is kAuto, else
+// ChoosePath(t, in); `max_passing_rows` is the largest passing count of any of the batch's
+// filters on the shard.
+ShardDecision PlanShard(const PlannerThresholds& t, const PlanInput& in, SearchPath forced,
+                        uint64_t max_passing_rows);
+
+// How a batch's filters reach the executors: "none" (one filter that every row passes),
+// "bitset" (one filter for the batch) or "bitmap" (a filter per query: distinct texts).
+const char* FilterModeName(size_t distinct_filters, bool matches_all);
+
 // Whether a filter per query has the same set for every query (see ChoosePath).
 bool SameSetForEveryQuery(const PlanInput& in);
 

@@ -1,13 +1,13 @@
 // Copyright 2026 The Sieve Authors.
 //
-// Pure-data parts of the public API: Status text, enum names and parsers, and the JSON forms
-// of Explain and CollectionStats.
+// The vocabulary every layer speaks (include/sieve/status.h, types.h): Status text and the
+// enum names and parsers. The engine-level public types (Explain, CollectionStats, ...) are
+// implemented in engine/public_types.cc.
 
 #include "sieve/types.h"
 
 #include <cmath>
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -65,43 +65,6 @@ constexpr NamedValue<SearchPath> kSearchPaths[] = {{"auto", SearchPath::kAuto},
                                                    {"sddmm", SearchPath::kSddmm},
                                                    {"gather", SearchPath::kGather},
                                                    {"dense", SearchPath::kDense}};
-
-// One line, spaced as the CLI's other output is ({"a": 1, "b": [1, 2]}, as `create` and
-// `query` print it). Invalid UTF-8 in user strings must not make dump() throw.
-void AppendLine(const nlohmann::ordered_json& j, std::string* out) {
-  if (j.is_object()) {
-    out->push_back('{');
-    bool first = true;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!first) out->append(", ");
-      first = false;
-      out->append(nlohmann::ordered_json(it.key()).dump(
-          -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-      out->append(": ");
-      AppendLine(it.value(), out);
-    }
-    out->push_back('}');
-  } else if (j.is_array()) {
-    out->push_back('[');
-    for (size_t i = 0; i < j.size(); ++i) {
-      if (i > 0) out->append(", ");
-      AppendLine(j[i], out);
-    }
-    out->push_back(']');
-  } else {
-    out->append(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-  }
-}
-
-std::string DumpLine(const nlohmann::ordered_json& j) {
-  std::string out;
-  AppendLine(j, &out);
-  return out;
-}
-
-// Stage times to the microsecond: a difference of two clock readings in milliseconds otherwise
-// prints as 1.1492559999999998.
-double RoundMs(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 
 }  // namespace
 
@@ -166,72 +129,6 @@ Status ParseDevice(std::string_view text, Device* out) {
 const char* SearchPathName(SearchPath p) { return NameOf(kSearchPaths, p); }
 Status ParseSearchPath(std::string_view text, SearchPath* out) {
   return ParseNamed(kSearchPaths, "search path", text, out);
-}
-
-std::string Explain::ToJson() const {
-  try {
-    nlohmann::ordered_json j;
-    j["path"] = shards.empty() ? std::string() : shards.front().path;
-    j["passing_rows"] = passing_rows;
-    j["device"] = device;
-    j["filter_mode"] = filter_mode;
-    auto shard_list = nlohmann::ordered_json::array();
-    for (const ShardPlan& plan : shards) {
-      nlohmann::ordered_json s;
-      s["shard"] = plan.shard;
-      s["path"] = plan.path;
-      s["select"] = plan.select;
-      if (!plan.select_plan.empty()) s["select_plan"] = plan.select_plan;
-      s["passing_rows"] = plan.passing_rows;
-      s["rows"] = plan.rows;
-      if (!plan.device.empty()) s["device"] = plan.device;
-      s["execute_ms"] = RoundMs(plan.execute_ms);
-      shard_list.push_back(std::move(s));
-    }
-    j["shards"] = std::move(shard_list);
-    auto device_list = nlohmann::ordered_json::array();
-    for (const DevicePlan& d : devices) {
-      device_list.push_back({{"device", d.device},
-                             {"executor", d.executor},
-                             {"shards", d.shards},
-                             {"paths", d.paths},
-                             {"rows", d.rows},
-                             {"execute_ms", RoundMs(d.execute_ms)}});
-    }
-    if (!devices.empty()) j["devices"] = std::move(device_list);
-    auto stages = nlohmann::ordered_json::object();
-    for (const auto& [name, ms] : stage_ms) stages[name] = RoundMs(ms);
-    j["stages_ms"] = std::move(stages);
-    if (!thresholds.empty()) j["thresholds"] = thresholds;
-    j["filters_cached"] = filters_cached;
-    j["memory"] = {{"host_bytes", host_memory_bytes},
-                   {"device_bytes", device_memory_bytes},
-                   {"budget_bytes", memory_budget_bytes}};
-    return DumpLine(j);
-  } catch (...) {
-    // Only allocation failure can get here; keep the line parseable.
-    return std::string(R"({"error":"explain serialization failed"})");
-  }
-}
-
-std::string CollectionStats::ToJson() const {
-  try {
-    nlohmann::ordered_json j;
-    j["collection"] = spec.name;
-    j["rows"] = rows;
-    j["deleted_rows"] = deleted_rows;
-    j["total_rows"] = total_rows;
-    j["dim"] = spec.dim;
-    j["metric"] = MetricName(spec.metric);
-    j["dtype"] = DTypeName(spec.dtype);
-    j["shards"] = spec.shards;
-    auto attrs = nlohmann::ordered_json::object();
-    for (const AttributeSpec& a : spec.attributes) attrs[a.name] = AttrTypeName(a.type);
-    j["attributes"] = std::move(attrs);
-    return DumpLine(j);
-  } catch (...) {
-    return std::string(R"({"error":"stats serialization failed"})");
-  }
 }
 
 }  // namespace sieve

@@ -206,11 +206,16 @@ struct SearchOptions {
   SearchPath path = SearchPath::kAuto;
 };
 
+// The largest k a search takes (SearchRequest::k); the CLI, the server and Python pass the
+// engine's message on.
+inline constexpr int kMaxSearchK = 1000000;
+
 struct SearchRequest {
   const float* queries = nullptr;  // num_queries × dim floats, row-major
   size_t num_queries = 0;
-  int k = 10;  // must be ≥ 1
-  // One filter for every query ("" = none), used when `filters` is empty.
+  int k = 10;  // 1 to kMaxSearchK
+  // One filter for every query ("" = none). A request sets `filter` or `filters`, never both
+  // (InvalidArgument).
   std::string filter;
   // One filter per query ("" = none for that query); when non-empty its size must equal
   // num_queries.
@@ -319,10 +324,15 @@ struct Explain {
   std::vector<ShardPlan> shards;
   // The devices that held shards of the collection, in device order ("devices" in ToJson).
   std::vector<DevicePlan> devices;
-  // Stage name → milliseconds, in the order the stages ran ("parse", "compile", "plan",
-  // "execute", "merge", …). "execute" is the executors' time summed over shards; with several
-  // devices at work, the wall time of their concurrent phase, in which each device also refined
-  // its own shards' candidates ("refine" then sums that refinement over shards, and the merge).
+  // Stage name → milliseconds, in the order the steps of the search ran: "parse" (request
+  // rules, include, filter texts), "devices" (the executors and their thresholds; a GPU's
+  // first-use calibration), "load" (only when the rows were read into memory), "place" (which
+  // device holds each shard), "compile" (filter row sets), "plan" (paths and candidate
+  // counts), "reserve" (host memory from the budget), the executors' own stages as
+  // "execute.<stage>", "refine" (float64 re-ranking of the candidates, summed over shards; it
+  // runs within "execute"), "execute" (wall time of every device's searches and refinement,
+  // the devices at once), "merge" (the exact merge over shards), "include" (when asked for),
+  // "total".
   std::vector<std::pair<std::string, double>> stage_ms;
   // Where the planner's thresholds came from (PlannerThresholds::source); "thresholds" in
   // ToJson().

@@ -32,7 +32,7 @@
 #include "sieve/db.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
-#include "query/executors.h"
+#include "engine/executors.h"
 #include "query/calibrate/fit.h"
 #include "query/calibrate/grid.h"
 #include "query/calibrate/sweep.h"

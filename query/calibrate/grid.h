@@ -3,7 +3,7 @@
 // What `sieve calibrate` measures, shared by the CLI (tools/cli/calibrate_command.cc) and the
 // Python package's Database.calibrate (python/src/module.cc): the grid of shapes and
 // passing-row counts, and the time a calibration's source names. The executor it times comes
-// from query/executors.h, as every search's does.
+// from engine/executors.h, as every search's does.
 
 #ifndef SIEVE_QUERY_CALIBRATE_GRID_H_
 #define SIEVE_QUERY_CALIBRATE_GRID_H_

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "query/db_impl.h"
+#include "engine/db_impl.h"
 #include "storage/store.h"
 #include "tests/server/http_client.h"
 #include "tests/storage/fault_fs.h"

@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "query/executors.h"
+#include "engine/executors.h"
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "query/calibrate/fit.h"

@@ -1,0 +1,135 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "engine/db_impl.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/db_util.h"
+#include "engine/no_throw_db.h"
+
+namespace sieve {
+
+Status DB::Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db) {
+  StoreOptions so;
+  so.create_if_missing = options.create_if_missing;
+  so.error_if_exists = options.error_if_exists;
+  so.read_only = options.read_only;
+  SIEVE_RETURN_IF_ERROR(ValidateDeviceOptions(options).WithContext("Options"));
+  return CatchExceptions("open", [&] {
+    std::unique_ptr<Store> store;
+    SIEVE_RETURN_IF_ERROR(Store::Open(so, path, &store));
+    db->reset(new NoThrowDB(std::make_unique<DBImpl>(std::move(store), options)));
+    return Status::OK();
+  });
+}
+
+Status DB::Repair(const std::string& path, RepairReport* report) {
+  return Store::Repair(StoreOptions(), path, report);
+}
+
+DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options,
+               std::unique_ptr<Executors> executors)
+    : store_(std::move(store)),
+      read_only_(options.read_only),
+      first_use_(options.first_use_calibration),
+      budget_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
+                                               : DefaultMemoryBudget()),
+      filter_cache_(options.filter_cache_bytes),
+      executors_(executors != nullptr ? std::move(executors)
+                                      : std::make_unique<Executors>(options)) {}
+
+DBImpl::~DBImpl() = default;
+
+Status DBImpl::CreateCollection(const CollectionSpec& spec) {
+  // The naming rule is checked here, at creation only: the store accepts (and keeps loading)
+  // names that older releases allowed.
+  SIEVE_RETURN_IF_ERROR(ValidateCollectionName(spec.name));
+  for (const AttributeSpec& a : spec.attributes) {
+    SIEVE_RETURN_IF_ERROR(
+        ValidateAttributeName(a.name).WithContext("collection '" + spec.name + "'"));
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  CollectionMeta meta;
+  SIEVE_RETURN_IF_ERROR(store_->CreateCollection(spec, &meta));
+  auto c = std::make_shared<Collection>();
+  c->meta = meta;
+  collections_[spec.name] = c;
+  return Status::OK();
+}
+
+Status DBImpl::ListCollections(std::vector<std::string>* names) {
+  std::vector<CollectionMeta> metas;
+  SIEVE_RETURN_IF_ERROR(store_->ListCollections(&metas));
+  names->clear();
+  for (auto& m : metas) names->push_back(m.spec.name);
+  std::sort(names->begin(), names->end());
+  return Status::OK();
+}
+
+Status DBImpl::GetCollection(const std::string& name, std::shared_ptr<Collection>* out) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = collections_.find(name);
+  if (it != collections_.end()) {
+    *out = it->second;
+    return Status::OK();
+  }
+  auto c = std::make_shared<Collection>();
+  Status s = store_->GetCollection(name, &c->meta);
+  if (s.IsNotFound()) return Status::NotFound("no collection named '" + name + "'");
+  SIEVE_RETURN_IF_ERROR(s);
+  collections_[name] = c;
+  *out = c;
+  return Status::OK();
+}
+
+Status DBImpl::LoadLocked(Collection* c, bool vectors) {
+  if (c->loaded && (c->vectors_loaded || !vectors)) return Status::OK();
+  // (An image without vectors is read again, whole, when vectors are needed.)
+  std::vector<std::unique_ptr<ShardIndex>> shards;
+  for (uint32_t s = 0; s < c->meta.spec.shards; ++s) {
+    auto shard = std::make_unique<ShardIndex>(c->meta.spec, s);
+    SIEVE_RETURN_IF_ERROR(shard->Load(store_.get(), c->meta, vectors)
+                              .WithContext("loading collection '" + c->meta.spec.name + "'"));
+    shards.push_back(std::move(shard));
+  }
+  c->shards = std::move(shards);
+  c->loaded = true;
+  c->vectors_loaded = vectors;
+  return Status::OK();
+}
+
+Status DBImpl::EnsureLoaded(Collection* c, double* load_ms, bool vectors) {
+  *load_ms = 0;
+  {
+    std::shared_lock<std::shared_mutex> l(c->mu);
+    if (c->loaded && (c->vectors_loaded || !vectors)) return Status::OK();
+  }
+  auto t0 = Clock::now();
+  std::unique_lock<std::shared_mutex> l(c->mu);
+  Status s = LoadLocked(c, vectors);
+  *load_ms = MsSince(t0);
+  return s;
+}
+
+Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
+  std::shared_ptr<Collection> c;
+  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  std::shared_lock<std::shared_mutex> l(c->mu);
+  *stats = CollectionStats();
+  stats->spec = c->meta.spec;
+  stats->next_auto_id = c->meta.next_auto_id;
+  for (uint32_t s = 0; s < c->meta.spec.shards; ++s) {
+    ShardState st;
+    SIEVE_RETURN_IF_ERROR(store_->ReadShardState(c->meta, s, &st));
+    stats->rows += st.live_rows;
+    stats->total_rows += st.next_ordinal;
+  }
+  stats->deleted_rows = stats->total_rows - stats->rows;
+  return Status::OK();
+}
+
+
+}  // namespace sieve

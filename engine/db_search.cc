@@ -1,0 +1,74 @@
+// Copyright 2026 The Sieve Authors.
+//
+// DBImpl::Search: the steps of one search, in order (engine/search_steps.h says what each
+// takes and gives). Each is timed into the explain under its name.
+
+#include "engine/db_impl.h"
+#include "engine/search_steps.h"
+
+namespace sieve {
+
+Status DBImpl::Search(const std::string& collection, const SearchRequest& request,
+                      const SearchOptions& options, SearchResult* result) {
+  *result = SearchResult();
+  Explain& ex = result->explain;
+  ex.memory_budget_bytes = budget_.bytes();
+  StageTimer timer(&ex);
+  std::shared_ptr<Collection> c;
+  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  const CollectionSpec& spec = c->meta.spec;
+
+  ParsedSearch parsed;
+  SIEVE_RETURN_IF_ERROR(
+      timer.Run("parse", [&] { return ParseSearch(spec, request, &parsed, result); }));
+
+  DeviceSet* devices = nullptr;
+  std::vector<PlannerThresholds> thresholds;
+  SIEVE_RETURN_IF_ERROR(timer.Run(
+      "devices", [&] { return ResolveDevices(options.device, &devices, &thresholds, &ex); }));
+
+  double load_ms = 0;
+  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));
+  if (load_ms > 0) timer.Add("load", load_ms);
+  std::shared_lock<std::shared_mutex> lock(c->mu);
+  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
+  if (!c->vectors_loaded) {
+    return Status::Internal("search: collection '" + spec.name + "' is loaded without vectors");
+  }
+  result->results.resize(request.num_queries);
+  if (request.num_queries == 0) return Status::OK();
+
+  std::vector<ShardWork> work;
+  SIEVE_RETURN_IF_ERROR(
+      timer.Run("place", [&] { return PlaceShards(c->meta, c->shards, devices, &work); }));
+
+  // Every shard is compiled and planned before anything large is allocated, so that what the
+  // search needs is known, and refused or reserved, first.
+  uint64_t sets_bytes = 0;
+  SIEVE_RETURN_IF_ERROR(timer.Run("compile", [&] {
+    return CompileFilters(parsed, &filter_cache_, budget_.bytes(), &work, &sets_bytes, &ex);
+  }));
+  timer.Time("plan", [&] {
+    PlanShards(parsed, request, options, spec, thresholds, *devices, &work, &sets_bytes, &ex);
+  });
+  MemoryBudget::Reservation reservation;
+  SIEVE_RETURN_IF_ERROR(timer.Run("reserve", [&] {
+    return ReserveMemory(parsed, request, spec, work, devices, sets_bytes, &budget_,
+                         &reservation, &ex);
+  }));
+
+  std::vector<ShardOut> outs;
+  SIEVE_RETURN_IF_ERROR(timer.Run("execute", [&] {
+    return ExecuteShards(request, spec, devices, &work, &outs, &timer, &ex);
+  }));
+  std::vector<std::vector<Candidate>> kept;
+  SIEVE_RETURN_IF_ERROR(
+      timer.Run("merge", [&] { return MergeCandidates(request, spec, &outs, &kept, result); }));
+  if (!request.include.empty()) {
+    timer.Time("include", [&] { FillIncludes(parsed, request, c->shards, kept, result); });
+  }
+  timer.Total();
+  return Status::OK();
+}
+
+}  // namespace sieve

@@ -1,0 +1,99 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "engine/no_throw_db.h"
+
+namespace sieve {
+
+Status NoThrowDB::CreateCollection(const CollectionSpec& spec) {
+  return CatchExceptions("create collection", [&] { return db_->CreateCollection(spec); });
+}
+
+Status NoThrowDB::ListCollections(std::vector<std::string>* names) {
+  return CatchExceptions("list collections", [&] { return db_->ListCollections(names); });
+}
+
+Status NoThrowDB::GetStats(const std::string& collection, CollectionStats* stats) {
+  return CatchExceptions("stats", [&] { return db_->GetStats(collection, stats); });
+}
+
+Status NoThrowDB::Ingest(const std::string& collection, const RowBatch& rows,
+                         const IngestOptions& options, IngestResult* result) {
+  return CatchExceptions("ingest", [&] { return db_->Ingest(collection, rows, options, result); });
+}
+
+Status NoThrowDB::DeleteByIds(const std::string& collection, const int64_t* ids, size_t n,
+                              uint64_t* deleted) {
+  return CatchExceptions("delete", [&] { return db_->DeleteByIds(collection, ids, n, deleted); });
+}
+
+Status NoThrowDB::DeleteByFilter(const std::string& collection, const std::string& filter,
+                                 uint64_t* deleted) {
+  return CatchExceptions("delete",
+                         [&] { return db_->DeleteByFilter(collection, filter, deleted); });
+}
+
+Status NoThrowDB::Search(const std::string& collection, const SearchRequest& request,
+                         const SearchOptions& options, SearchResult* result) {
+  Status s =
+      CatchExceptions("search", [&] { return db_->Search(collection, request, options, result); });
+  // Whatever a failed search left behind is not an answer; explain keeps what was decided
+  // (a budget refusal's figures).
+  if (!s.ok()) result->results.clear();
+  return s;
+}
+
+Status NoThrowDB::Upsert(const std::string& collection, const RowBatch& rows,
+                         const IngestOptions& options, IngestResult* result) {
+  return CatchExceptions("upsert", [&] { return db_->Upsert(collection, rows, options, result); });
+}
+
+Status NoThrowDB::Update(const std::string& collection, const UpdateRequest& request,
+                         uint64_t* updated) {
+  return CatchExceptions("update", [&] { return db_->Update(collection, request, updated); });
+}
+
+Status NoThrowDB::Get(const std::string& collection, const int64_t* ids, size_t n,
+                      const Include& include, GetResult* result) {
+  Status s = CatchExceptions("get", [&] { return db_->Get(collection, ids, n, include, result); });
+  if (!s.ok()) *result = GetResult();
+  return s;
+}
+
+Status NoThrowDB::Count(const std::string& collection, const std::string& filter,
+                        uint64_t* count) {
+  return CatchExceptions("count", [&] { return db_->Count(collection, filter, count); });
+}
+
+Status NoThrowDB::Scan(const std::string& collection, const ScanRequest& request,
+                       ScanResult* result) {
+  Status s = CatchExceptions("scan", [&] { return db_->Scan(collection, request, result); });
+  if (!s.ok()) *result = ScanResult();
+  return s;
+}
+
+Status NoThrowDB::DropCollection(const std::string& name) {
+  return CatchExceptions("drop", [&] { return db_->DropCollection(name); });
+}
+
+Status NoThrowDB::Compact(const std::string& collection, CompactResult* result) {
+  return CatchExceptions("compact", [&] { return db_->Compact(collection, result); });
+}
+
+Status NoThrowDB::Check(std::vector<std::string>* report) {
+  return CatchExceptions("check", [&] { return db_->Check(report); });
+}
+
+Status NoThrowDB::GetPlannerThresholds(Device device, PlannerThresholds* thresholds,
+                                       std::string* device_name) {
+  return CatchExceptions("planner thresholds", [&] {
+    return db_->GetPlannerThresholds(device, thresholds, device_name);
+  });
+}
+
+Status NoThrowDB::PutPlannerThresholds(const std::string& device_name,
+                                       const PlannerThresholds& thresholds) {
+  return CatchExceptions("planner thresholds",
+                         [&] { return db_->PutPlannerThresholds(device_name, thresholds); });
+}
+
+}  // namespace sieve

@@ -1,0 +1,294 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The engine-level public types' own code (include/sieve/db.h, types.h): the JSON forms of
+// Explain, CollectionStats, RepairLoss, RepairReport and PlannerThresholds, and Include's
+// parsing. Status and the enum names are in storage/types.cc, below every layer.
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/db_util.h"
+#include "sieve/db.h"
+#include "sieve/types.h"
+
+namespace sieve {
+
+namespace {
+
+// One line, spaced as the CLI's other output is ({"a": 1, "b": [1, 2]}, as `create` and
+// `query` print it). Invalid UTF-8 in user strings must not make dump() throw.
+void AppendLine(const nlohmann::ordered_json& j, std::string* out) {
+  if (j.is_object()) {
+    out->push_back('{');
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!first) out->append(", ");
+      first = false;
+      out->append(nlohmann::ordered_json(it.key()).dump(
+          -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+      out->append(": ");
+      AppendLine(it.value(), out);
+    }
+    out->push_back('}');
+  } else if (j.is_array()) {
+    out->push_back('[');
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (i > 0) out->append(", ");
+      AppendLine(j[i], out);
+    }
+    out->push_back(']');
+  } else {
+    out->append(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  }
+}
+
+std::string DumpLine(const nlohmann::ordered_json& j) {
+  std::string out;
+  AppendLine(j, &out);
+  return out;
+}
+
+// Stage times to the microsecond: a difference of two clock readings in milliseconds otherwise
+// prints as 1.1492559999999998.
+double RoundMs(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+
+}  // namespace
+
+std::string Explain::ToJson() const {
+  try {
+    nlohmann::ordered_json j;
+    j["path"] = shards.empty() ? std::string() : shards.front().path;
+    j["passing_rows"] = passing_rows;
+    j["device"] = device;
+    j["filter_mode"] = filter_mode;
+    auto shard_list = nlohmann::ordered_json::array();
+    for (const ShardPlan& plan : shards) {
+      nlohmann::ordered_json s;
+      s["shard"] = plan.shard;
+      s["path"] = plan.path;
+      s["select"] = plan.select;
+      if (!plan.select_plan.empty()) s["select_plan"] = plan.select_plan;
+      s["passing_rows"] = plan.passing_rows;
+      s["rows"] = plan.rows;
+      if (!plan.device.empty()) s["device"] = plan.device;
+      s["execute_ms"] = RoundMs(plan.execute_ms);
+      shard_list.push_back(std::move(s));
+    }
+    j["shards"] = std::move(shard_list);
+    auto device_list = nlohmann::ordered_json::array();
+    for (const DevicePlan& d : devices) {
+      device_list.push_back({{"device", d.device},
+                             {"executor", d.executor},
+                             {"shards", d.shards},
+                             {"paths", d.paths},
+                             {"rows", d.rows},
+                             {"execute_ms", RoundMs(d.execute_ms)}});
+    }
+    if (!devices.empty()) j["devices"] = std::move(device_list);
+    auto stages = nlohmann::ordered_json::object();
+    for (const auto& [name, ms] : stage_ms) stages[name] = RoundMs(ms);
+    j["stages_ms"] = std::move(stages);
+    if (!thresholds.empty()) j["thresholds"] = thresholds;
+    j["filters_cached"] = filters_cached;
+    j["memory"] = {{"host_bytes", host_memory_bytes},
+                   {"device_bytes", device_memory_bytes},
+                   {"budget_bytes", memory_budget_bytes}};
+    return DumpLine(j);
+  } catch (...) {
+    // Only allocation failure can get here; keep the line parseable.
+    return std::string(R"({"error":"explain serialization failed"})");
+  }
+}
+
+std::string CollectionStats::ToJson() const {
+  try {
+    nlohmann::ordered_json j;
+    j["collection"] = spec.name;
+    j["rows"] = rows;
+    j["deleted_rows"] = deleted_rows;
+    j["total_rows"] = total_rows;
+    j["dim"] = spec.dim;
+    j["metric"] = MetricName(spec.metric);
+    j["dtype"] = DTypeName(spec.dtype);
+    j["shards"] = spec.shards;
+    auto attrs = nlohmann::ordered_json::object();
+    for (const AttributeSpec& a : spec.attributes) attrs[a.name] = AttrTypeName(a.type);
+    j["attributes"] = std::move(attrs);
+    return DumpLine(j);
+  } catch (...) {
+    return std::string(R"({"error":"stats serialization failed"})");
+  }
+}
+
+std::string RepairLoss::ToJson() const {
+  nlohmann::ordered_json j;
+  j["collection"] = collection;
+  j["shard"] = shard;
+  j["first_ordinal"] = first_ordinal;
+  j["rows"] = rows;
+  j["lost_rows"] = lost_rows;
+  if (commit > 0) j["batch_commit"] = commit;
+  j["cause"] = cause;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string RepairReport::ToJson() const {
+  nlohmann::ordered_json j;
+  j["repaired"] = repaired;
+  j["rows_kept"] = rows_kept;
+  j["rows_lost"] = rows_lost;
+  j["losses"] = losses.size();
+  if (!damaged_copy.empty()) j["damaged_copy"] = damaged_copy;
+  j["notes"] = notes;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string PlannerThresholds::ToJson() const {
+  nlohmann::ordered_json j;
+  j["sddmm_max_rows"] = sddmm_max_rows;
+  j["sddmm_dim_exponent"] = sddmm_dim_exponent;
+  j["sddmm_max_fraction"] = sddmm_max_fraction;
+  j["gather_min_rows"] = gather_min_rows;
+  j["gather_scale"] = gather_scale;
+  j["gather_max_fraction"] = gather_max_fraction;
+  j["gather_rows_exponent"] = gather_rows_exponent;
+  j["gather_rows_dim_exponent"] = gather_rows_dim_exponent;
+  j["bitmap_sddmm_max_rows"] = bitmap_sddmm_max_rows;
+  j["bitmap_sddmm_max_fraction"] = bitmap_sddmm_max_fraction;
+  j["bitmap_sddmm_base_rows"] = bitmap_sddmm_base_rows;
+  j["bitmap_sddmm_max_share"] = bitmap_sddmm_max_share;
+  j["bitmap_sddmm_rows_exponent"] = bitmap_sddmm_rows_exponent;
+  j["bitmap_sddmm_dim_exponent"] = bitmap_sddmm_dim_exponent;
+  j["bitmap_union_gather"] = bitmap_union_gather;
+  j["bitmap_gather_max_fraction"] = bitmap_gather_max_fraction;
+  j["bitmap_gather_scale"] = bitmap_gather_scale;
+  j["bitmap_gather_dim_exponent"] = bitmap_gather_dim_exponent;
+  j["bitmap_gather_rows_exponent"] = bitmap_gather_rows_exponent;
+  j["source"] = source;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Status::InvalidArgument("planner thresholds: not a JSON object");
+  PlannerThresholds t;
+  auto count = [&](const char* key, uint64_t* v) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_unsigned()) {
+      return Status::InvalidArgument(std::string("planner thresholds: '") + key +
+                                     "' is missing or not a non-negative integer");
+    }
+    *v = it->get<uint64_t>();
+    return Status::OK();
+  };
+  auto number = [&](const char* key, double* v, double hi) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
+        it->get<double>() < 0 || it->get<double>() > hi) {
+      return Status::InvalidArgument(std::string("planner thresholds: '") + key +
+                                     "' is missing or not a number in [0, " + std::to_string(hi) +
+                                     "]");
+    }
+    *v = it->get<double>();
+    return Status::OK();
+  };
+  const double kHuge = std::numeric_limits<double>::max();
+  // Fields added after the first stored format may be missing: an older calibration keeps
+  // the meaning it was fitted with (no dim scaling, no base count).
+  auto optional = [&](const char* key, double* v, double hi) -> Status {
+    return j.contains(key) ? number(key, v, hi) : Status::OK();
+  };
+  SIEVE_RETURN_IF_ERROR(count("sddmm_max_rows", &t.sddmm_max_rows));
+  SIEVE_RETURN_IF_ERROR(optional("sddmm_dim_exponent", &t.sddmm_dim_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(number("sddmm_max_fraction", &t.sddmm_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(number("gather_min_rows", &t.gather_min_rows, kHuge));
+  SIEVE_RETURN_IF_ERROR(number("gather_scale", &t.gather_scale, kHuge));
+  SIEVE_RETURN_IF_ERROR(number("gather_max_fraction", &t.gather_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(optional("gather_rows_exponent", &t.gather_rows_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(optional("gather_rows_dim_exponent", &t.gather_rows_dim_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(count("bitmap_sddmm_max_rows", &t.bitmap_sddmm_max_rows));
+  SIEVE_RETURN_IF_ERROR(number("bitmap_sddmm_max_fraction", &t.bitmap_sddmm_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_base_rows", &t.bitmap_sddmm_base_rows, kHuge));
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_sddmm_max_share", &t.bitmap_sddmm_max_share, 1.0));
+  SIEVE_RETURN_IF_ERROR(
+      optional("bitmap_sddmm_rows_exponent", &t.bitmap_sddmm_rows_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(
+      optional("bitmap_sddmm_dim_exponent", &t.bitmap_sddmm_dim_exponent, 8.0));
+  auto g = j.find("bitmap_union_gather");
+  if (g == j.end() || !g->is_boolean()) {
+    return Status::InvalidArgument(
+        "planner thresholds: 'bitmap_union_gather' is missing or not a boolean");
+  }
+  t.bitmap_union_gather = g->get<bool>();
+  SIEVE_RETURN_IF_ERROR(number("bitmap_gather_max_fraction", &t.bitmap_gather_max_fraction, 1.0));
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_gather_scale", &t.bitmap_gather_scale, kHuge));
+  SIEVE_RETURN_IF_ERROR(optional("bitmap_gather_dim_exponent", &t.bitmap_gather_dim_exponent, 8.0));
+  SIEVE_RETURN_IF_ERROR(
+      optional("bitmap_gather_rows_exponent", &t.bitmap_gather_rows_exponent, 8.0));
+  auto src = j.find("source");
+  if (src != j.end() && src->is_string()) t.source = src->get<std::string>();
+  *out = std::move(t);
+  return Status::OK();
+}
+
+Status Include::Parse(std::string_view text, Include* out) {
+  *out = Include();
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t end = i;
+    std::string item;
+    bool quoted = false;
+    // Leading blanks.
+    while (end < text.size() && (text[end] == ' ' || text[end] == '\t')) ++end;
+    if (end < text.size() && text[end] == '"') {
+      quoted = true;
+      ++end;
+      for (;;) {
+        if (end >= text.size()) {
+          return Status::InvalidArgument("include: unterminated quoted name at character " +
+                                         std::to_string(i + 1));
+        }
+        if (text[end] == '"') {
+          if (end + 1 < text.size() && text[end + 1] == '"') {  // "" inside quotes is one "
+            item += '"';
+            end += 2;
+            continue;
+          }
+          ++end;
+          break;
+        }
+        item += text[end++];
+      }
+      while (end < text.size() && (text[end] == ' ' || text[end] == '\t')) ++end;
+      if (end < text.size() && text[end] != ',') {
+        return Status::InvalidArgument("include: expected , after the quoted name \"" + item +
+                                       "\"");
+      }
+    } else {
+      while (end < text.size() && text[end] != ',') item += text[end++];
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.pop_back();
+    }
+    if (quoted) {
+      out->attributes.push_back(item);
+    } else if (item == "*") {
+      out->all_attributes = true;
+    } else if (item == "vector") {
+      out->vector = true;
+    } else if (!item.empty()) {
+      out->attributes.push_back(item);
+    }
+    i = end + 1;
+  }
+  return Status::OK();
+}
+
+Status Include::AttributeNames(const CollectionSpec& spec, std::vector<std::string>* names) const {
+  std::vector<size_t> attrs;
+  return ResolveInclude(spec, *this, &attrs, names);
+}
+
+}  // namespace sieve

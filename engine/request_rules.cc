@@ -1,0 +1,47 @@
+// Copyright 2026 The Sieve Authors.
+
+#include "engine/request_rules.h"
+
+#include <string>
+
+namespace sieve {
+
+Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& request) {
+  if (request.k < 1 || request.k > kMaxSearchK) {
+    return Status::InvalidArgument("k must be 1 to " + std::to_string(kMaxSearchK) + ", got " +
+                                   std::to_string(request.k));
+  }
+  const size_t nq = request.num_queries;
+  if (!request.filter.empty() && !request.filters.empty()) {
+    return Status::InvalidArgument(
+        "a search takes one filter for every query (filter) or one per query (filters), not "
+        "both");
+  }
+  if (!request.filters.empty() && request.filters.size() != nq) {
+    return Status::InvalidArgument("filters: " + std::to_string(request.filters.size()) +
+                                   " filters for " + std::to_string(nq) + " queries");
+  }
+  if (nq == 0) return Status::OK();
+  if (request.queries == nullptr) return Status::InvalidArgument("no query vectors");
+  if (request.dim != spec.dim) {
+    return Status::InvalidArgument(
+        "queries have " + std::to_string(request.dim) + " components, collection '" + spec.name +
+        "' has dim " + std::to_string(spec.dim));
+  }
+  for (size_t q = 0; q < nq; ++q) {
+    Status s = CheckVector(request.queries + q * spec.dim, spec.dim);
+    if (!s.ok()) return Status::InvalidArgument("query " + std::to_string(q) + ": " + s.message());
+  }
+  return Status::OK();
+}
+
+Status ValidateSelectingFilter(const char* op, const std::string& filter) {
+  if (filter.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Status::InvalidArgument(std::string(op) +
+                                   ": the filter is blank; to select every row say so, e.g. "
+                                   "\"id >= -9223372036854775808\"");
+  }
+  return Status::OK();
+}
+
+}  // namespace sieve

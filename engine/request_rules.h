@@ -1,0 +1,24 @@
+// Copyright 2026 The Sieve Authors.
+//
+// The rules a request must follow, written once: every front end (the CLI, the server,
+// Python, Ray) passes the engine's message on instead of checking on its own.
+
+#ifndef SIEVE_ENGINE_REQUEST_RULES_H_
+#define SIEVE_ENGINE_REQUEST_RULES_H_
+
+#include "sieve/db.h"
+
+namespace sieve {
+
+// k within [1, kMaxSearchK]; `filter` and `filters` not both set; `filters` one per query;
+// query vectors present, of the collection's dim, finite and within the norm range ingest
+// accepts. InvalidArgument naming the rule (and the query) otherwise.
+Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& request);
+
+// A filter that selects rows to change (delete, update): not blank. "" or whitespace alone
+// would select every row; InvalidArgument naming `op`, which says how to select them all.
+Status ValidateSelectingFilter(const char* op, const std::string& filter);
+
+}  // namespace sieve
+
+#endif  // SIEVE_ENGINE_REQUEST_RULES_H_

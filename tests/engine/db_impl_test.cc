@@ -1,0 +1,441 @@
+// Copyright 2026 The Sieve Authors.
+//
+// DBImpl, the engine behind sieve::DB: every public call with its results against an
+// independent oracle (float64 brute force over the rows ingested, counts kept by the test) and
+// its error paths, each of which must leave the store as it was.
+
+#include "engine/db_impl.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sieve/db.h"
+#include "tests/testutil.h"
+
+namespace sieve {
+namespace {
+
+constexpr uint32_t kDim = 8;
+
+class DBImplTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status s = DB::Open(Options(), dir_.Join("db"), &db_);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  CollectionSpec Spec(const std::string& name, Metric metric = Metric::kL2) const {
+    CollectionSpec spec;
+    spec.name = name;
+    spec.dim = kDim;
+    spec.metric = metric;
+    spec.attributes = {{"cat", AttrType::kInt}, {"color", AttrType::kString}};
+    return spec;
+  }
+
+  // Ingests n rows with ids first_id.., cat = id % 5, color "red" for even ids else null.
+  void IngestRows(const std::string& name, size_t n, int64_t first_id, uint64_t seed) {
+    const std::vector<float> v = test::RandomVectors(n, kDim, seed);
+    std::vector<int64_t> ids(n);
+    std::vector<std::vector<Value>> attrs(n);
+    for (size_t i = 0; i < n; ++i) {
+      ids[i] = first_id + static_cast<int64_t>(i);
+      attrs[i] = {Value(ids[i] % 5),
+                  ids[i] % 2 == 0 ? Value(std::string("red")) : Value(std::monostate())};
+      rows_.push_back(
+          {ids[i], std::vector<float>(v.begin() + i * kDim, v.begin() + (i + 1) * kDim)});
+    }
+    RowBatch batch;
+    batch.num_rows = n;
+    batch.dim = kDim;
+    batch.vectors = v.data();
+    batch.ids = ids.data();
+    batch.attributes = attrs.data();
+    IngestResult r;
+    Status s = db_->Ingest(name, batch, IngestOptions(), &r);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(r.ingested, n);
+  }
+
+  struct Row {
+    int64_t id;
+    std::vector<float> v;
+  };
+
+  // The float64 top-k ids over the live rows that `pass` keeps.
+  template <typename Pass>
+  std::vector<int64_t> OracleIds(Metric metric, const float* q, int k, Pass&& pass) const {
+    std::vector<std::pair<double, int64_t>> all;
+    for (const Row& r : rows_) {
+      if (dead_.count(r.id) || !pass(r.id)) continue;
+      all.emplace_back(test::OracleDistance(metric, q, r.v.data(), kDim), r.id);
+    }
+    const bool larger = metric == Metric::kInnerProduct;
+    std::sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return larger ? a.first > b.first : a.first < b.first;
+      return a.second < b.second;
+    });
+    std::vector<int64_t> ids;
+    for (size_t i = 0; i < all.size() && i < static_cast<size_t>(k); ++i) {
+      ids.push_back(all[i].second);
+    }
+    return ids;
+  }
+
+  test::ScratchDir dir_;
+  std::unique_ptr<DB> db_;
+  std::vector<Row> rows_;
+  std::set<int64_t> dead_;
+};
+
+TEST_F(DBImplTest, OpenHonoursItsOptions) {
+  std::unique_ptr<DB> other;
+  Options o;
+  o.create_if_missing = false;
+  EXPECT_TRUE(DB::Open(o, dir_.Join("absent"), &other).IsNotFound());
+  o = Options();
+  o.error_if_exists = true;
+  db_.reset();  // release the lock
+  EXPECT_FALSE(DB::Open(o, dir_.Join("db"), &other).ok());
+  o.gpu.threshold_max_levels = 3;  // GPU options travel with the database's options
+  o.error_if_exists = false;
+  EXPECT_TRUE(DB::Open(o, dir_.Join("db"), &other).ok());
+}
+
+TEST_F(DBImplTest, CreateListAndStats) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("b")).ok());
+  ASSERT_TRUE(db_->CreateCollection(Spec("a")).ok());
+  EXPECT_TRUE(db_->CreateCollection(Spec("a")).IsAlreadyExists());
+  CollectionSpec bad = Spec("bad name!");
+  EXPECT_TRUE(db_->CreateCollection(bad).IsInvalidArgument());
+  bad = Spec("zero");
+  bad.dim = 0;
+  EXPECT_TRUE(db_->CreateCollection(bad).IsInvalidArgument());
+  bad = Spec("twice");
+  bad.attributes.push_back({"cat", AttrType::kFloat});
+  EXPECT_TRUE(db_->CreateCollection(bad).IsInvalidArgument());
+  std::vector<std::string> names;
+  ASSERT_TRUE(db_->ListCollections(&names).ok());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b"}));
+
+  CollectionStats stats;
+  EXPECT_TRUE(db_->GetStats("nope", &stats).IsNotFound());
+  IngestRows("a", 30, 0, 1);
+  ASSERT_TRUE(db_->GetStats("a", &stats).ok());
+  EXPECT_EQ(stats.rows, 30u);
+  EXPECT_EQ(stats.total_rows, 30u);
+  EXPECT_EQ(stats.deleted_rows, 0u);
+  EXPECT_EQ(stats.spec.dim, kDim);
+}
+
+TEST_F(DBImplTest, IngestRejectsBadBatchesWritingNothing) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("c")).ok());
+  IngestRows("c", 10, 0, 2);
+  std::vector<float> v = test::RandomVectors(3, kDim, 3);
+  IngestResult r;
+  RowBatch batch;
+  batch.num_rows = 3;
+  batch.dim = kDim;
+  batch.vectors = v.data();
+  EXPECT_TRUE(db_->Ingest("nope", batch, IngestOptions(), &r).IsNotFound());
+  v[kDim + 2] = std::numeric_limits<float>::quiet_NaN();
+  Status s = db_->Ingest("c", batch, IngestOptions(), &r);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("row 1"), std::string::npos) << s.message();
+  v[kDim + 2] = 0.5f;
+  std::vector<int64_t> ids = {100, 101, 100};  // repeats within the batch
+  batch.ids = ids.data();
+  EXPECT_TRUE(db_->Ingest("c", batch, IngestOptions(), &r).IsInvalidArgument());
+  ids = {100, 101, 5};  // 5 is live
+  EXPECT_TRUE(db_->Ingest("c", batch, IngestOptions(), &r).IsInvalidArgument());
+  ids = {100, 101, 102};
+  std::vector<std::vector<Value>> attrs = {{Value(std::string("x"))}, {}, {}};  // cat is int
+  batch.attributes = attrs.data();
+  s = db_->Ingest("c", batch, IngestOptions(), &r);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("cat"), std::string::npos) << s.message();
+  CollectionStats stats;
+  ASSERT_TRUE(db_->GetStats("c", &stats).ok());
+  EXPECT_EQ(stats.rows, 10u) << "a rejected batch wrote rows";
+  // A good batch in commits of 2 rows reports its progress.
+  attrs = {{Value(int64_t{1})}, {}, {Value(int64_t{2}), Value(std::string("red"))}};
+  IngestOptions opts;
+  opts.batch_rows = 2;
+  std::vector<size_t> progress;
+  opts.progress = [&](size_t done, size_t total) {
+    progress.push_back(done);
+    EXPECT_EQ(total, 3u);
+  };
+  ASSERT_TRUE(db_->Ingest("c", batch, opts, &r).ok());
+  EXPECT_EQ(progress, (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(r.live_rows, 13u);
+}
+
+TEST_F(DBImplTest, SearchEqualsTheOracleWithFiltersAndDeletes) {
+  for (Metric metric : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {
+    SCOPED_TRACE(MetricName(metric));
+    const std::string name = std::string("s_") + MetricName(metric);
+    ASSERT_TRUE(db_->CreateCollection(Spec(name, metric)).ok());
+    rows_.clear();
+    dead_.clear();
+    IngestRows(name, 400, 1000, 4);
+    const std::vector<int64_t> gone = {1000, 1002, 1007, 99999};  // 99999 is unknown
+    uint64_t deleted = 0;
+    ASSERT_TRUE(db_->DeleteByIds(name, gone.data(), gone.size(), &deleted).ok());
+    EXPECT_EQ(deleted, 3u);
+    dead_.insert({1000, 1002, 1007});
+    ASSERT_TRUE(db_->DeleteByFilter(name, "cat = 4 AND color IS NOT NULL", &deleted).ok());
+    for (const Row& r : rows_) {
+      if (r.id % 5 == 4 && r.id % 2 == 0 && !dead_.count(r.id)) dead_.insert(r.id);
+    }
+    EXPECT_EQ(deleted, dead_.size() - 3);
+
+    const std::vector<float> q = test::RandomVectors(3, kDim, 5);
+    SearchRequest req;
+    req.queries = q.data();
+    req.num_queries = 3;
+    req.dim = kDim;
+    req.k = 7;
+    for (SearchPath path :
+         {SearchPath::kAuto, SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense}) {
+      SearchOptions opts;
+      opts.device = Device::kCpu;
+      opts.path = path;
+      req.filter = "cat IN (1, 2) OR color = 'red'";
+      SearchResult res;
+      Status s = db_->Search(name, req, opts, &res);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_EQ(res.results.size(), 3u);
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(res.results[i].ids, OracleIds(metric, q.data() + i * kDim, 7, [](int64_t id) {
+                    return id % 5 == 1 || id % 5 == 2 || id % 2 == 0;
+                  }));
+      }
+      EXPECT_EQ(res.explain.device, "cpu");
+      EXPECT_EQ(res.explain.filter_mode, "bitset");
+      ASSERT_EQ(res.explain.shards.size(), 1u);
+      if (path != SearchPath::kAuto) EXPECT_EQ(res.explain.shards[0].path, SearchPathName(path));
+    }
+    // A filter per query.
+    req.filter.clear();
+    req.filters = {"cat = 0", "", "color IS NULL"};
+    SearchResult res;
+    SearchOptions cpu;
+    cpu.device = Device::kCpu;
+    ASSERT_TRUE(db_->Search(name, req, cpu, &res).ok());
+    EXPECT_EQ(res.explain.filter_mode, "bitmap");
+    EXPECT_EQ(res.results[0].ids,
+              OracleIds(metric, q.data(), 7, [](int64_t id) { return id % 5 == 0; }));
+    EXPECT_EQ(res.results[1].ids,
+              OracleIds(metric, q.data() + kDim, 7, [](int64_t) { return true; }));
+    EXPECT_EQ(res.results[2].ids,
+              OracleIds(metric, q.data() + 2 * kDim, 7, [](int64_t id) { return id % 2 != 0; }));
+    req.filters.clear();
+  }
+}
+
+TEST_F(DBImplTest, SearchRejectsBadRequests) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("r")).ok());
+  IngestRows("r", 20, 0, 6);
+  const std::vector<float> q = test::RandomVectors(2, kDim, 7);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 2;
+  req.dim = kDim;
+  SearchResult res;
+  SearchOptions cpu;
+  cpu.device = Device::kCpu;
+  req.k = 0;
+  EXPECT_TRUE(db_->Search("r", req, cpu, &res).IsInvalidArgument());
+  req.k = 3;
+  EXPECT_TRUE(db_->Search("nope", req, cpu, &res).IsNotFound());
+  req.filter = "cat <";
+  Status s = db_->Search("r", req, cpu, &res);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("position"), std::string::npos) << s.message();
+  req.filter = "price < 3";  // no such attribute
+  EXPECT_TRUE(db_->Search("r", req, cpu, &res).IsInvalidArgument());
+  req.filter.clear();
+  req.filters = {"cat = 1"};  // one filter for two queries
+  EXPECT_TRUE(db_->Search("r", req, cpu, &res).IsInvalidArgument());
+  req.filters.clear();
+  std::vector<float> nan = q;
+  nan[3] = std::numeric_limits<float>::infinity();
+  req.queries = nan.data();
+  EXPECT_TRUE(db_->Search("r", req, cpu, &res).IsInvalidArgument());
+  req.queries = nullptr;
+  EXPECT_TRUE(db_->Search("r", req, cpu, &res).IsInvalidArgument());
+  uint64_t deleted = 0;
+  EXPECT_TRUE(db_->DeleteByFilter("r", "cat ==", &deleted).IsInvalidArgument());
+  EXPECT_TRUE(db_->DeleteByIds("nope", nullptr, 0, &deleted).IsNotFound());
+}
+
+TEST_F(DBImplTest, GpuWithoutADeviceIsUnavailableAndAutoRunsOnTheCpu) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("g")).ok());
+  IngestRows("g", 20, 0, 8);
+  const std::vector<float> q = test::RandomVectors(1, kDim, 9);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 1;
+  req.dim = kDim;
+  req.k = 2;
+  SearchOptions opts;
+  opts.device = Device::kGpu;
+  SearchResult res;
+  Status s = db_->Search("g", req, opts, &res);
+  if (s.ok()) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_TRUE(s.IsUnavailable()) << s.ToString();
+  opts.device = Device::kAuto;
+  ASSERT_TRUE(db_->Search("g", req, opts, &res).ok());
+  EXPECT_EQ(res.explain.device, "cpu");
+  PlannerThresholds t;
+  std::string device;
+  EXPECT_TRUE(db_->GetPlannerThresholds(Device::kGpu, &t, &device).IsUnavailable());
+}
+
+TEST_F(DBImplTest, PlannerThresholdsAreStoredPerDevice) {
+  PlannerThresholds t;
+  std::string device;
+  ASSERT_TRUE(db_->GetPlannerThresholds(Device::kCpu, &t, &device).ok());
+  EXPECT_EQ(device, "cpu");
+  EXPECT_EQ(t.source, PlannerThresholds::CpuDefaults().source);
+  PlannerThresholds mine = PlannerThresholds::CpuDefaults();
+  mine.sddmm_max_rows = 1234;
+  mine.source = "calibrated by the test";
+  EXPECT_TRUE(db_->PutPlannerThresholds("", mine).IsInvalidArgument());
+  PlannerThresholds bad = mine;
+  bad.gather_max_fraction = 2.0;
+  EXPECT_TRUE(db_->PutPlannerThresholds("cpu", bad).IsInvalidArgument());
+  ASSERT_TRUE(db_->PutPlannerThresholds("cpu", mine).ok());
+  ASSERT_TRUE(db_->GetPlannerThresholds(Device::kCpu, &t, &device).ok());
+  EXPECT_EQ(t.sddmm_max_rows, 1234u);
+  // Durable: a reopened database reads them back, and searches name them in explain.
+  db_.reset();
+  ASSERT_TRUE(DB::Open(Options(), dir_.Join("db"), &db_).ok());
+  ASSERT_TRUE(db_->GetPlannerThresholds(Device::kCpu, &t, &device).ok());
+  EXPECT_EQ(t.sddmm_max_rows, 1234u);
+  EXPECT_EQ(t.source, "calibrated by the test");
+  ASSERT_TRUE(db_->CreateCollection(Spec("p")).ok());
+  IngestRows("p", 10, 0, 10);
+  const std::vector<float> q = test::RandomVectors(1, kDim, 11);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 1;
+  req.dim = kDim;
+  req.k = 1;
+  SearchOptions cpu;
+  cpu.device = Device::kCpu;
+  SearchResult res;
+  ASSERT_TRUE(db_->Search("p", req, cpu, &res).ok());
+  EXPECT_EQ(res.explain.thresholds, "calibrated by the test");
+}
+
+TEST_F(DBImplTest, CheckPassesOnAGoodStore) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("k")).ok());
+  IngestRows("k", 50, 0, 12);
+  uint64_t deleted = 0;
+  ASSERT_TRUE(db_->DeleteByFilter("k", "cat = 3", &deleted).ok());
+  std::vector<std::string> report;
+  Status s = db_->Check(&report);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(report.empty());
+}
+
+
+// The compiled-filter cache (Options::filter_cache_bytes): a search that repeats a filter takes
+// its row set from the cache (explain.filters_cached), and every write to the shard (ingest,
+// delete, update) makes the next search compile again, with answers that follow the write.
+TEST_F(DBImplTest, CompiledFiltersAreReusedUntilTheShardChanges) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("fc")).ok());
+  IngestRows("fc", 300, 0, 21);
+  const std::vector<float> q = test::RandomVectors(2, kDim, 22);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 2;
+  req.dim = kDim;
+  req.k = 5;
+  SearchOptions cpu;
+  cpu.device = Device::kCpu;
+  std::set<int64_t> cat1_red_off;  // ids whose cat the update below moves out of cat 1
+  auto check = [&](uint64_t want_cached, const std::string& what) {
+    SCOPED_TRACE(what);
+    req.filter = "cat = 1";
+    SearchResult res;
+    Status s = db_->Search("fc", req, cpu, &res);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(res.explain.filters_cached, want_cached);
+    EXPECT_NE(res.explain.ToJson().find("\"filters_cached\": " + std::to_string(want_cached)),
+              std::string::npos)
+        << res.explain.ToJson();
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(res.results[i].ids, OracleIds(Metric::kL2, q.data() + i * kDim, 5, [&](int64_t id) {
+                  return id % 5 == 1 && cat1_red_off.count(id) == 0;
+                }));
+    }
+  };
+  check(0, "first search compiles");
+  check(1, "the same filter again comes from the cache");
+  IngestRows("fc", 50, 300, 23);
+  check(0, "after an ingest");
+  check(1, "again");
+  const int64_t gone[] = {1, 6, 11, 301};
+  uint64_t deleted = 0;
+  ASSERT_TRUE(db_->DeleteByIds("fc", gone, 4, &deleted).ok());
+  dead_.insert({1, 6, 11, 301});
+  check(0, "after a delete");
+  UpdateRequest up;
+  const int64_t moved[] = {16, 21, 26};
+  up.ids = moved;
+  up.num_ids = 3;
+  up.set = {{"cat", Value(int64_t{3})}};
+  uint64_t updated = 0;
+  ASSERT_TRUE(db_->Update("fc", up, &updated).ok());
+  ASSERT_EQ(updated, 3u);
+  cat1_red_off.insert({16, 21, 26});
+  check(0, "after an update");
+  check(1, "again");
+
+  // A filter per query: each distinct text is cached on its own.
+  req.filter.clear();
+  req.filters = {"cat = 1", "cat = 2"};
+  SearchResult res;
+  ASSERT_TRUE(db_->Search("fc", req, cpu, &res).ok());
+  EXPECT_EQ(res.explain.filters_cached, 1u);
+  ASSERT_TRUE(db_->Search("fc", req, cpu, &res).ok());
+  EXPECT_EQ(res.explain.filters_cached, 2u);
+}
+
+TEST_F(DBImplTest, NoFilterCacheWhenItsBoundIsZero) {
+  Options o;
+  o.filter_cache_bytes = 0;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir_.Join("nocache"), &db).ok());
+  db_ = std::move(db);
+  ASSERT_TRUE(db_->CreateCollection(Spec("nc")).ok());
+  IngestRows("nc", 100, 0, 31);
+  const std::vector<float> q = test::RandomVectors(1, kDim, 32);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 1;
+  req.dim = kDim;
+  req.k = 3;
+  req.filter = "cat = 2";
+  SearchOptions cpu;
+  cpu.device = Device::kCpu;
+  for (int i = 0; i < 3; ++i) {
+    SearchResult res;
+    ASSERT_TRUE(db_->Search("nc", req, cpu, &res).ok());
+    EXPECT_EQ(res.explain.filters_cached, 0u);
+    EXPECT_EQ(res.results[0].ids, OracleIds(Metric::kL2, q.data(), 3,
+                                            [](int64_t id) { return id % 5 == 2; }));
+  }
+}
+
+}  // namespace
+}  // namespace sieve
