@@ -70,6 +70,9 @@ Status ValidateDeviceOptions(const Options& options) {
     return Status::InvalidArgument("first_use_calibration.max_rows must be 1 to 2^32 - 1, got " +
                                    std::to_string(f.max_rows));
   }
+  // Checked here as well as where a GPU executor is made, so that a bad GPU option fails at
+  // Open on a machine without a GPU too, instead of at the first GPU search elsewhere.
+  SIEVE_RETURN_IF_ERROR(options.gpu.Validate().WithContext("gpu"));
   if (options.cpu_executors < 1 || options.cpu_executors > kMaxCpuExecutors) {
     return Status::InvalidArgument("cpu_executors must be 1 to " +
                                    std::to_string(kMaxCpuExecutors) + ", got " +

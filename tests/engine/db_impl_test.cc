@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -99,13 +101,69 @@ TEST_F(DBImplTest, OpenHonoursItsOptions) {
   Options o;
   o.create_if_missing = false;
   EXPECT_TRUE(DB::Open(o, dir_.Join("absent"), &other).IsNotFound());
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join("absent")));
+  CollectionSpec two_shards = Spec("c", Metric::kL2);
+  two_shards.shards = 2;
+  ASSERT_TRUE(db_->CreateCollection(two_shards).ok());
+  IngestRows("c", 40, 0, 7);
   o = Options();
   o.error_if_exists = true;
   db_.reset();  // release the lock
   EXPECT_FALSE(DB::Open(o, dir_.Join("db"), &other).ok());
-  o.gpu.threshold_max_levels = 3;  // GPU options travel with the database's options
-  o.error_if_exists = false;
-  EXPECT_TRUE(DB::Open(o, dir_.Join("db"), &other).ok());
+
+  // GPU options are read at Open, with or without a GPU: a bad one is refused, naming it.
+  o = Options();
+  o.gpu.threshold_max_levels = 9;
+  Status s = DB::Open(o, dir_.Join("db"), &other);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("threshold_max_levels"), std::string::npos) << s.ToString();
+  o.gpu.threshold_max_levels = 3;
+  o.gpu.candidate_sample_factor = 100;
+  s = DB::Open(o, dir_.Join("db"), &other);
+  EXPECT_NE(s.message().find("candidate_sample_factor"), std::string::npos) << s.ToString();
+  o.gpu.candidate_sample_factor = GpuExecutorOptions().candidate_sample_factor;
+  o.cpu_executors = 0;
+  EXPECT_TRUE(DB::Open(o, dir_.Join("db"), &other).IsInvalidArgument());
+
+  // The host-side options shape every search: the budget, the filter cache, the executors.
+  o.cpu_executors = 2;
+  o.memory_budget_bytes = uint64_t{123} << 20;
+  o.filter_cache_bytes = 0;
+  ASSERT_TRUE(DB::Open(o, dir_.Join("db"), &other).ok());
+  const std::vector<float> q = test::RandomVectors(1, kDim, 8);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 1;
+  req.dim = kDim;
+  req.k = 3;
+  req.filter = "cat = 1";
+  SearchOptions so;
+  so.device = Device::kCpu;
+  SearchResult r;
+  for (int i = 0; i < 2; ++i) {
+    s = other->Search("c", req, so, &r);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(r.explain.memory_budget_bytes, uint64_t{123} << 20);
+  EXPECT_EQ(r.explain.filters_cached, 0u);  // no cache: the second search compiled again
+  ASSERT_EQ(r.explain.devices.size(), 2u);  // the two shards, one on each executor
+  EXPECT_EQ(r.explain.devices[0].device, "cpu0");
+  EXPECT_EQ(r.explain.devices[1].device, "cpu1");
+  other.reset();
+  o = Options();  // the default cache keeps the compiled filter
+  ASSERT_TRUE(DB::Open(o, dir_.Join("db"), &other).ok());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(other->Search("c", req, so, &r).ok());
+  EXPECT_EQ(r.explain.filters_cached, 2u);  // one (filter, shard) set per shard
+  EXPECT_EQ(r.explain.memory_budget_bytes, DefaultMemoryBudget());
+  EXPECT_EQ(r.explain.devices.size(), 1u);
+  other.reset();
+
+  // read_only: searches work, writes are refused.
+  o.read_only = true;
+  ASSERT_TRUE(DB::Open(o, dir_.Join("db"), &other).ok());
+  ASSERT_TRUE(other->Search("c", req, so, &r).ok());
+  uint64_t deleted = 0;
+  EXPECT_TRUE(other->DeleteByFilter("c", "cat = 1", &deleted).IsNotSupported());
 }
 
 TEST_F(DBImplTest, CreateListAndStats) {
@@ -264,7 +322,25 @@ TEST_F(DBImplTest, SearchRejectsBadRequests) {
   req.filter.clear();
   req.filters = {"cat = 1"};  // one filter for two queries
   EXPECT_TRUE(db_->Search("r", req, cpu, &res).IsInvalidArgument());
+  req.filters = {"cat = 1", "cat = 2"};
+  req.filter = "cat = 3";  // both forms at once: which one was meant is not for us to guess
+  s = db_->Search("r", req, cpu, &res);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("not both"), std::string::npos) << s.ToString();
+  req.filter.clear();
   req.filters.clear();
+  req.k = kMaxSearchK + 1;
+  s = db_->Search("r", req, cpu, &res);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find(std::to_string(kMaxSearchK)), std::string::npos) << s.ToString();
+  req.k = kMaxSearchK;  // the bound itself is a k like any other
+  s = db_->Search("r", req, cpu, &res);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(res.results[0].ids.size(), 20u);
+  req.k = 3;
+  req.dim = kDim + 1;
+  EXPECT_TRUE(db_->Search("r", req, cpu, &res).IsInvalidArgument());
+  req.dim = kDim;
   std::vector<float> nan = q;
   nan[3] = std::numeric_limits<float>::infinity();
   req.queries = nan.data();
@@ -274,6 +350,59 @@ TEST_F(DBImplTest, SearchRejectsBadRequests) {
   uint64_t deleted = 0;
   EXPECT_TRUE(db_->DeleteByFilter("r", "cat ==", &deleted).IsInvalidArgument());
   EXPECT_TRUE(db_->DeleteByIds("nope", nullptr, 0, &deleted).IsNotFound());
+}
+
+// Explain names each step of the search once, in the order they ran, and "execute" holds the
+// refinement it ran (engine/search_steps.h).
+TEST_F(DBImplTest, ExplainTimesEveryStepInOrder) {
+  CollectionSpec spec = Spec("steps");
+  spec.shards = 3;
+  ASSERT_TRUE(db_->CreateCollection(spec).ok());
+  IngestRows("steps", 60, 0, 9);
+  const std::vector<float> q = test::RandomVectors(2, kDim, 10);
+  SearchRequest req;
+  req.queries = q.data();
+  req.num_queries = 2;
+  req.dim = kDim;
+  req.k = 4;
+  req.filters = {"cat = 1", "cat != 1"};
+  req.include.attributes = {"cat"};
+  SearchOptions cpu;
+  cpu.device = Device::kCpu;
+  for (bool first : {true, false}) {
+    SearchResult res;
+    Status s = db_->Search("steps", req, cpu, &res);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    std::vector<std::string> names;
+    for (const auto& [name, ms] : res.explain.stage_ms) {
+      if (name.rfind("execute.", 0) == 0) continue;  // the executor's own stages
+      names.push_back(name);
+      EXPECT_GE(ms, 0) << name;
+    }
+    std::vector<std::string> want = {"parse", "devices", "load", "place", "compile",
+                                     "plan", "reserve", "refine", "execute", "merge",
+                                     "include", "total"};
+    if (!first) want.erase(want.begin() + 2);  // loaded by the first search
+    EXPECT_EQ(names, want);
+    EXPECT_EQ(res.explain.filter_mode, "bitmap");
+    ASSERT_EQ(res.explain.shards.size(), 3u);
+    for (const ShardPlan& p : res.explain.shards) {
+      EXPECT_EQ(p.passing_rows.size(), 2u);  // one count per distinct filter
+      EXPECT_EQ(p.select, "heap");
+    }
+    // Every result carries the attribute it asked for, and it passes the query's filter.
+    ASSERT_EQ(res.results.size(), 2u);
+    for (size_t qi = 0; qi < 2; ++qi) {
+      EXPECT_EQ(res.results[qi].ids.size(), 4u);
+      ASSERT_EQ(res.results[qi].attributes.size(), res.results[qi].ids.size());
+      for (size_t i = 0; i < res.results[qi].ids.size(); ++i) {
+        EXPECT_EQ(res.results[qi].attributes[i][0], Value(res.results[qi].ids[i] % 5));
+        EXPECT_EQ(res.results[qi].ids[i] % 5 == 1, qi == 0);
+      }
+      auto pass = [&](int64_t id) { return (id % 5 == 1) == (qi == 0); };
+      EXPECT_EQ(res.results[qi].ids, OracleIds(Metric::kL2, q.data() + qi * kDim, 4, pass));
+    }
+  }
 }
 
 TEST_F(DBImplTest, GpuWithoutADeviceIsUnavailableAndAutoRunsOnTheCpu) {
