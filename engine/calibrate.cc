@@ -3,6 +3,7 @@
 // DB::Calibrate and DB::RefitCalibration: the options checked, the device's executor and grid
 // chosen, query/calibrate/calibration.h's recipe run, and its fit stored and reported.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -29,7 +30,9 @@ Status CheckCalibrateOptions(const CalibrateOptions& o) {
     }
   }
   for (uint32_t dim : o.dims) {
-    if (dim < 1 || dim > 65536) return bad("dims: " + std::to_string(dim) + " is not in [1, 65536]");
+    if (dim < 1 || dim > 65536) {
+      return bad("dims: " + std::to_string(dim) + " is not in [1, 65536]");
+    }
   }
   if (o.queries > 100000) return bad("queries must be at most 100000");
   if (o.k > 1000000) return bad("k must be at most 1000000");
@@ -88,8 +91,8 @@ Status DBImpl::Calibrate(const CalibrateOptions& options, CalibrateReport* repor
   }
   calibrate::Calibration c;
   SIEVE_RETURN_IF_ERROR(calibrate::Calibrate(executor, config, PlannerThresholds::DefaultsFor(name),
-                                             options.caller, /*note_cut=*/false,
-                                             options.progress, &c));
+                                             options.caller, /*note_cut=*/false, options.progress,
+                                             &c));
   if (options.store) SIEVE_RETURN_IF_ERROR(PutPlannerThresholds(name, c.thresholds));
   Report(c, options.store, report);
   return Status::OK();

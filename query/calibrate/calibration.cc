@@ -55,8 +55,7 @@ Status Calibrate(Executor* executor, const SweepConfig& config, const PlannerThr
   };
   if (std::none_of(out->cells.begin(), out->cells.end(), compared)) {
     if (!first_failure.ok()) {
-      return Status::Internal("no point was timed; the first failure: " +
-                              first_failure.ToString());
+      return Status::Internal("no point was timed; the first failure: " + first_failure.ToString());
     }
     return Status::InvalidArgument("the calibration timed no point within its " +
                                    std::to_string(config.time_limit_s) + " s");
@@ -140,9 +139,8 @@ std::string SummaryJson(const Calibration& c, bool stored) {
     m["fitted"] = PenaltyJson(Score(c.cells, pq, c.queries, c.k, [&](const PlanInput& in) {
       return ChoosePath(c.thresholds, in);
     }));
-    m["defaults"] = PenaltyJson(Score(c.cells, pq, c.queries, c.k, [&](const PlanInput& in) {
-      return ChoosePath(c.base, in);
-    }));
+    m["defaults"] = PenaltyJson(Score(c.cells, pq, c.queries, c.k,
+                                      [&](const PlanInput& in) { return ChoosePath(c.base, in); }));
     pen[pq ? "bitmap" : "bitset"] = m;
   }
   out["penalty_in_sample"] = pen;

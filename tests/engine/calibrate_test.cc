@@ -36,7 +36,7 @@ CalibrateOptions Tiny(std::vector<std::string>* lines) {
   return o;
 }
 
-class CalibrateTest : public ::testing::Test {
+class DBCalibrateTest : public ::testing::Test {
  protected:
   void Open(bool read_only = false) {
     db_.reset();
@@ -56,7 +56,7 @@ class CalibrateTest : public ::testing::Test {
   std::unique_ptr<DB> db_;
 };
 
-TEST_F(CalibrateTest, DryRunReportsAndStoresNothing) {
+TEST_F(DBCalibrateTest, DryRunReportsAndStoresNothing) {
   Open();
   const PlannerThresholds before = Current();
   ASSERT_EQ(before.source.rfind("defaults", 0), 0u) << before.source;
@@ -72,9 +72,9 @@ TEST_F(CalibrateTest, DryRunReportsAndStoresNothing) {
   EXPECT_GT(r.points, 0u);
   EXPECT_GT(r.seconds, 0.0);
   EXPECT_EQ(r.thresholds.source.rfind("calibrated ", 0), 0u) << r.thresholds.source;
-  EXPECT_NE(r.thresholds.source.find(" on cpu (calibrate_test, " + std::to_string(r.points) +
-                                     " points"),
-            std::string::npos)
+  EXPECT_NE(
+      r.thresholds.source.find(" on cpu (calibrate_test, " + std::to_string(r.points) + " points"),
+      std::string::npos)
       << r.thresholds.source;
   EXPECT_FALSE(r.description.empty());
   EXPECT_EQ(r.summary_json.rfind("{\"device\":\"cpu\",\"stored\":false,", 0), 0u);
@@ -97,7 +97,7 @@ TEST_F(CalibrateTest, DryRunReportsAndStoresNothing) {
   EXPECT_FALSE(DB::RefitCalibration(dir_.Join("missing.json"), Device::kAuto, &refit).ok());
 }
 
-TEST_F(CalibrateTest, StoresWhatThePlannerThenUses) {
+TEST_F(DBCalibrateTest, StoresWhatThePlannerThenUses) {
   Open();
   std::vector<std::string> lines;
   CalibrateReport r;
@@ -110,7 +110,7 @@ TEST_F(CalibrateTest, StoresWhatThePlannerThenUses) {
   EXPECT_EQ(Current().ToJson(), r.thresholds.ToJson());
 }
 
-TEST_F(CalibrateTest, ReadOnlyRefusesToStoreBeforeSweeping) {
+TEST_F(DBCalibrateTest, ReadOnlyRefusesToStoreBeforeSweeping) {
   Open();
   Open(/*read_only=*/true);
   std::vector<std::string> lines;
@@ -126,7 +126,7 @@ TEST_F(CalibrateTest, ReadOnlyRefusesToStoreBeforeSweeping) {
   EXPECT_EQ(Current().source.rfind("defaults", 0), 0u);
 }
 
-TEST_F(CalibrateTest, BadOptionsAreInvalidArgument) {
+TEST_F(DBCalibrateTest, BadOptionsAreInvalidArgument) {
   Open();
   std::vector<std::string> lines;
   std::vector<CalibrateOptions> bad(9, Tiny(&lines));
