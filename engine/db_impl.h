@@ -65,6 +65,7 @@ class DBImpl : public DB {
                               std::string* device_name) override;
   Status PutPlannerThresholds(const std::string& device_name,
                               const PlannerThresholds& thresholds) override;
+  Status Calibrate(const CalibrateOptions& options, CalibrateReport* report) override;
 
  private:
   // One collection's in-memory state. Writes hold `write_mu` for their whole run, and `mu`

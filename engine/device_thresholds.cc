@@ -9,7 +9,8 @@
 
 #include "engine/db_impl.h"
 #include "engine/db_util.h"
-#include "query/calibrate/first_use.h"
+#include "query/calibrate/calibration.h"
+#include "query/calibrate/grid.h"
 
 namespace sieve {
 
@@ -128,8 +129,13 @@ void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds
                 name.c_str(), first_use_.time_limit_s);
   say(line);
   const PlannerThresholds defaults = *thresholds;
-  calibrate::FirstUseReport report;
-  Status s = calibrate::CalibrateFirstUse(executor, first_use_, defaults, thresholds, &report);
+  calibrate::SweepConfig config = calibrate::FirstUseGrid(first_use_.max_rows);
+  config.time_limit_s = first_use_.time_limit_s;
+  calibrate::Calibration report;
+  // With shards of at most 2M rows the fit leaves the gather cap without a fall with the rows.
+  Status s = calibrate::Calibrate(executor, config, defaults, "first use", /*note_cut=*/true, {},
+                                  &report);
+  if (s.ok()) *thresholds = report.thresholds;
   if (!s.ok()) {
     *thresholds = defaults;
     say("sieve: the first-use calibration of " + name + " failed (" + s.ToString() +
@@ -140,7 +146,7 @@ void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds
   s = PutPlannerThresholds(name, *thresholds);
   std::snprintf(line, sizeof(line),
                 "sieve: calibrated %s in %.1f s (%zu points%s): %s; %s", name.c_str(),
-                report.seconds, report.points,
+                report.seconds, report.cells.size(),
                 report.complete ? "" : ", the time limit cut the sweep",
                 DescribeThresholds(*thresholds).c_str(),
                 s.ok() ? "stored in the database (`sieve calibrate --quick` fits a wider grid)"

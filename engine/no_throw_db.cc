@@ -96,4 +96,8 @@ Status NoThrowDB::PutPlannerThresholds(const std::string& device_name,
                          [&] { return db_->PutPlannerThresholds(device_name, thresholds); });
 }
 
+Status NoThrowDB::Calibrate(const CalibrateOptions& options, CalibrateReport* report) {
+  return CatchExceptions("calibrate", [&] { return db_->Calibrate(options, report); });
+}
+
 }  // namespace sieve

@@ -53,6 +53,7 @@ class NoThrowDB final : public DB {
                               std::string* device_name) override;
   Status PutPlannerThresholds(const std::string& device_name,
                               const PlannerThresholds& thresholds) override;
+  Status Calibrate(const CalibrateOptions& options, CalibrateReport* report) override;
 
   DB* wrapped() const { return db_.get(); }
 

@@ -315,6 +315,59 @@ struct PlannerThresholds {
   static Status FromJson(const std::string& text, PlannerThresholds* out);
 };
 
+// What DB::Calibrate measures and what it does with the fit. The grid (shapes, passing-row
+// counts, filters) is the device's, full or quick (docs/planner.md "sieve calibrate"); the
+// fields below that are empty or 0 keep the grid's own value.
+struct CalibrateOptions {
+  // The device whose executor is timed and whose thresholds are fitted, resolved as Search
+  // resolves SearchOptions::device. Default: kAuto.
+  Device device = Device::kAuto;
+  // The smaller grid (about 11 s on a 2-core CPU, 15 s on an H200). Default: false.
+  bool quick = false;
+  // Store the fit as the device's calibration (as PutPlannerThresholds does); false fits and
+  // reports without storing. Default: true.
+  bool store = true;
+  // Stop the sweep before its next shape once this many seconds have passed, and fit what was
+  // measured (CalibrateReport::complete is then false). Finite, >= 0; 0: no limit. Default: 0.
+  double time_limit_s = 0;
+  // The shard sizes (each 1 to 2^32 - 1) and dims (each 1 to 65,536) swept. Default: empty,
+  // the grid's.
+  std::vector<uint64_t> rows_list;
+  std::vector<uint32_t> dims;
+  // Queries per batch (1 to 100,000) and k (1 to 1,000,000). Default: 0, the grid's (100, 64).
+  uint32_t queries = 0;
+  uint32_t k = 0;
+  // The vectors' element type: kFloat16 or kFloat32. Default: kFloat16 (the grid's).
+  DType dtype = DType::kFloat16;
+  // Timed repetitions per path per point at most (1 to 100,000), and untimed warm-up runs
+  // before them (0 to 100,000). Default: 0 and -1, the grid's.
+  int max_reps = 0;
+  int warmup = -1;
+  // Who calibrated, named in the fitted thresholds' source ("calibrated <time> on <device>
+  // (<caller>, <points> points, <seconds> s)"). Default: "DB::Calibrate".
+  std::string caller = "DB::Calibrate";
+  // Gets one line before the sweep (the device and the grid) and one per shape swept, from the
+  // calling thread. Default: null (nothing is said).
+  std::function<void(const std::string&)> progress;
+};
+
+// What DB::Calibrate (or DB::RefitCalibration) fitted.
+struct CalibrateReport {
+  std::string device;            // the executor name the thresholds belong to ("cpu", "gpu:...")
+  PlannerThresholds thresholds;  // the fit; its source names the time, device and points
+  bool stored = false;           // stored as the device's calibration
+  double seconds = 0;            // the sweep and the fit
+  size_t points = 0;             // points measured (or read back)
+  bool complete = true;          // the whole grid was measured (no time limit cut it)
+  // The thresholds in one readable line (planner.md "Planner thresholds").
+  std::string description;
+  // The summary `sieve calibrate` prints, one JSON object: device, stored, seconds (to 0.1),
+  // complete, thresholds, fit (the fitted forms, per-series crossovers, residuals),
+  // penalty_in_sample (the fit's and the defaults' penalties over the points, bitset and
+  // bitmap) and points (each point's times per path and winner: what RefitCalibration reads).
+  std::string summary_json;
+};
+
 struct Explain {
   std::string device;       // "cpu" | "gpu:<name>": the executor of the first device
   std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
@@ -553,6 +606,29 @@ class DB {
   // ranges (negative, fractions above 1, NaN).
   virtual Status PutPlannerThresholds(const std::string& device_name,
                                       const PlannerThresholds& thresholds) = 0;
+
+  // Calibrates the planner on options.device: times its SDDMM, gather and dense paths on
+  // synthetic data over the grid, fits the thresholds to the timings (from the device's
+  // defaults, PlannerThresholds::DefaultsFor, for what the points cannot settle) and, with
+  // options.store, stores them as PutPlannerThresholds does, so searches started after the call
+  // returns use them. Blocks for the sweep (seconds to minutes); other calls go on meanwhile,
+  // though searches on the device compete with it for time. Fills *report (also without store).
+  // InvalidArgument for options out of their ranges, or when no point was timed within
+  // options.time_limit_s; NotSupported when options.store and the database is open read-only
+  // (checked before the sweep); Unavailable when options.device is kGpu and no GPU can be used;
+  // ResourceExhausted or Internal when the device fails the sweep (Internal names the first
+  // path's failure).
+  virtual Status Calibrate(const CalibrateOptions& options, CalibrateReport* report) = 0;
+
+  // Fits thresholds to the points recorded in `records_path` (a CalibrateReport::summary_json,
+  // or the CSV of `sieve bench --csv`) instead of timing anything, and stores nothing (no
+  // database is involved; report->stored is false). The base thresholds (for what the points
+  // cannot settle) are PlannerThresholds::DefaultsFor the summary's device; for a file naming
+  // none (a CSV), the device is "cpu" when `device` is kCpu, else "gpu".
+  // IOError when the file cannot be read; InvalidArgument naming the file (and the line of a
+  // CSV) when it is neither form, a point is malformed, or it holds no point.
+  static Status RefitCalibration(const std::string& records_path, Device device,
+                                 CalibrateReport* report);
 };
 
 }  // namespace sieve

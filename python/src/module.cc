@@ -32,10 +32,6 @@
 #include "sieve/db.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
-#include "engine/executors.h"
-#include "query/calibrate/fit.h"
-#include "query/calibrate/grid.h"
-#include "query/calibrate/sweep.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -581,55 +577,29 @@ class PyDB {
     ThrowIfError(s);
   }
 
-  // What `sieve calibrate` does, on this process's open database: times the paths of the
-  // device's executor over query/calibrate/grid.h's grid (a time limit stops it before the
-  // next shape), fits the thresholds and stores them under the executor's name unless !store.
+  // DB::Calibrate on this process's open database (what `sieve calibrate` does): times the
+  // paths of the device's executor over its grid (a time limit stops it before the next shape),
+  // fits the thresholds and stores them under the executor's name unless !store.
   // Returns (device name, stored, seconds, complete, points, thresholds JSON).
   std::tuple<std::string, bool, double, bool, size_t, std::string> Calibrate(
       const std::string& device, bool quick, bool store, double time_limit_s) {
     std::shared_ptr<DB> db = Get();
-    Device d;
-    ThrowIfError(ParseDevice(device, &d));
+    CalibrateOptions options;
+    ThrowIfError(ParseDevice(device, &options.device));
     if (!(time_limit_s >= 0)) Raise(Status::InvalidArgument("time_limit_s must be >= 0"));
+    options.quick = quick;
+    options.store = store;
+    options.time_limit_s = time_limit_s;
+    options.caller = quick ? "sieve.Database.calibrate quick" : "sieve.Database.calibrate";
+    CalibrateReport report;
     Status s;
-    std::string name;
-    bool partial = false;
-    size_t points = 0;
-    double seconds = 0;
-    PlannerThresholds fitted;
     {
       nb::gil_scoped_release release;
-      Executors executors;
-      Executor* executor = nullptr;
-      Device resolved = Device::kCpu;
-      s = executors.Resolve(d, &executor, &resolved);
-      const bool on_gpu = resolved == Device::kGpu;
-      if (s.ok()) {
-        name = executor->name();
-        calibrate::SweepConfig c = calibrate::Grid(on_gpu, quick);
-        c.time_limit_s = time_limit_s;
-        const auto t0 = std::chrono::steady_clock::now();
-        std::vector<calibrate::Cell> cells;
-        s = calibrate::RunSweep(executor, c, {}, &cells, &partial);
-        if (s.ok() && cells.empty()) s = Status::InvalidArgument("calibrate: no point measured");
-        if (s.ok()) {
-          const PlannerThresholds defaults = PlannerThresholds::DefaultsFor(name);
-          calibrate::FitReport report;
-          fitted = calibrate::FitThresholds(cells, c.queries, c.k, defaults, &report);
-          seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          points = cells.size();
-          char src[256];
-          std::snprintf(src, sizeof(src),
-                        "calibrated %s on %s (sieve.Database.calibrate%s, %zu points, %.0f s)",
-                        calibrate::UtcNow().c_str(), name.c_str(), quick ? " quick" : "",
-                        points, seconds);
-          fitted.source = src;
-          if (store) s = db->PutPlannerThresholds(name, fitted);
-        }
-      }
+      s = db->Calibrate(options, &report);
     }
     ThrowIfError(s);
-    return {name, store, seconds, !partial, points, fitted.ToJson()};
+    return {report.device, report.stored, report.seconds, report.complete, report.points,
+            report.thresholds.ToJson()};
   }
 
  private:

@@ -1,9 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// What `sieve calibrate` measures, shared by the CLI (tools/cli/calibrate_command.cc) and the
-// Python package's Database.calibrate (python/src/module.cc): the grid of shapes and
-// passing-row counts, and the time a calibration's source names. The executor it times comes
-// from engine/executors.h, as every search's does.
+// What a calibration measures (DB::Calibrate, engine/calibrate.cc, behind `sieve calibrate`
+// and Python's Database.calibrate; and a GPU's first use): the grid of shapes and passing-row
+// counts, and the time a calibration's source names.
 
 #ifndef SIEVE_QUERY_CALIBRATE_GRID_H_
 #define SIEVE_QUERY_CALIBRATE_GRID_H_

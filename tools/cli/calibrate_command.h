@@ -1,9 +1,9 @@
 // Copyright 2026 The Sieve Authors.
 //
-// `sieve calibrate` (times the paths on this device, fits the planner thresholds, stores them
-// in the database) and `sieve bench` (the published method's sweep: every path at every point,
-// the fastest as the oracle, the penalty of four planner rules). Both drive
-// query/calibrate/; see README "Calibration and the planner".
+// `sieve calibrate`: times the paths on this device, fits the planner thresholds and stores
+// them in the database, through DB::Calibrate (or refits recorded points through
+// DB::RefitCalibration); docs/planner.md "sieve calibrate". `sieve bench` is
+// tools/bench/bench_command.h's.
 
 #ifndef SIEVE_TOOLS_CLI_CALIBRATE_COMMAND_H_
 #define SIEVE_TOOLS_CLI_CALIBRATE_COMMAND_H_
@@ -13,7 +13,6 @@
 namespace sieve::cli {
 
 int Calibrate(const Args& args);
-int Bench(const Args& args);
 
 }  // namespace sieve::cli
 

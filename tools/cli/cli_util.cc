@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "tools/cli/flags.h"
 
@@ -18,6 +19,35 @@ int Fail(const char* cmd, const Status& s) {
   }
   std::fprintf(stderr, "sieve %s: %s\n", cmd, msg.c_str());
   return 1;
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+Status ParseNumberList(const Flags& flags, const std::string& name, double lo, double hi,
+                       std::vector<double>* out) {
+  if (!flags.Has(name)) return Status::OK();
+  out->clear();
+  for (const std::string& item : SplitList(flags.Get(name))) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (end == item.c_str() || *end != '\0' || !(v >= lo && v <= hi)) {
+      return Status::InvalidArgument("--" + name + ": '" + item + "' is not a number in [" +
+                                     std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    out->push_back(v);
+  }
+  if (out->empty()) return Status::InvalidArgument("--" + name + " is empty");
+  return Status::OK();
 }
 
 Status OpenDb(const std::string& path, OpenFor mode, std::unique_ptr<DB>* db,

@@ -21,6 +21,13 @@ namespace sieve::cli {
 int Fail(const char* cmd, const Status& s);
 
 class Flags;
+
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> SplitList(const std::string& s);
+// The comma-separated numbers of --NAME, each in [lo, hi], into *out (left alone when the flag
+// is absent). InvalidArgument naming the flag and the item otherwise, or when it is empty.
+Status ParseNumberList(const Flags& flags, const std::string& name, double lo, double hi,
+                       std::vector<double>* out);
 // Parses a command's flags (the database path first) and handles --help: -1 to go on, else
 // the exit code (0 after --help; 1 after a usage error, printed as one line).
 int ParseFlags(const char* cmd, const char* usage, const std::vector<std::string>& args,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/bench/bench_command.h"
 #include "tools/cli/calibrate_command.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/serve_command.h"
