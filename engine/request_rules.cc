@@ -7,9 +7,12 @@
 namespace sieve {
 
 Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& request) {
-  if (request.k < 1 || request.k > kMaxSearchK) {
-    return Status::InvalidArgument("k must be 1 to " + std::to_string(kMaxSearchK) + ", got " +
-                                   std::to_string(request.k));
+  if (request.k < 1) {
+    return Status::InvalidArgument("k must be at least 1, got " + std::to_string(request.k));
+  }
+  if (request.k > kMaxSearchK) {
+    return Status::InvalidArgument("k must be at most " + std::to_string(kMaxSearchK) +
+                                   ", got " + std::to_string(request.k));
   }
   const size_t nq = request.num_queries;
   if (!request.filter.empty() && !request.filters.empty()) {
