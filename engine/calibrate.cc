@@ -61,7 +61,7 @@ calibrate::SweepConfig GridOf(const CalibrateOptions& o, bool gpu) {
 
 void Report(const calibrate::Calibration& c, bool stored, CalibrateReport* report) {
   report->device = c.device;
-  report->thresholds = c.thresholds;
+  report->thresholds = ToThresholds(c.thresholds);
   report->stored = stored;
   report->seconds = c.seconds;
   report->points = c.cells.size();
@@ -90,10 +90,10 @@ Status DBImpl::Calibrate(const CalibrateOptions& options, CalibrateReport* repor
     options.progress(line);
   }
   calibrate::Calibration c;
-  SIEVE_RETURN_IF_ERROR(calibrate::Calibrate(executor, config, PlannerThresholds::DefaultsFor(name),
+  SIEVE_RETURN_IF_ERROR(calibrate::Calibrate(executor, config, PlannerRule::DefaultsFor(name),
                                              options.caller, /*note_cut=*/false, options.progress,
                                              &c));
-  if (options.store) SIEVE_RETURN_IF_ERROR(PutPlannerThresholds(name, c.thresholds));
+  if (options.store) SIEVE_RETURN_IF_ERROR(StoreRule(name, c.thresholds));
   Report(c, options.store, report);
   return Status::OK();
 }

@@ -104,25 +104,27 @@ class DBImpl : public DB {
                         std::vector<RowSet>* sets) const;
   Status CommitDeletes(Collection* c, std::vector<RowSet>* per_shard_new, uint64_t* deleted);
   // The first executor `device` resolves to, and its thresholds (GetPlannerThresholds).
-  Status ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds);
+  Status ExecutorFor(Device device, Executor** executor, PlannerRule* thresholds);
   // Every device `device` resolves to, and each one's thresholds.
-  Status DevicesFor(Device device, DeviceSet** set, std::vector<PlannerThresholds>* thresholds);
+  Status DevicesFor(Device device, DeviceSet** set, std::vector<PlannerRule>* thresholds);
   // The search step "devices": DevicesFor, and the executor and thresholds into the explain.
   Status ResolveDevices(Device device, DeviceSet** set,
-                        std::vector<PlannerThresholds>* thresholds, Explain* explain);
+                        std::vector<PlannerRule>* thresholds, Explain* explain);
   // The thresholds of `executor`: its stored calibration, else the defaults of its kind; with
   // `first_use` (a search), a GPU that WantsFirstUseCalibration is calibrated first.
   Status ThresholdsOf(Executor* executor, bool gpu, bool first_use,
-                      PlannerThresholds* thresholds);
+                      PlannerRule* thresholds);
   // The calibration stored for executor `name` (*stored), else its defaults. REQUIRES: mu_ held.
-  Status StoredThresholdsOf(const std::string& name, bool gpu, PlannerThresholds* thresholds,
+  Status StoredThresholdsOf(const std::string& name, bool gpu, PlannerRule* thresholds,
                             bool* stored);
+  // Stores `rule` as the calibration of the device `name` and plans with it from now on.
+  Status StoreRule(const std::string& name, const PlannerRule& rule);
   // Whether a GPU executor `name` without a stored calibration gets a first-use calibration.
   bool WantsFirstUseCalibration(const std::string& name, bool gpu) const;
   // Calibrates `executor` for first use (Options::first_use_calibration), announces it and
   // stores the thresholds; *thresholds holds its defaults on entry and what it plans with on
   // return (the defaults again when the sweep failed). REQUIRES: first_use_mu_ held.
-  void CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds);
+  void CalibrateFirstUse(Executor* executor, PlannerRule* thresholds);
 
   std::unique_ptr<Store> store_;
   const bool read_only_;
@@ -134,7 +136,7 @@ class DBImpl : public DB {
   std::map<std::string, std::shared_ptr<Collection>> collections_;
   std::unique_ptr<Executors> executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
-  std::map<std::string, PlannerThresholds> thresholds_;
+  std::map<std::string, PlannerRule> thresholds_;
 };
 
 }  // namespace sieve

@@ -23,7 +23,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
       timer.Run("parse", [&] { return ParseSearch(spec, request, &parsed, result); }));
 
   DeviceSet* devices = nullptr;
-  std::vector<PlannerThresholds> thresholds;
+  std::vector<PlannerRule> thresholds;
   SIEVE_RETURN_IF_ERROR(timer.Run(
       "devices", [&] { return ResolveDevices(options.device, &devices, &thresholds, &ex); }));
 

@@ -21,14 +21,14 @@ const std::string kPlannerSettingPrefix = "planner/";
 
 }  // namespace
 
-Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerThresholds* thresholds) {
+Status DBImpl::ExecutorFor(Device device, Executor** executor, PlannerRule* thresholds) {
   Device resolved = Device::kCpu;
   SIEVE_RETURN_IF_ERROR(executors_->Resolve(device, executor, &resolved));
   return ThresholdsOf(*executor, resolved == Device::kGpu, /*first_use=*/false, thresholds);
 }
 
 Status DBImpl::DevicesFor(Device device, DeviceSet** set,
-                          std::vector<PlannerThresholds>* thresholds) {
+                          std::vector<PlannerRule>* thresholds) {
   Device resolved = Device::kCpu;
   SIEVE_RETURN_IF_ERROR(executors_->ResolveSet(device, set, &resolved));
   thresholds->resize((*set)->size());
@@ -40,7 +40,7 @@ Status DBImpl::DevicesFor(Device device, DeviceSet** set,
 }
 
 Status DBImpl::ResolveDevices(Device device, DeviceSet** set,
-                              std::vector<PlannerThresholds>* thresholds, Explain* explain) {
+                              std::vector<PlannerRule>* thresholds, Explain* explain) {
   SIEVE_RETURN_IF_ERROR(DevicesFor(device, set, thresholds));
   explain->device = (*set)->executor(0)->name();
   explain->thresholds = (*thresholds)[0].source;
@@ -53,7 +53,7 @@ Status DBImpl::ResolveDevices(Device device, DeviceSet** set,
 }
 
 Status DBImpl::ThresholdsOf(Executor* executor, bool gpu, bool first_use,
-                            PlannerThresholds* thresholds) {
+                            PlannerRule* thresholds) {
   const std::string name = executor->name();
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -87,18 +87,18 @@ Status DBImpl::ThresholdsOf(Executor* executor, bool gpu, bool first_use,
 }
 
 Status DBImpl::StoredThresholdsOf(const std::string& name, bool gpu,
-                                  PlannerThresholds* thresholds, bool* stored) {
+                                  PlannerRule* thresholds, bool* stored) {
   // A GPU by its name (shipped thresholds where the project has some); a stand-in executor
   // serving GPU searches (tests) as any GPU.
-  *thresholds = !gpu                         ? PlannerThresholds::CpuDefaults()
-                : name.rfind("gpu", 0) == 0 ? PlannerThresholds::DefaultsFor(name)
-                                            : PlannerThresholds::GpuDefaults();
+  *thresholds = !gpu                         ? PlannerRule::CpuDefaults()
+                : name.rfind("gpu", 0) == 0 ? PlannerRule::DefaultsFor(name)
+                                            : PlannerRule::GpuDefaults();
   *stored = false;
   std::string value;
   Status s = store_->GetSetting(kPlannerSettingPrefix + name, &value);
   if (s.IsNotFound() || s.IsNotSupported()) return Status::OK();
   SIEVE_RETURN_IF_ERROR(s);
-  s = PlannerThresholds::FromJson(value, thresholds);
+  s = PlannerRule::FromJson(value, thresholds);
   if (!s.ok()) {
     return Status::Corruption("the stored planner calibration of '" + name +
                               "': " + s.message() + " (run sieve calibrate again)");
@@ -113,7 +113,7 @@ bool DBImpl::WantsFirstUseCalibration(const std::string& name, bool gpu) const {
   return first_use_.mode == Mode::kAlways || !HasShippedThresholds(name);
 }
 
-void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds) {
+void DBImpl::CalibrateFirstUse(Executor* executor, PlannerRule* thresholds) {
   const std::string name = executor->name();
   auto say = [&](const std::string& line) {
     if (first_use_.notice) {
@@ -128,7 +128,7 @@ void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds
                 "first use (at most %.0f s; Options::first_use_calibration)",
                 name.c_str(), first_use_.time_limit_s);
   say(line);
-  const PlannerThresholds defaults = *thresholds;
+  const PlannerRule defaults = *thresholds;
   calibrate::SweepConfig config = calibrate::FirstUseGrid(first_use_.max_rows);
   config.time_limit_s = first_use_.time_limit_s;
   calibrate::Calibration report;
@@ -143,7 +143,7 @@ void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds
     return;
   }
   // Stored (and cached) as `sieve calibrate` stores its own; a read-only store refuses it.
-  s = PutPlannerThresholds(name, *thresholds);
+  s = StoreRule(name, *thresholds);
   std::snprintf(line, sizeof(line),
                 "sieve: calibrated %s in %.1f s (%zu points%s): %s; %s", name.c_str(),
                 report.seconds, report.cells.size(),
@@ -159,18 +159,26 @@ void DBImpl::CalibrateFirstUse(Executor* executor, PlannerThresholds* thresholds
 Status DBImpl::GetPlannerThresholds(Device device, PlannerThresholds* thresholds,
                                     std::string* device_name) {
   Executor* executor = nullptr;
-  SIEVE_RETURN_IF_ERROR(ExecutorFor(device, &executor, thresholds));
+  PlannerRule rule;
+  SIEVE_RETURN_IF_ERROR(ExecutorFor(device, &executor, &rule));
+  *thresholds = ToThresholds(rule);
   *device_name = executor->name();
   return Status::OK();
 }
 
 Status DBImpl::PutPlannerThresholds(const std::string& device_name,
                                     const PlannerThresholds& thresholds) {
+  PlannerRule rule;
+  SIEVE_RETURN_IF_ERROR(FromThresholds(thresholds, &rule));
+  return StoreRule(device_name, rule);
+}
+
+Status DBImpl::StoreRule(const std::string& device_name, const PlannerRule& rule) {
   if (device_name.empty()) return Status::InvalidArgument("planner thresholds: no device name");
   // Round-trip through the stored form so that what is cached is exactly what a reopen reads.
-  const std::string value = thresholds.ToJson();
-  PlannerThresholds parsed;
-  SIEVE_RETURN_IF_ERROR(PlannerThresholds::FromJson(value, &parsed));
+  const std::string value = rule.ToJson();
+  PlannerRule parsed;
+  SIEVE_RETURN_IF_ERROR(PlannerRule::FromJson(value, &parsed));
   std::lock_guard<std::mutex> l(mu_);
   SIEVE_RETURN_IF_ERROR(store_->PutSetting(kPlannerSettingPrefix + device_name, value));
   thresholds_[device_name] = std::move(parsed);

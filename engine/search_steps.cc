@@ -99,7 +99,7 @@ Status CompileFilters(const ParsedSearch& parsed, FilterCache* cache, uint64_t b
 
 void PlanShards(const ParsedSearch& parsed, const SearchRequest& request,
                 const SearchOptions& options, const CollectionSpec& spec,
-                const std::vector<PlannerThresholds>& thresholds, const DeviceSet& devices,
+                const std::vector<PlannerRule>& thresholds, const DeviceSet& devices,
                 std::vector<ShardWork>* work, uint64_t* sets_bytes, Explain* explain) {
   const size_t nq = request.num_queries;
   for (ShardWork& w : *work) {

@@ -112,7 +112,7 @@ Status CompileFilters(const ParsedSearch& parsed, FilterCache* cache, uint64_t b
 // *sets_bytes and a ShardPlan per shard to explain.
 void PlanShards(const ParsedSearch& parsed, const SearchRequest& request,
                 const SearchOptions& options, const CollectionSpec& spec,
-                const std::vector<PlannerThresholds>& thresholds, const DeviceSet& devices,
+                const std::vector<PlannerRule>& thresholds, const DeviceSet& devices,
                 std::vector<ShardWork>* work, uint64_t* sets_bytes, Explain* explain);
 
 // Counts what the rest of the search allocates (each device's executor, every shard's

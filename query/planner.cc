@@ -11,8 +11,8 @@
 
 namespace sieve {
 
-PlannerThresholds PlannerThresholds::CpuDefaults() {
-  PlannerThresholds t;
+PlannerRule PlannerRule::CpuDefaults() {
+  PlannerRule t;
   // Crossovers of tools/bench/cpu_paths_bench on the dev VM (its sweeps are in
   // tools/bench/results/). Bitset: SDDMM wins or ties gather up to tens of thousands of rows.
   t.sddmm_max_rows = 20000;
@@ -35,8 +35,8 @@ PlannerThresholds PlannerThresholds::CpuDefaults() {
   return t;
 }
 
-PlannerThresholds Cuvs2610Thresholds() {
-  PlannerThresholds t;
+PlannerRule Cuvs2610Thresholds() {
+  PlannerRule t;
   // Exactly cuVS 26.10's constants (cpp/src/neighbors/detail/knn_brute_force.cuh, NVIDIA/cuvs
   // PR #2321): kSddmmMaxPassingRows 2000, kSddmmMaxSelectivity 0.03, kGatherSelectivityScale
   // 5.5, kGatherMaxSelectivity 0.5, kGatherMinDataset 200000. They were fitted on an RTX 5090
@@ -59,11 +59,11 @@ PlannerThresholds Cuvs2610Thresholds() {
   return t;
 }
 
-PlannerThresholds PlannerThresholds::GpuDefaults() {
+PlannerRule PlannerRule::GpuDefaults() {
   // cuVS 26.10's rule (until `sieve calibrate` stores this device's own), its SDDMM bound taken
   // at dim 128 and scaled by (128 / dim)^0.5: the crossover falls with the dim, but a steeper
   // fall sends small shards (never gathered by cuVS's rule) from SDDMM to dense.
-  PlannerThresholds t = Cuvs2610Thresholds();
+  PlannerRule t = Cuvs2610Thresholds();
   t.sddmm_dim_exponent = 0.5;
   t.source =
       "defaults: cuVS 26.10's rule and constants (RTX 5090 fit), SDDMM bound x (128/dim)^0.5; "
@@ -71,7 +71,7 @@ PlannerThresholds PlannerThresholds::GpuDefaults() {
   return t;
 }
 
-std::string DescribeThresholds(const PlannerThresholds& t) {
+std::string DescribeThresholds(const PlannerRule& t) {
   char gather[256], union_gather[256], line[768];
   std::snprintf(gather, sizeof(gather),
                 "min_rows %.0f scale %.3g cap %.3g x (1e6/rows)^(%.3g x (128/dim)^%.3g) past 1e6 "
@@ -102,11 +102,11 @@ bool HasShippedThresholds(const std::string& executor_name) {
   return executor_name.rfind("gpu", 0) == 0 && executor_name.find("H200") != std::string::npos;
 }
 
-PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_name) {
+PlannerRule PlannerRule::DefaultsFor(const std::string& executor_name) {
   if (executor_name.rfind("gpu", 0) != 0) return CpuDefaults();
   if (!HasShippedThresholds(executor_name)) return GpuDefaults();
   // Shipped for the H200: its own `sieve calibrate --quick`, refitted (tools/bench/results/).
-  PlannerThresholds t;
+  PlannerRule t;
   t.sddmm_max_rows = 5276;
   t.sddmm_dim_exponent = 0.845;
   t.sddmm_max_fraction = 1.0;
@@ -132,7 +132,7 @@ PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_nam
   return t;
 }
 
-double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim) {
+double SddmmMaxRows(const PlannerRule& t, uint32_t dim) {
   if (t.sddmm_max_rows == UINT64_MAX) return std::numeric_limits<double>::infinity();
   const double at_reference = static_cast<double>(t.sddmm_max_rows);
   if (t.sddmm_dim_exponent == 0) return at_reference;
@@ -140,7 +140,7 @@ double SddmmMaxRows(const PlannerThresholds& t, uint32_t dim) {
          std::pow(kReferenceDim / std::max(dim, 1u), t.sddmm_dim_exponent);
 }
 
-double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
+double GatherMaxSelectivity(const PlannerRule& t, uint64_t rows, uint32_t dim) {
   if (rows == 0) return 0;
   const double amortized = 1.0 - t.gather_min_rows / static_cast<double>(rows);
   if (amortized <= 0) return 0;
@@ -156,7 +156,7 @@ double GatherMaxSelectivity(const PlannerThresholds& t, uint64_t rows, uint32_t 
   return amortized * std::min(by_dim, cap);
 }
 
-double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
+double BitmapGatherMaxFraction(const PlannerRule& t, uint64_t rows, uint32_t dim) {
   if (!t.bitmap_union_gather || rows == 0) return 0;
   double bound = t.bitmap_gather_max_fraction;
   if (t.bitmap_gather_scale > 0) {
@@ -169,7 +169,7 @@ double BitmapGatherMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32
   return bound;
 }
 
-double BitmapSddmmMaxFraction(const PlannerThresholds& t, uint64_t rows, uint32_t dim) {
+double BitmapSddmmMaxFraction(const PlannerRule& t, uint64_t rows, uint32_t dim) {
   double f = t.bitmap_sddmm_max_fraction;
   if (t.bitmap_sddmm_rows_exponent != 0 && rows > 0) {
     f *= std::pow(kReferenceRows / static_cast<double>(rows), t.bitmap_sddmm_rows_exponent);
@@ -193,7 +193,7 @@ bool SameSetForEveryQuery(const PlanInput& in) {
          in.max_passing_rows <= in.union_rows;
 }
 
-SearchPath ChoosePath(const PlannerThresholds& t, const PlanInput& in) {
+SearchPath ChoosePath(const PlannerRule& t, const PlanInput& in) {
   if (in.rows == 0 || in.passing_rows == 0) return SearchPath::kSddmm;
   const double rows = static_cast<double>(in.rows);
   if (!in.per_query || SameSetForEveryQuery(in)) {
@@ -237,7 +237,7 @@ uint32_t CandidateCount(uint32_t k) {
   return k + std::min<uint32_t>(std::max<uint32_t>(k, 8), 64);
 }
 
-ShardDecision PlanShard(const PlannerThresholds& t, const PlanInput& in, SearchPath forced,
+ShardDecision PlanShard(const PlannerRule& t, const PlanInput& in, SearchPath forced,
                         uint64_t max_passing_rows) {
   ShardDecision d;
   d.path = forced == SearchPath::kAuto ? ChoosePath(t, in) : forced;

@@ -1,7 +1,8 @@
 // Copyright 2026 The Sieve Authors.
 //
-// PlannerThresholds' stored form (a Store setting per device, storage/FORMAT.md): one JSON
-// object; fields added after the first format may be missing and read as their defaults.
+// PlannerRule's stored form (a Store setting per device, storage/FORMAT.md): one JSON object,
+// versioned; fields added after the first format may be missing and read as their defaults.
+// And the public, opaque PlannerThresholds, which holds that text.
 
 #include <cmath>
 #include <limits>
@@ -9,12 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "query/planner.h"
 #include "sieve/db.h"
 
 namespace sieve {
 
-std::string PlannerThresholds::ToJson() const {
+std::string PlannerRule::ToJson() const {
   nlohmann::ordered_json j;
+  j["version"] = PlannerThresholds::kVersion;
   j["sddmm_max_rows"] = sddmm_max_rows;
   j["sddmm_dim_exponent"] = sddmm_dim_exponent;
   j["sddmm_max_fraction"] = sddmm_max_fraction;
@@ -38,10 +41,19 @@ std::string PlannerThresholds::ToJson() const {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* out) {
+Status PlannerRule::FromJson(const std::string& text, PlannerRule* out) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return Status::InvalidArgument("planner thresholds: not a JSON object");
-  PlannerThresholds t;
+  auto version = j.find("version");
+  if (version != j.end() &&
+      (!version->is_number_unsigned() || version->get<uint64_t>() < 1 ||
+       version->get<uint64_t>() > static_cast<uint64_t>(PlannerThresholds::kVersion))) {
+    return Status::InvalidArgument(
+        "planner thresholds: 'version' " + version->dump() + " is not a format this release "
+        "reads (1 to " + std::to_string(PlannerThresholds::kVersion) +
+        "; a newer Sieve wrote it)");
+  }
+  PlannerRule t;
   auto count = [&](const char* key, uint64_t* v) -> Status {
     auto it = j.find(key);
     if (it == j.end() || !it->is_number_unsigned()) {
@@ -99,6 +111,35 @@ Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* o
   if (src != j.end() && src->is_string()) t.source = src->get<std::string>();
   *out = std::move(t);
   return Status::OK();
+}
+
+PlannerThresholds ToThresholds(const PlannerRule& rule) {
+  PlannerThresholds t;
+  // The rule's own text always reads back; an allocation failure is the only way it cannot.
+  if (!PlannerThresholds::FromJson(rule.ToJson(), &t).ok()) return PlannerThresholds();
+  return t;
+}
+
+Status FromThresholds(const PlannerThresholds& thresholds, PlannerRule* rule) {
+  if (thresholds.empty()) return Status::InvalidArgument("planner thresholds: empty");
+  return PlannerRule::FromJson(thresholds.ToJson(), rule);
+}
+
+Status PlannerThresholds::FromJson(const std::string& text, PlannerThresholds* out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  PlannerRule rule;
+  SIEVE_RETURN_IF_ERROR(PlannerRule::FromJson(text, &rule));
+  PlannerThresholds t;
+  t.version_ = j.contains("version") ? j["version"].get<int>() : 1;
+  t.source_ = rule.source;
+  // Held in the current format: what a stored older calibration meant, written anew.
+  t.json_ = rule.ToJson();
+  *out = std::move(t);
+  return Status::OK();
+}
+
+PlannerThresholds PlannerThresholds::DefaultsFor(const std::string& executor_name) {
+  return ToThresholds(PlannerRule::DefaultsFor(executor_name));
 }
 
 }  // namespace sieve

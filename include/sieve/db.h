@@ -38,17 +38,17 @@ namespace sieve {
 // and a fit of the thresholds to it, announced through `notice` and stored in the database as
 // `sieve calibrate` stores its own (not in a read-only database: there it lasts as long as the
 // DB), so it runs once per device and database. Searches on that device wait for it; a sweep
-// that fails leaves the device on PlannerThresholds::GpuDefaults(), announced too, and the
+// that fails leaves the device on the GPU defaults (cuVS 26.10's rule), announced too, and the
 // search goes on. README "Calibration and the planner".
 struct FirstUseCalibration {
   enum class Mode : uint8_t {
     kUnknownDevices = 0,  // on GPUs without shipped thresholds
-    kOff = 1,             // never: those GPUs plan with GpuDefaults() until calibrated
+    kOff = 1,             // never: those GPUs plan with the GPU defaults until calibrated
     kAlways = 2,          // on every GPU without a stored calibration, shipped thresholds or not
   };
   Mode mode = Mode::kUnknownDevices;
   // The sweep stops before its next shape once this many seconds have passed, and fits what it
-  // measured (a limit that leaves nothing measured leaves GpuDefaults(), announced). Finite,
+  // measured (a limit that leaves nothing measured leaves the GPU defaults, announced). Finite,
   // >= 0; 0: no limit. Default: 30.
   double time_limit_s = 30;
   // Its largest shard, in rows (1 to 2^32 - 1): the sweep times shards of 8,192, 200,000 and
@@ -260,59 +260,51 @@ struct DevicePlan {
   double execute_ms = 0;           // wall time of its shards' searches and refinement
 };
 
-// The planner's path-choice thresholds for one device (an Executor name: "cpu" or
-// "gpu:<device name>"): the bounds on passing-row counts and fractions at which a shard's search
-// moves from SDDMM to gather to dense, for one filter (bitset) and for one filter per query
-// (bitmap). The rule that reads them is query/planner.h's (and the README's "Calibration and the
-// planner"); `sieve calibrate` fits them to a device. Every count and fraction is >= 0, every
-// fraction and share <= 1, and a fraction or share of 1 means no bound. Fields added after the
-// first stored format (sddmm_dim_exponent, gather_rows_exponent, gather_rows_dim_exponent,
-// bitmap_sddmm_base_rows, bitmap_sddmm_max_share, bitmap_sddmm_rows_exponent,
-// bitmap_sddmm_dim_exponent and the bitmap_gather_* power law) read as their defaults below when
-// missing.
-struct PlannerThresholds {
-  uint64_t sddmm_max_rows = 0;  // at dim 128 (kReferenceDim)
-  double sddmm_dim_exponent = 0;
-  double sddmm_max_fraction = 1.0;
-  double gather_min_rows = 0;
-  double gather_scale = 0;
-  double gather_max_fraction = 0;
-  // The gather cap's fall with the rows past 10^6: gather_max_fraction · (10^6 / rows)^e, e =
-  // gather_rows_exponent · (128 / dim)^gather_rows_dim_exponent (the fall weakens with dim).
-  double gather_rows_exponent = 0;
-  double gather_rows_dim_exponent = 0;
-  uint64_t bitmap_sddmm_max_rows = 0;
-  double bitmap_sddmm_max_fraction = 1.0;
-  double bitmap_sddmm_base_rows = 0;
-  double bitmap_sddmm_max_share = 1.0;
-  // bitmap_sddmm_max_fraction's fall with the rows, · (10^6 / rows)^bitmap_sddmm_rows_exponent,
-  // and with the dim, · (128 / dim)^bitmap_sddmm_dim_exponent.
-  double bitmap_sddmm_rows_exponent = 0;
-  double bitmap_sddmm_dim_exponent = 0;
-  bool bitmap_union_gather = false;
-  double bitmap_gather_max_fraction = 0;
-  // 0: the union gather's bound is bitmap_gather_max_fraction at every shape.
-  double bitmap_gather_scale = 0;
-  double bitmap_gather_dim_exponent = 0;
-  double bitmap_gather_rows_exponent = 0;
-  // Where the numbers came from ("defaults: ..." or "calibrated <date> on <device>"), shown by
-  // explain.
-  std::string source;
+// The planner's thresholds for one device (an executor name: "cpu" or "gpu:<device name>"):
+// where a shard's search moves from SDDMM to gather to dense, for one filter (bitset) and for
+// one filter per query (bitmap). An opaque, versioned value: DB::Calibrate fits one to a
+// device, GetPlannerThresholds reads the one a device plans with, PutPlannerThresholds stores
+// one. Its text form (ToJson) is one JSON object: "version", the rule's numbers, "source".
+// The rule and the meaning of each number are defined with the rule, in query/planner.h
+// (docs/planner.md#planner-thresholds).
+class PlannerThresholds {
+ public:
+  // The format ToJson writes. FromJson reads it and every earlier one (version 1 had no
+  // "version" field; numbers added since read as the values that keep its meaning).
+  static constexpr int kVersion = 2;
 
-  // The documented defaults of the CPU backend (measured on the dev VM) and of the GPU
-  // backend (cuVS 26.10's constants, its 2,000-row SDDMM bound taken at dim 128 and scaled as
-  // (128 / dim)^0.5), used for a device with no stored calibration.
-  static PlannerThresholds CpuDefaults();
-  static PlannerThresholds GpuDefaults();
-  // What a device with no stored calibration plans with, by its executor name: CpuDefaults()
-  // for "cpu"; for a GPU the project has calibrated (NVIDIA H200: "gpu:" and a name holding
-  // "H200"), the thresholds shipped for it; for any other GPU, GpuDefaults() (run `sieve
-  // calibrate --quick` there).
-  static PlannerThresholds DefaultsFor(const std::string& executor_name);
-  // One JSON object holding every field; FromJson returns InvalidArgument (naming the field)
-  // for malformed text or a missing field (the later fields named above may be missing).
-  std::string ToJson() const;
+  // Empty: no thresholds (empty() is true); ToJson() is "".
+  PlannerThresholds() = default;
+
+  bool empty() const { return json_.empty(); }
+  // The format version of the text it was read from (kVersion for thresholds fitted or made
+  // by this release).
+  int version() const { return version_; }
+  // Where the numbers came from ("defaults: ..." or "calibrated <date> on <device> ..."), as
+  // explain shows it.
+  const std::string& source() const { return source_; }
+  // One line of JSON, every number in the current format.
+  std::string ToJson() const { return json_; }
+  // InvalidArgument (naming the field) for text that is not such an object, a missing or
+  // out-of-range number (negative, NaN, a fraction above 1), or a version newer than kVersion.
   static Status FromJson(const std::string& text, PlannerThresholds* out);
+
+  // What a device with no stored calibration plans with, by its executor name: the CPU's
+  // defaults for "cpu"; for a GPU the project has calibrated (NVIDIA H200), the thresholds
+  // shipped for it; for any other GPU, the GPU defaults (cuVS 26.10's rule).
+  static PlannerThresholds DefaultsFor(const std::string& executor_name);
+
+  friend bool operator==(const PlannerThresholds& a, const PlannerThresholds& b) {
+    return a.json_ == b.json_;
+  }
+  friend bool operator!=(const PlannerThresholds& a, const PlannerThresholds& b) {
+    return !(a == b);
+  }
+
+ private:
+  std::string json_;
+  std::string source_;
+  int version_ = 0;
 };
 
 // What DB::Calibrate measures and what it does with the fit. The grid (shapes, passing-row

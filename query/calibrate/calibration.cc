@@ -34,7 +34,7 @@ json PenaltyJson(const Penalty& p) {
 
 }  // namespace
 
-Status Calibrate(Executor* executor, const SweepConfig& config, const PlannerThresholds& base,
+Status Calibrate(Executor* executor, const SweepConfig& config, const PlannerRule& base,
                  const std::string& caller, bool note_cut,
                  const std::function<void(const std::string&)>& progress, Calibration* out) {
   const auto t0 = Clock::now();
@@ -80,7 +80,7 @@ Status Refit(const std::string& path, bool gpu, Calibration* out) {
   SIEVE_RETURN_IF_ERROR(ReadCells(path, &out->cells, &out->device, &out->queries, &out->k));
   if (out->cells.empty()) return Status::InvalidArgument("no points to refit");
   if (out->device.empty()) out->device = gpu ? "gpu" : "cpu";
-  out->base = PlannerThresholds::DefaultsFor(out->device);
+  out->base = PlannerRule::DefaultsFor(out->device);
   out->thresholds = FitThresholds(out->cells, out->queries, out->k, out->base, &out->fit);
   out->complete = true;
   out->seconds = std::chrono::duration<double>(Clock::now() - t0).count();

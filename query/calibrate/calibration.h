@@ -27,8 +27,8 @@ namespace sieve::calibrate {
 // A fit and what it was fitted to.
 struct Calibration {
   std::string device;            // the executor's name
-  PlannerThresholds base;        // what the cells could not settle came from
-  PlannerThresholds thresholds;  // the fit, its source set
+  PlannerRule base;        // what the cells could not settle came from
+  PlannerRule thresholds;  // the fit, its source set
   FitReport fit;
   std::vector<Cell> cells;
   uint32_t queries = 0;
@@ -43,7 +43,7 @@ struct Calibration {
 // cut the sweep. InvalidArgument when no point had two paths timed (the fit compares them)
 // and no path failed; Internal naming the first failure when paths failed instead; the
 // executor's errors as RunSweep returns them.
-Status Calibrate(Executor* executor, const SweepConfig& config, const PlannerThresholds& base,
+Status Calibrate(Executor* executor, const SweepConfig& config, const PlannerRule& base,
                  const std::string& caller, bool note_cut,
                  const std::function<void(const std::string&)>& progress, Calibration* out);
 

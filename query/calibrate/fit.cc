@@ -150,7 +150,7 @@ struct UnionPoint {
 // and b clamped to [0, 2], capped by the largest such crossover (or the end of a series the
 // gather won throughout). The crossover falls with the rows and rises with the dim, so one
 // fraction for every shape would send large low-dim shards to the gather past it.
-void FitUnionGatherBound(const std::vector<UnionPoint>& points, PlannerThresholds* t) {
+void FitUnionGatherBound(const std::vector<UnionPoint>& points, PlannerRule* t) {
   std::vector<double> fracs;
   for (const UnionPoint& u : points) fracs.push_back(u.f);
   t->bitmap_gather_max_fraction = std::min(1.0, LogMedian(fracs));
@@ -193,9 +193,9 @@ double TimeOrInf(const Cell& c, int p) {
 
 }  // namespace
 
-PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries, uint32_t k,
-                                const PlannerThresholds& base, FitReport* report) {
-  PlannerThresholds t = base;
+PlannerRule FitThresholds(const std::vector<Cell>& cells, uint32_t queries, uint32_t k,
+                                const PlannerRule& base, FitReport* report) {
+  PlannerRule t = base;
   FitReport local;
   FitReport& rep = report != nullptr ? *report : local;
   rep = FitReport();
@@ -343,7 +343,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       for (double e = 0.05; e <= 0.6001; e += 0.05) es.push_back(e);
     }
     if (large_dims.size() >= 2) gs = {0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0};
-    auto loss_of = [&](const PlannerThresholds& trial) {
+    auto loss_of = [&](const PlannerRule& trial) {
       double pen = 0;
       for (const GatherCell& g : decided) {
         pen += g.fraction < GatherMaxSelectivity(trial, g.rows, g.dim) ? g.pen_gather
@@ -368,7 +368,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
       return pen + 1e-3 * loss;
     };
     double best = std::numeric_limits<double>::infinity();
-    PlannerThresholds trial = t, chosen = t;
+    PlannerRule trial = t, chosen = t;
     auto consider = [&]() {
       const double l = loss_of(trial);
       if (l < best) {
@@ -432,7 +432,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     for (const Cell& c : cells) {
       if (!c.per_query) bitset_cells.push_back(c);
     }
-    auto mean_penalty = [&](const PlannerThresholds& th) {
+    auto mean_penalty = [&](const PlannerRule& th) {
       return Score(bitset_cells, false, queries, k,
                    [&](const PlanInput& in) { return ChoosePath(th, in); })
           .mean;
@@ -441,7 +441,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     double best_pen = base_pen, best_frac = 1.0;
     for (const auto& fs : rep.series) {
       if (fs.per_query || fs.sddmm_censored != 0) continue;
-      PlannerThresholds trial = t;
+      PlannerRule trial = t;
       trial.sddmm_max_fraction = std::min(1.0, fs.sddmm_rows / fs.rows * 1.0001);
       const double p = mean_penalty(trial);
       if (p < best_pen) {
@@ -466,12 +466,12 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     std::vector<const Cell*> vs_gather, vs_dense;
     for (const Cell& c : cells) {
       if (!c.per_query || SameSetForEveryQuery(c.plan_input(queries, k))) continue;
-      PlannerThresholds never = t;
+      PlannerRule never = t;
       never.bitmap_sddmm_max_rows = 0;
       const SearchPath alt = ChoosePath(never, c.plan_input(queries, k));
       (alt == SearchPath::kGather ? vs_gather : vs_dense).push_back(&c);
     }
-    auto mean_log_penalty = [&](const std::vector<const Cell*>& cs, const PlannerThresholds& th) {
+    auto mean_log_penalty = [&](const std::vector<const Cell*>& cs, const PlannerRule& th) {
       double sum = 0;
       size_t n = 0;
       for (const Cell* c : cs) {
@@ -486,7 +486,7 @@ PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries
     std::vector<double> loss;
     if (!vs_gather.empty()) {
       for (double e = -3; e <= 0.0001; e += 0.1) {
-        PlannerThresholds trial = t;
+        PlannerRule trial = t;
         trial.bitmap_sddmm_max_share = std::min(1.0, std::pow(10.0, e));
         settings.push_back({trial.bitmap_sddmm_max_share});
         loss.push_back(mean_log_penalty(vs_gather, trial));

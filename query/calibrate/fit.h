@@ -88,8 +88,8 @@ struct FitReport {
 // The share search takes, of the settings that reach the least loss, the one nearest (in log)
 // to their log-centroid: the middle of the range the data allows, not an edge of it.
 // `base` supplies whatever the cells cannot (a mode that was not swept).
-PlannerThresholds FitThresholds(const std::vector<Cell>& cells, uint32_t queries, uint32_t k,
-                                const PlannerThresholds& base, FitReport* report);
+PlannerRule FitThresholds(const std::vector<Cell>& cells, uint32_t queries, uint32_t k,
+                                const PlannerRule& base, FitReport* report);
 
 }  // namespace sieve::calibrate
 

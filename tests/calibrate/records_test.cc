@@ -123,8 +123,8 @@ TEST(RecordsTest, RecordedH200SummaryFits) {
   EXPECT_EQ(device.rfind("gpu:", 0), 0u) << device;
   ASSERT_GT(cells.size(), 100u);
   FitReport report;
-  const PlannerThresholds t =
-      FitThresholds(cells, queries, k, PlannerThresholds::GpuDefaults(), &report);
+  const PlannerRule t =
+      FitThresholds(cells, queries, k, PlannerRule::GpuDefaults(), &report);
   EXPECT_GT(t.sddmm_max_rows, 100u);
   EXPECT_LT(t.sddmm_max_rows, 1000000u);
   EXPECT_GT(report.sddmm_series, 0);

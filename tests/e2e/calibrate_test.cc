@@ -20,6 +20,7 @@
 
 #include "query/planner.h"
 #include "sieve/db.h"
+#include "tests/planner_rule_util.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
 
@@ -62,7 +63,7 @@ class CalibrateTest : public ::testing::Test {
   // `sieve calibrate --refit --device gpu` of a recorded calibration summary (a file under
   // tests/data/calibrate/, from an H200 run): its output, and in *fitted the thresholds it
   // fitted.
-  void RefitRecorded(const std::string& results_path, json* out, PlannerThresholds* fitted) {
+  void RefitRecorded(const std::string& results_path, json* out, PlannerRule* fitted) {
     const std::string file =
         test::SourceDir() + "/tests/data/calibrate/" + results_path;
     ParseFit(Sieve({"calibrate", "--refit", file, "--device", "gpu"}), out, fitted);
@@ -71,14 +72,14 @@ class CalibrateTest : public ::testing::Test {
   // `sieve calibrate --refit` over `points` (see Refit): its output in *out, the thresholds it
   // fitted in *fitted.
   void RefitPoints(const json& points, const std::string& name, json* out,
-                   PlannerThresholds* fitted) {
+                   PlannerRule* fitted) {
     ParseFit(Refit(points, name), out, fitted);
   }
 
-  static void ParseFit(const CliRun& r, json* out, PlannerThresholds* fitted) {
+  static void ParseFit(const CliRun& r, json* out, PlannerRule* fitted) {
     ASSERT_EQ(r.code, 0) << r.err;
     *out = json::parse(r.out);
-    ASSERT_TRUE(PlannerThresholds::FromJson((*out)["thresholds"].dump(), fitted).ok());
+    ASSERT_TRUE(PlannerRule::FromJson((*out)["thresholds"].dump(), fitted).ok());
   }
 
   // A batch of 100 queries with a filter each, over 128 dims (the planner's input).
@@ -213,22 +214,24 @@ TEST_F(CalibrateTest, TinyCpuCalibrationIsStoredUsedAndExact) {
   // device with none stored.
   std::unique_ptr<DB> handle;
   ASSERT_TRUE(DB::Open(Options(), db, &handle).ok());
-  PlannerThresholds got;
+  PlannerRule got;
   std::string name;
-  ASSERT_TRUE(handle->GetPlannerThresholds(Device::kCpu, &got, &name).ok());
+  ASSERT_TRUE(test::GetRule(handle.get(), Device::kCpu, &got, &name).ok());
   EXPECT_EQ(name, "cpu");
   EXPECT_EQ(got.source, source);
   EXPECT_EQ(got.sddmm_max_rows, t["sddmm_max_rows"].get<uint64_t>());
-  PlannerThresholds mine = PlannerThresholds::CpuDefaults();
+  PlannerRule mine = PlannerRule::CpuDefaults();
   mine.sddmm_max_rows = 1;
   mine.gather_max_fraction = 1.0;
   mine.source = "calibrated by hand";
-  ASSERT_TRUE(handle->PutPlannerThresholds("cpu", mine).ok());
-  EXPECT_TRUE(handle->PutPlannerThresholds("", mine).IsInvalidArgument());
-  PlannerThresholds bad = mine;
+  ASSERT_TRUE(handle->PutPlannerThresholds("cpu", ToThresholds(mine)).ok());
+  EXPECT_TRUE(handle->PutPlannerThresholds("", ToThresholds(mine)).IsInvalidArgument());
+  PlannerRule bad = mine;
   bad.gather_max_fraction = 2.0;
-  EXPECT_TRUE(handle->PutPlannerThresholds("cpu", bad).IsInvalidArgument());
-  ASSERT_TRUE(handle->GetPlannerThresholds(Device::kCpu, &got, &name).ok());
+  PlannerThresholds refused;
+  EXPECT_TRUE(PlannerThresholds::FromJson(bad.ToJson(), &refused).IsInvalidArgument());
+  EXPECT_TRUE(handle->PutPlannerThresholds("cpu", refused).IsInvalidArgument());
+  ASSERT_TRUE(test::GetRule(handle.get(), Device::kCpu, &got, &name).ok());
   EXPECT_EQ(got.source, "calibrated by hand");
   EXPECT_EQ(got.sddmm_max_rows, 1u);
   // With SDDMM capped at 1 row and gather allowed everywhere, a filtered search gathers.
@@ -285,7 +288,7 @@ TEST_F(CalibrateTest, RefitRecoversDimScalingAndBitmapOverlap) {
     }
   }
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitPoints(points, "points.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -327,7 +330,7 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
     }
   }
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitPoints(points, "bitmap-points.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -350,7 +353,7 @@ TEST_F(CalibrateTest, RefitBitmapSddmmBoundFollowsCrossovers) {
 // 200,000 rows, 2.5% at 2M), not a flat penalty that put it at 5% of any shard.
 TEST_F(CalibrateTest, RefitOfRecordedH200Calibration) {
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitRecorded("h200-sweep2-calib-quick1.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -397,7 +400,7 @@ TEST_F(CalibrateTest, RefitUnionGatherBoundFallsWithRows) {
     }
   }
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitPoints(points, "union-points.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -438,7 +441,7 @@ json GatherPoints(const std::vector<uint32_t>& dims,
 TEST_F(CalibrateTest, RefitGatherCapFallsWithRows) {
   auto f = [](double rows, double) { return 0.8 * std::pow(1e6 / std::max(rows, 1e6), 0.3); };
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitPoints(GatherPoints({128, 512}, f), "gather-points.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -461,7 +464,7 @@ TEST_F(CalibrateTest, RefitGatherCapFallWeakensWithDim) {
     return 0.7 * std::pow(1e6 / std::max(rows, 1e6), 0.3 * 128 / dim);
   };
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitPoints(GatherPoints({128, 256, 512}, f), "gather-dim-points.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -503,7 +506,7 @@ json BitmapSddmmPoints(const std::vector<uint64_t>& rows_list, const std::vector
 TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
   auto c = [](double rows) { return 0.05 * std::pow(1e6 / rows, 0.25) * rows; };
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitPoints(BitmapSddmmPoints({200000, 2000000, 10000000}, {128, 512},
                                 [&](double rows, double) { return c(rows); }),
               "bitmap-rows-points.json", &j, &fitted);
@@ -529,7 +532,7 @@ TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithRows) {
 TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithDim) {
   auto c = [](double rows, double dim) { return 0.05 * std::pow(128.0 / dim, 0.3) * rows; };
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitPoints(BitmapSddmmPoints({200000, 2000000}, {128, 512, 1024}, c), "bitmap-dim-points.json",
               &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
@@ -549,7 +552,7 @@ TEST_F(CalibrateTest, RefitBitmapSddmmFractionFallsWithDim) {
 // it still won at 60%.
 TEST_F(CalibrateTest, RefitOfRecordedH200UnionGather) {
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitRecorded("h200-session4-sweep1-calib-quick1.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -563,7 +566,7 @@ TEST_F(CalibrateTest, RefitOfRecordedH200UnionGather) {
 // make the choices the sweep beside it timed as fastest at these shapes.
 TEST_F(CalibrateTest, RefitOfRecordedH200ThreeDimQuick) {
   json j;
-  PlannerThresholds fitted;
+  PlannerRule fitted;
   RefitRecorded("h200-3dims-calib-quick1.json", &j, &fitted);
   ASSERT_FALSE(HasFatalFailure());
   const json& t = j["thresholds"];
@@ -580,27 +583,27 @@ TEST_F(CalibrateTest, RefitOfRecordedH200ThreeDimQuick) {
       << t.dump();
 }
 
-TEST(PlannerThresholdsJsonTest, RoundTripAndErrors) {
-  PlannerThresholds t = PlannerThresholds::GpuDefaults();
-  PlannerThresholds back;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.ToJson(), &back).ok());
+TEST(PlannerRuleJsonTest, RoundTripAndErrors) {
+  PlannerRule t = PlannerRule::GpuDefaults();
+  PlannerRule back;
+  ASSERT_TRUE(PlannerRule::FromJson(t.ToJson(), &back).ok());
   EXPECT_EQ(back.sddmm_max_rows, t.sddmm_max_rows);
   EXPECT_EQ(back.bitmap_sddmm_max_rows, t.bitmap_sddmm_max_rows);
   EXPECT_DOUBLE_EQ(back.gather_scale, t.gather_scale);
   EXPECT_DOUBLE_EQ(back.gather_min_rows, t.gather_min_rows);
   EXPECT_EQ(back.bitmap_union_gather, t.bitmap_union_gather);
   EXPECT_EQ(back.source, t.source);
-  EXPECT_TRUE(PlannerThresholds::FromJson("not json", &back).IsInvalidArgument());
-  EXPECT_TRUE(PlannerThresholds::FromJson("{}", &back).IsInvalidArgument());
+  EXPECT_TRUE(PlannerRule::FromJson("not json", &back).IsInvalidArgument());
+  EXPECT_TRUE(PlannerRule::FromJson("{}", &back).IsInvalidArgument());
   json j = json::parse(t.ToJson());
   j["sddmm_max_fraction"] = -1;
-  Status s = PlannerThresholds::FromJson(j.dump(), &back);
+  Status s = PlannerRule::FromJson(j.dump(), &back);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("sddmm_max_fraction"), std::string::npos) << s.ToString();
 }
 
-TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
-  PlannerThresholds t = PlannerThresholds::CpuDefaults();
+TEST(PlannerRuleTest, JsonRoundTripAndOlderFormat) {
+  PlannerRule t = PlannerRule::CpuDefaults();
   t.sddmm_dim_exponent = 0.75;
   t.bitmap_sddmm_base_rows = 1234.5;
   t.bitmap_sddmm_max_share = 0.25;
@@ -610,8 +613,8 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   t.gather_rows_exponent = 0.21;
   t.gather_rows_dim_exponent = 0.9;
   t.bitmap_sddmm_rows_exponent = 0.17;
-  PlannerThresholds back;
-  ASSERT_TRUE(PlannerThresholds::FromJson(t.ToJson(), &back).ok());
+  PlannerRule back;
+  ASSERT_TRUE(PlannerRule::FromJson(t.ToJson(), &back).ok());
   EXPECT_DOUBLE_EQ(back.sddmm_dim_exponent, 0.75);
   EXPECT_DOUBLE_EQ(back.bitmap_sddmm_base_rows, 1234.5);
   EXPECT_DOUBLE_EQ(back.bitmap_sddmm_max_share, 0.25);
@@ -629,9 +632,9 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
       R"("gather_scale":15.85,"gather_max_fraction":0.89,"bitmap_sddmm_max_rows":12589,)"
       R"("bitmap_sddmm_max_fraction":1.0,"bitmap_union_gather":true,)"
       R"("bitmap_gather_max_fraction":0.8,"source":"calibrated 2026-11-30T00:10Z"})";
-  PlannerThresholds old;
+  PlannerRule old;
   old.sddmm_dim_exponent = 9;
-  ASSERT_TRUE(PlannerThresholds::FromJson(old_format, &old).ok());
+  ASSERT_TRUE(PlannerRule::FromJson(old_format, &old).ok());
   EXPECT_EQ(old.sddmm_max_rows, 5811u);
   EXPECT_DOUBLE_EQ(old.sddmm_dim_exponent, 0);
   EXPECT_DOUBLE_EQ(old.bitmap_sddmm_base_rows, 0);
@@ -643,8 +646,8 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
   EXPECT_DOUBLE_EQ(old.bitmap_sddmm_rows_exponent, 0);
   EXPECT_DOUBLE_EQ(GatherMaxSelectivity(old, 10000000, 8), 0.89);
   // Out of range values are refused, naming the field.
-  PlannerThresholds bad;
-  Status s = PlannerThresholds::FromJson(
+  PlannerRule bad;
+  Status s = PlannerRule::FromJson(
       R"({"sddmm_max_rows":1,"sddmm_dim_exponent":-1,"sddmm_max_fraction":1.0,)"
       R"("gather_min_rows":0,"gather_scale":1,"gather_max_fraction":0.5,)"
       R"("bitmap_sddmm_max_rows":1,"bitmap_sddmm_max_fraction":1.0,)"
@@ -652,14 +655,14 @@ TEST(PlannerThresholdsTest, JsonRoundTripAndOlderFormat) {
       &bad);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("sddmm_dim_exponent"), std::string::npos);
-  json j = json::parse(PlannerThresholds::GpuDefaults().ToJson());
+  json j = json::parse(PlannerRule::GpuDefaults().ToJson());
   j["gather_rows_exponent"] = -0.5;
-  s = PlannerThresholds::FromJson(j.dump(), &bad);
+  s = PlannerRule::FromJson(j.dump(), &bad);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("gather_rows_exponent"), std::string::npos) << s.ToString();
   j["gather_rows_exponent"] = 0.5;
   j["bitmap_sddmm_rows_exponent"] = "x";
-  s = PlannerThresholds::FromJson(j.dump(), &bad);
+  s = PlannerRule::FromJson(j.dump(), &bad);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("bitmap_sddmm_rows_exponent"), std::string::npos) << s.ToString();
 }

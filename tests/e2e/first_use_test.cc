@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sieve/db.h"
+#include "tests/planner_rule_util.h"
 #include "tests/testutil.h"
 
 namespace sieve {
@@ -32,9 +33,9 @@ TEST(FirstUseOnTheGpu, CalibratesStoresAndAnswersExactly) {
   };
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.Join("db"), &db).ok());
-  PlannerThresholds t;
+  PlannerRule t;
   std::string device;
-  if (!db->GetPlannerThresholds(Device::kGpu, &t, &device).ok()) GTEST_SKIP() << "no GPU";
+  if (!test::GetRule(db.get(), Device::kGpu, &t, &device).ok()) GTEST_SKIP() << "no GPU";
 
   constexpr uint32_t kDim = 64;
   constexpr size_t kRows = 20000;
@@ -72,7 +73,7 @@ TEST(FirstUseOnTheGpu, CalibratesStoresAndAnswersExactly) {
       << on_gpu.explain.thresholds;
   ASSERT_EQ(notices.size(), 2u);
   EXPECT_NE(notices[1].find("stored in the database"), std::string::npos) << notices[1];
-  ASSERT_TRUE(db->GetPlannerThresholds(Device::kGpu, &t, &device).ok());
+  ASSERT_TRUE(test::GetRule(db.get(), Device::kGpu, &t, &device).ok());
   EXPECT_NE(t.source.find("first use"), std::string::npos) << t.source;
   std::printf("first-use calibration of %s: first search %.1f s\n%s\n%s\nthresholds %s\n",
               device.c_str(), seconds, notices[0].c_str(), notices[1].c_str(),

@@ -59,7 +59,7 @@ class DBCalibrateTest : public ::testing::Test {
 TEST_F(DBCalibrateTest, DryRunReportsAndStoresNothing) {
   Open();
   const PlannerThresholds before = Current();
-  ASSERT_EQ(before.source.rfind("defaults", 0), 0u) << before.source;
+  ASSERT_EQ(before.source().rfind("defaults", 0), 0u) << before.source();
   std::vector<std::string> lines;
   CalibrateOptions o = Tiny(&lines);
   o.store = false;
@@ -71,11 +71,11 @@ TEST_F(DBCalibrateTest, DryRunReportsAndStoresNothing) {
   EXPECT_TRUE(r.complete);
   EXPECT_GT(r.points, 0u);
   EXPECT_GT(r.seconds, 0.0);
-  EXPECT_EQ(r.thresholds.source.rfind("calibrated ", 0), 0u) << r.thresholds.source;
+  EXPECT_EQ(r.thresholds.source().rfind("calibrated ", 0), 0u) << r.thresholds.source();
   EXPECT_NE(
-      r.thresholds.source.find(" on cpu (calibrate_test, " + std::to_string(r.points) + " points"),
+      r.thresholds.source().find(" on cpu (calibrate_test, " + std::to_string(r.points) + " points"),
       std::string::npos)
-      << r.thresholds.source;
+      << r.thresholds.source();
   EXPECT_FALSE(r.description.empty());
   EXPECT_EQ(r.summary_json.rfind("{\"device\":\"cpu\",\"stored\":false,", 0), 0u);
   EXPECT_NE(r.summary_json.find("\"penalty_in_sample\""), std::string::npos);
@@ -93,7 +93,7 @@ TEST_F(DBCalibrateTest, DryRunReportsAndStoresNothing) {
   EXPECT_EQ(refit.device, "cpu");
   EXPECT_EQ(refit.points, r.points);
   EXPECT_FALSE(refit.stored);
-  EXPECT_EQ(refit.thresholds.source.rfind("refitted ", 0), 0u) << refit.thresholds.source;
+  EXPECT_EQ(refit.thresholds.source().rfind("refitted ", 0), 0u) << refit.thresholds.source();
   EXPECT_FALSE(DB::RefitCalibration(dir_.Join("missing.json"), Device::kAuto, &refit).ok());
 }
 
@@ -123,7 +123,7 @@ TEST_F(DBCalibrateTest, ReadOnlyRefusesToStoreBeforeSweeping) {
   Status s = db_->Calibrate(o, &r);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_FALSE(r.stored);
-  EXPECT_EQ(Current().source.rfind("defaults", 0), 0u);
+  EXPECT_EQ(Current().source().rfind("defaults", 0), 0u);
 }
 
 TEST_F(DBCalibrateTest, BadOptionsAreInvalidArgument) {
@@ -146,7 +146,7 @@ TEST_F(DBCalibrateTest, BadOptionsAreInvalidArgument) {
     EXPECT_NE(s.message().find("CalibrateOptions::"), std::string::npos) << s.ToString();
   }
   EXPECT_TRUE(lines.empty());  // nothing was swept
-  EXPECT_EQ(Current().source.rfind("defaults", 0), 0u);
+  EXPECT_EQ(Current().source().rfind("defaults", 0), 0u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // its error paths, each of which must leave the store as it was.
 
 #include "engine/db_impl.h"
+#include "query/planner.h"
 
 #include <gtest/gtest.h>
 
@@ -433,23 +434,31 @@ TEST_F(DBImplTest, PlannerThresholdsAreStoredPerDevice) {
   std::string device;
   ASSERT_TRUE(db_->GetPlannerThresholds(Device::kCpu, &t, &device).ok());
   EXPECT_EQ(device, "cpu");
-  EXPECT_EQ(t.source, PlannerThresholds::CpuDefaults().source);
-  PlannerThresholds mine = PlannerThresholds::CpuDefaults();
+  EXPECT_EQ(t.source(), PlannerRule::CpuDefaults().source);
+  EXPECT_EQ(t, PlannerThresholds::DefaultsFor("cpu"));
+  EXPECT_EQ(t.version(), PlannerThresholds::kVersion);
+  PlannerRule mine = PlannerRule::CpuDefaults();
   mine.sddmm_max_rows = 1234;
   mine.source = "calibrated by the test";
-  EXPECT_TRUE(db_->PutPlannerThresholds("", mine).IsInvalidArgument());
-  PlannerThresholds bad = mine;
-  bad.gather_max_fraction = 2.0;
-  EXPECT_TRUE(db_->PutPlannerThresholds("cpu", bad).IsInvalidArgument());
-  ASSERT_TRUE(db_->PutPlannerThresholds("cpu", mine).ok());
+  EXPECT_TRUE(db_->PutPlannerThresholds("", ToThresholds(mine)).IsInvalidArgument());
+  EXPECT_TRUE(db_->PutPlannerThresholds("cpu", PlannerThresholds()).IsInvalidArgument());
+  PlannerRule bad = mine;
+  bad.gather_max_fraction = 2.0;  // the opaque value cannot even hold it
+  PlannerThresholds refused;
+  EXPECT_TRUE(PlannerThresholds::FromJson(bad.ToJson(), &refused).IsInvalidArgument());
+  EXPECT_TRUE(refused.empty());
+  ASSERT_TRUE(db_->PutPlannerThresholds("cpu", ToThresholds(mine)).ok());
   ASSERT_TRUE(db_->GetPlannerThresholds(Device::kCpu, &t, &device).ok());
-  EXPECT_EQ(t.sddmm_max_rows, 1234u);
+  PlannerRule got;
+  ASSERT_TRUE(FromThresholds(t, &got).ok());
+  EXPECT_EQ(got.sddmm_max_rows, 1234u);
   // Durable: a reopened database reads them back, and searches name them in explain.
   db_.reset();
   ASSERT_TRUE(DB::Open(Options(), dir_.Join("db"), &db_).ok());
   ASSERT_TRUE(db_->GetPlannerThresholds(Device::kCpu, &t, &device).ok());
-  EXPECT_EQ(t.sddmm_max_rows, 1234u);
-  EXPECT_EQ(t.source, "calibrated by the test");
+  ASSERT_TRUE(FromThresholds(t, &got).ok());
+  EXPECT_EQ(got.sddmm_max_rows, 1234u);
+  EXPECT_EQ(t.source(), "calibrated by the test");
   ASSERT_TRUE(db_->CreateCollection(Spec("p")).ok());
   IngestRows("p", 10, 0, 10);
   const std::vector<float> q = test::RandomVectors(1, kDim, 11);

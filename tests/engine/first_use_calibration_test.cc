@@ -22,6 +22,7 @@
 #include "query/planner.h"
 #include "sieve/db.h"
 #include "storage/store.h"
+#include "tests/planner_rule_util.h"
 #include "tests/testutil.h"
 
 namespace sieve {
@@ -176,11 +177,11 @@ TEST_F(FirstUseCalibrationTest, FirstSearchCalibratesOnceStoresAndUsesIt) {
   Open("gpu:Model Device 9000", Small());
   CreateAndIngest();
   // Reading the thresholds does not calibrate: only a search does.
-  PlannerThresholds t;
+  PlannerRule t;
   std::string name;
-  ASSERT_TRUE(db_->GetPlannerThresholds(Device::kGpu, &t, &name).ok());
+  ASSERT_TRUE(test::GetRule(db_.get(), Device::kGpu, &t, &name).ok());
   EXPECT_EQ(name, "gpu:Model Device 9000");
-  EXPECT_EQ(t.source, PlannerThresholds::GpuDefaults().source);
+  EXPECT_EQ(t.source, PlannerRule::GpuDefaults().source);
   EXPECT_EQ(device_->profiles(), 0);
 
   SearchResult res;
@@ -199,7 +200,7 @@ TEST_F(FirstUseCalibrationTest, FirstSearchCalibratesOnceStoresAndUsesIt) {
   EXPECT_NE(lines[1].find("stored in the database"), std::string::npos) << lines[1];
 
   // The fit found the model's crossovers, not the generic defaults (2,000 rows, dim^0.5).
-  ASSERT_TRUE(db_->GetPlannerThresholds(Device::kGpu, &t, &name).ok());
+  ASSERT_TRUE(test::GetRule(db_.get(), Device::kGpu, &t, &name).ok());
   EXPECT_NE(t.source.find("first use"), std::string::npos);
   EXPECT_GE(t.sddmm_max_rows, kSddmmCrossover / 2.5);
   EXPECT_LE(t.sddmm_max_rows, kSddmmCrossover * 2.5);
@@ -215,12 +216,12 @@ TEST_F(FirstUseCalibrationTest, FirstSearchCalibratesOnceStoresAndUsesIt) {
   EXPECT_EQ(notices().size(), 2u);
 
   // Stored: a reopened database plans with it at once.
-  const PlannerThresholds first = t;
+  const PlannerRule first = t;
   Open("gpu:Model Device 9000", Small());
   ASSERT_TRUE(SearchGpu(&res).ok());
   EXPECT_EQ(device_->profiles(), 0);
   EXPECT_TRUE(notices().size() == 2u);
-  ASSERT_TRUE(db_->GetPlannerThresholds(Device::kGpu, &t, &name).ok());
+  ASSERT_TRUE(test::GetRule(db_.get(), Device::kGpu, &t, &name).ok());
   EXPECT_EQ(t.ToJson(), first.ToJson());
 }
 
@@ -244,7 +245,7 @@ TEST_F(FirstUseCalibrationTest, ShippedDevicesAndOffSkipIt) {
   SearchResult res;
   ASSERT_TRUE(SearchGpu(&res).ok());
   EXPECT_EQ(device_->profiles(), 0);
-  EXPECT_EQ(res.explain.thresholds, PlannerThresholds::DefaultsFor("gpu:NVIDIA H200").source);
+  EXPECT_EQ(res.explain.thresholds, PlannerRule::DefaultsFor("gpu:NVIDIA H200").source);
   EXPECT_TRUE(notices().empty());
 
   // Off: the generic defaults until `sieve calibrate` runs.
@@ -253,7 +254,7 @@ TEST_F(FirstUseCalibrationTest, ShippedDevicesAndOffSkipIt) {
   Open("gpu:Model Device 9000", off);
   ASSERT_TRUE(SearchGpu(&res).ok());
   EXPECT_EQ(device_->profiles(), 0);
-  EXPECT_EQ(res.explain.thresholds, PlannerThresholds::GpuDefaults().source);
+  EXPECT_EQ(res.explain.thresholds, PlannerRule::GpuDefaults().source);
   EXPECT_TRUE(notices().empty());
 
   // Always: a device with shipped thresholds is calibrated too.
@@ -268,10 +269,10 @@ TEST_F(FirstUseCalibrationTest, ShippedDevicesAndOffSkipIt) {
 TEST_F(FirstUseCalibrationTest, AStoredCalibrationWins) {
   Open("gpu:Model Device 9000", Small());
   CreateAndIngest();
-  PlannerThresholds mine = PlannerThresholds::GpuDefaults();
+  PlannerRule mine = PlannerRule::GpuDefaults();
   mine.sddmm_max_rows = 1234;
   mine.source = "calibrated by the test";
-  ASSERT_TRUE(db_->PutPlannerThresholds("gpu:Model Device 9000", mine).ok());
+  ASSERT_TRUE(db_->PutPlannerThresholds("gpu:Model Device 9000", ToThresholds(mine)).ok());
   SearchResult res;
   ASSERT_TRUE(SearchGpu(&res).ok());
   EXPECT_EQ(device_->profiles(), 0);
@@ -305,7 +306,7 @@ TEST_F(FirstUseCalibrationTest, AFailedSweepLeavesTheDefaultsAndTheSearchGoesOn)
   CreateAndIngest();
   SearchResult res;
   ASSERT_TRUE(SearchGpu(&res).ok());
-  EXPECT_EQ(res.explain.thresholds, PlannerThresholds::GpuDefaults().source);
+  EXPECT_EQ(res.explain.thresholds, PlannerRule::GpuDefaults().source);
   ASSERT_EQ(res.results.size(), 3u);
   EXPECT_EQ(res.results[0].ids.size(), 5u);
   std::vector<std::string> lines = notices();

@@ -13,8 +13,8 @@ namespace sieve {
 namespace {
 
 // A flat rule: SDDMM below 2,000 rows, gather below 3% at every size, bitmaps by count.
-PlannerThresholds Fixed() {
-  PlannerThresholds t;
+PlannerRule Fixed() {
+  PlannerRule t;
   t.sddmm_max_rows = 2000;
   t.sddmm_max_fraction = 1.0;
   t.gather_min_rows = 0;
@@ -48,7 +48,7 @@ PlanInput Bitmap(uint64_t rows, uint64_t mean_pass, uint64_t union_rows,
 }
 
 TEST(PlannerTest, BitsetBoundaries) {
-  const PlannerThresholds t = Fixed();
+  const PlannerRule t = Fixed();
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 1999)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 2000)), SearchPath::kGather);
@@ -62,7 +62,7 @@ TEST(PlannerTest, BitsetBoundaries) {
 }
 
 TEST(PlannerTest, BitmapBoundaries) {
-  const PlannerThresholds t = Fixed();
+  const PlannerRule t = Fixed();
   EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 999, 16000)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1000, 16000)), SearchPath::kGather);
   EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1001, 49999)), SearchPath::kGather);
@@ -70,22 +70,22 @@ TEST(PlannerTest, BitmapBoundaries) {
   // The bitset thresholds do not apply to bitmaps.
   EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 1500, 40000)), SearchPath::kGather);
   // A share bound: SDDMM only while the mean set is a small part of the union.
-  PlannerThresholds share = t;
+  PlannerRule share = t;
   share.bitmap_sddmm_max_share = 0.2;
   EXPECT_EQ(ChoosePath(share, Bitmap(1000000, 999, 16000)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(share, Bitmap(1000000, 999, 4000)), SearchPath::kGather);
   // Without the union gather a bitmap is SDDMM or dense.
-  PlannerThresholds no_union = t;
+  PlannerRule no_union = t;
   no_union.bitmap_union_gather = false;
   EXPECT_EQ(ChoosePath(no_union, Bitmap(1000000, 1500, 40000)), SearchPath::kDense);
 }
 
 TEST(PlannerTest, EmptyShardOrNothingPassingIsSddmm) {
-  const PlannerThresholds t = Fixed();
+  const PlannerRule t = Fixed();
   EXPECT_EQ(ChoosePath(t, Bitset(0, 0)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitset(1000000, 0)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitmap(1000000, 0, 0)), SearchPath::kSddmm);
-  PlannerThresholds zero;  // even with every threshold 0
+  PlannerRule zero;  // even with every threshold 0
   EXPECT_EQ(ChoosePath(zero, Bitset(1000000, 0)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(zero, Bitset(1000000, 1)), SearchPath::kDense);
   EXPECT_EQ(ChoosePath(zero, Bitmap(1000000, 1, 16)), SearchPath::kDense);
@@ -94,7 +94,7 @@ TEST(PlannerTest, EmptyShardOrNothingPassingIsSddmm) {
 // The SDDMM bound as a budget that falls with dim: sddmm_max_rows at dim 128, scaled by
 // (128 / dim)^sddmm_dim_exponent.
 TEST(PlannerTest, SddmmBoundScalesWithDim) {
-  PlannerThresholds t = Fixed();
+  PlannerRule t = Fixed();
   t.gather_max_fraction = 0.5;
   t.sddmm_dim_exponent = 1.0;  // a budget on passing rows × dim of 256,000
   EXPECT_DOUBLE_EQ(SddmmMaxRows(t, 128), 2000);
@@ -129,7 +129,7 @@ TEST(PlannerTest, SddmmBoundScalesWithDim) {
 // that set, by the bitset rule, whatever the bitmap bounds say; a set just short of the union
 // is not.
 TEST(PlannerTest, OneSetForEveryQueryIsPlannedAsABitset) {
-  PlannerThresholds t = Fixed();
+  PlannerRule t = Fixed();
   t.bitmap_sddmm_max_rows = 0;  // the bitmap rule would never choose SDDMM
   t.bitmap_union_gather = false;
   t.bitmap_gather_max_fraction = 0;
@@ -154,16 +154,16 @@ TEST(PlannerTest, OneSetForEveryQueryIsPlannedAsABitset) {
 // for the H200, and the cuVS-form GPU defaults for any other GPU. The H200's pick the path that
 // was fastest on an H200 at each of these points (tools/bench/results/2026-12-02-h200-filters).
 TEST(PlannerTest, DefaultsByDeviceName) {
-  EXPECT_EQ(PlannerThresholds::DefaultsFor("cpu").source, PlannerThresholds::CpuDefaults().source);
-  EXPECT_EQ(PlannerThresholds::DefaultsFor("gpu:NVIDIA A100-SXM4-80GB").source,
-            PlannerThresholds::GpuDefaults().source);
-  EXPECT_EQ(PlannerThresholds::DefaultsFor("gpu").source, PlannerThresholds::GpuDefaults().source);
-  const PlannerThresholds h200 = PlannerThresholds::DefaultsFor("gpu:NVIDIA H200");
+  EXPECT_EQ(PlannerRule::DefaultsFor("cpu").source, PlannerRule::CpuDefaults().source);
+  EXPECT_EQ(PlannerRule::DefaultsFor("gpu:NVIDIA A100-SXM4-80GB").source,
+            PlannerRule::GpuDefaults().source);
+  EXPECT_EQ(PlannerRule::DefaultsFor("gpu").source, PlannerRule::GpuDefaults().source);
+  const PlannerRule h200 = PlannerRule::DefaultsFor("gpu:NVIDIA H200");
   EXPECT_EQ(h200.source.rfind("shipped for the NVIDIA H200", 0), 0u) << h200.source;
-  EXPECT_EQ(PlannerThresholds::DefaultsFor("gpu:NVIDIA H200 NVL").source, h200.source);
+  EXPECT_EQ(PlannerRule::DefaultsFor("gpu:NVIDIA H200 NVL").source, h200.source);
   // The shipped thresholds survive the stored form.
-  PlannerThresholds parsed;
-  ASSERT_TRUE(PlannerThresholds::FromJson(h200.ToJson(), &parsed).ok());
+  PlannerRule parsed;
+  ASSERT_TRUE(PlannerRule::FromJson(h200.ToJson(), &parsed).ok());
   EXPECT_EQ(parsed.ToJson(), h200.ToJson());
   const uint64_t rows = 10000000;
   auto bitset = [&](uint64_t n) { return Bitset(rows, n, 128, 64); };
@@ -197,7 +197,7 @@ TEST(PlannerTest, DefaultsByDeviceName) {
 // gather_rows_exponent scales the gather cap past 10^6 rows only; bitmap_sddmm_rows_exponent
 // the per-query SDDMM fraction at every size; both 0 leave the rule as it was.
 TEST(PlannerTest, RowsExponents) {
-  PlannerThresholds t;
+  PlannerRule t;
   t.gather_min_rows = 0;
   t.gather_scale = 1e9;
   t.gather_max_fraction = 0.8;
@@ -242,7 +242,7 @@ TEST(PlannerTest, RowsExponents) {
 // bitmap_sddmm_dim_exponent lowers the per-query SDDMM fraction against dense as the dim grows
 // past 128 (and raises it below): (128 / dim)^exponent.
 TEST(PlannerTest, BitmapSddmmFractionFallsWithDim) {
-  PlannerThresholds t;
+  PlannerRule t;
   t.bitmap_sddmm_max_rows = UINT64_MAX;
   t.bitmap_sddmm_max_fraction = 0.05;
   t.bitmap_sddmm_dim_exponent = 0.5;
@@ -267,7 +267,7 @@ TEST(PlannerTest, BitmapSddmmFractionFallsWithDim) {
 // the union is ~queries times a query's set and SDDMM wins; with shared (overlapping) ones the
 // union gather does, at the same per-query count.
 TEST(PlannerTest, BitmapIndependentAgainstShared) {
-  PlannerThresholds t = Fixed();
+  PlannerRule t = Fixed();
   t.bitmap_sddmm_max_rows = UINT64_MAX;
   t.bitmap_sddmm_max_share = 0.1;
   t.bitmap_sddmm_max_fraction = 0.03;
@@ -302,7 +302,7 @@ TEST(PlannerTest, BitmapIndependentAgainstShared) {
 // The GPU defaults: cuVS 26.10's, with the SDDMM bound taken at dim 128 and scaled by
 // (128 / dim)^0.5.
 TEST(PlannerTest, GpuDefaultsAreCuvs2610WithDimScaledSddmm) {
-  const PlannerThresholds t = PlannerThresholds::GpuDefaults();
+  const PlannerRule t = PlannerRule::GpuDefaults();
   EXPECT_EQ(t.source.rfind("defaults", 0), 0u);
   EXPECT_DOUBLE_EQ(t.sddmm_dim_exponent, 0.5);
   EXPECT_EQ(ChoosePath(t, Bitset(10000000, 1999, 128)), SearchPath::kSddmm);
@@ -310,7 +310,7 @@ TEST(PlannerTest, GpuDefaultsAreCuvs2610WithDimScaledSddmm) {
   EXPECT_EQ(ChoosePath(t, Bitset(10000000, 999, 512)), SearchPath::kSddmm);
   EXPECT_EQ(ChoosePath(t, Bitset(10000000, 1000, 512)), SearchPath::kGather);
   // Everything else is cuVS's.
-  const PlannerThresholds c = Cuvs2610Thresholds();
+  const PlannerRule c = Cuvs2610Thresholds();
   EXPECT_EQ(t.sddmm_max_rows, c.sddmm_max_rows);
   EXPECT_EQ(t.sddmm_max_fraction, c.sddmm_max_fraction);
   EXPECT_EQ(t.gather_min_rows, c.gather_min_rows);
@@ -326,7 +326,7 @@ TEST(PlannerTest, GpuDefaultsAreCuvs2610WithDimScaledSddmm) {
 
 // cuVS 26.10's rule, checked against its own worked examples (research notes §1.3).
 TEST(PlannerTest, Cuvs2610ThresholdsAreCuvs) {
-  const PlannerThresholds t = Cuvs2610Thresholds();
+  const PlannerRule t = Cuvs2610Thresholds();
   EXPECT_DOUBLE_EQ(t.sddmm_dim_exponent, 0);
   EXPECT_EQ(t.sddmm_max_rows, 2000u);
   EXPECT_DOUBLE_EQ(t.sddmm_max_fraction, 0.03);
@@ -365,7 +365,7 @@ TEST(PlannerTest, Cuvs2610ThresholdsAreCuvs) {
 }
 
 TEST(PlannerTest, CpuDefaultsGatherToHalfAtAnySize) {
-  const PlannerThresholds t = PlannerThresholds::CpuDefaults();
+  const PlannerRule t = PlannerRule::CpuDefaults();
   EXPECT_EQ(t.source.rfind("defaults", 0), 0u);
   for (uint64_t rows : {8192ull, 200000ull, 10000000ull}) {
     for (uint32_t dim : {1u, 128u, 2052u}) {
@@ -385,7 +385,7 @@ TEST(PlannerTest, CpuDefaultsGatherToHalfAtAnySize) {
 }
 
 TEST(PlannerTest, BitmapGatherBoundFollowsRowsAndDim) {
-  PlannerThresholds t = PlannerThresholds::CpuDefaults();
+  PlannerRule t = PlannerRule::CpuDefaults();
   t.bitmap_sddmm_max_rows = 0;  // never SDDMM: the gather-or-dense choice alone
   t.bitmap_union_gather = true;
   t.bitmap_gather_max_fraction = 0.75;

@@ -177,17 +177,19 @@ int Bench(const Args& args) {
   s = MakeExecutor(device, &executors, &executor, &on_gpu);
   if (!s.ok()) return Fail("bench", s);
   const std::string name = executor->name();
-  const PlannerThresholds defaults = PlannerThresholds::DefaultsFor(name);
-  PlannerThresholds calibrated;
+  const PlannerRule defaults = PlannerRule::DefaultsFor(name);
+  PlannerRule calibrated;
   bool have_calibrated = false;
   if (flags.Has("db")) {
     std::unique_ptr<DB> db;
     s = OpenDb(flags.Get("db"), OpenFor::kRead, &db);
     std::string stored_name;
     // The stored thresholds of exactly this device (not the DB's own choice of device).
+    PlannerThresholds stored;
     if (s.ok()) {
-      s = db->GetPlannerThresholds(on_gpu ? Device::kGpu : Device::kCpu, &calibrated, &stored_name);
+      s = db->GetPlannerThresholds(on_gpu ? Device::kGpu : Device::kCpu, &stored, &stored_name);
     }
+    if (s.ok()) s = FromThresholds(stored, &calibrated);
     if (!s.ok()) return Fail("bench", s);
     have_calibrated = calibrated.source.rfind("calibrated", 0) == 0;
     if (!have_calibrated) {
@@ -209,7 +211,7 @@ int Bench(const Args& args) {
     calibrated.source = "in-sample fit of this sweep on " + name;
     calibrated_label = "Sieve calibrated (in-sample fit)";
   }
-  const PlannerThresholds cuvs = Cuvs2610Thresholds();
+  const PlannerRule cuvs = Cuvs2610Thresholds();
   std::vector<std::pair<std::string, calibrate::Rule>> rules = {
       {"old_cuvs", [](const PlanInput& in) { return ChooseOldCuvsPath(in); }},
       {"cuvs_2610", [&](const PlanInput& in) { return ChoosePath(cuvs, in); }},
