@@ -53,6 +53,8 @@ class NoThrowDB final : public DB {
                               std::string* device_name) override;
   Status PutPlannerThresholds(const std::string& device_name,
                               const PlannerThresholds& thresholds) override;
+  // The handle is the engine's (CollectionHandle), which is its own exception barrier.
+  Status GetCollection(const std::string& name, std::shared_ptr<Collection>* handle) override;
 
   DB* wrapped() const { return db_.get(); }
 
