@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/collection_handle.h"
 #include "engine/db_util.h"
 #include "engine/no_throw_db.h"
 
@@ -54,7 +55,7 @@ Status DBImpl::CreateCollection(const CollectionSpec& spec) {
   std::lock_guard<std::mutex> l(mu_);
   CollectionMeta meta;
   SIEVE_RETURN_IF_ERROR(store_->CreateCollection(spec, &meta));
-  auto c = std::make_shared<Collection>();
+  auto c = std::make_shared<CollectionState>();
   c->meta = meta;
   collections_[spec.name] = c;
   return Status::OK();
@@ -69,14 +70,15 @@ Status DBImpl::ListCollections(std::vector<std::string>* names) {
   return Status::OK();
 }
 
-Status DBImpl::GetCollection(const std::string& name, std::shared_ptr<Collection>* out) {
+Status DBImpl::FindCollection(const std::string& name,
+                              std::shared_ptr<CollectionState>* out) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = collections_.find(name);
   if (it != collections_.end()) {
     *out = it->second;
     return Status::OK();
   }
-  auto c = std::make_shared<Collection>();
+  auto c = std::make_shared<CollectionState>();
   Status s = store_->GetCollection(name, &c->meta);
   if (s.IsNotFound()) return Status::NotFound("no collection named '" + name + "'");
   SIEVE_RETURN_IF_ERROR(s);
@@ -85,7 +87,9 @@ Status DBImpl::GetCollection(const std::string& name, std::shared_ptr<Collection
   return Status::OK();
 }
 
-Status DBImpl::LoadLocked(Collection* c, bool vectors) {
+Status DBImpl::LoadLocked(CollectionState* c, bool vectors) {
+  // A drop removes the rows from the store: a load that came second must not read them.
+  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   if (c->loaded && (c->vectors_loaded || !vectors)) return Status::OK();
   // (An image without vectors is read again, whole, when vectors are needed.)
   std::vector<std::unique_ptr<ShardIndex>> shards;
@@ -101,7 +105,7 @@ Status DBImpl::LoadLocked(Collection* c, bool vectors) {
   return Status::OK();
 }
 
-Status DBImpl::EnsureLoaded(Collection* c, double* load_ms, bool vectors) {
+Status DBImpl::EnsureLoaded(CollectionState* c, double* load_ms, bool vectors) {
   *load_ms = 0;
   {
     std::shared_lock<std::shared_mutex> l(c->mu);
@@ -114,11 +118,30 @@ Status DBImpl::EnsureLoaded(Collection* c, double* load_ms, bool vectors) {
   return s;
 }
 
+Status DBImpl::GetCollection(const std::string& name, std::shared_ptr<Collection>* handle) {
+  handle->reset();
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(name, &c));
+  std::lock_guard<std::mutex> l(mu_);
+  *handle = c->handle.lock();
+  if (*handle == nullptr) {
+    *handle = std::make_shared<CollectionHandle>(this, c);
+    c->handle = *handle;
+  }
+  return Status::OK();
+}
+
 Status DBImpl::GetStats(const std::string& collection, CollectionStats* stats) {
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
-  std::shared_lock<std::shared_mutex> l(c->mu);
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return GetStatsIn(c, stats);
+}
+
+Status DBImpl::GetStatsIn(const std::shared_ptr<CollectionState>& c, CollectionStats* stats) {
   *stats = CollectionStats();
+  // Under the lock a drop takes, so that the shard states read below are still there.
+  std::shared_lock<std::shared_mutex> l(c->mu);
+  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   stats->spec = c->meta.spec;
   stats->next_auto_id = c->meta.next_auto_id;
   for (uint32_t s = 0; s < c->meta.spec.shards; ++s) {

@@ -7,6 +7,7 @@
 #ifndef SIEVE_ENGINE_DB_IMPL_H_
 #define SIEVE_ENGINE_DB_IMPL_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,25 @@
 #include "storage/store.h"
 
 namespace sieve {
+
+// One collection's in-memory state. Writes hold `write_mu` for their whole run, and `mu`
+// exclusively while the image changes; reads hold `mu` shared (compaction too, while it
+// builds the new shards). `shards` is empty until the first operation that needs the rows
+// loads them.
+struct CollectionState {
+  CollectionMeta meta;
+  std::mutex write_mu;
+  std::shared_mutex mu;
+  bool loaded = false;
+  bool vectors_loaded = false;  // the image holds the vectors too (searches need them)
+  // Set by DropCollection under `mu` held exclusively; callers that still hold the state get
+  // NotFound. Atomic so that Collection::dropped() may read it without the lock.
+  std::atomic<bool> dropped{false};
+  std::vector<std::unique_ptr<ShardIndex>> shards;
+  // The handle DB::GetCollection gave out, while one is held, so that every caller holding
+  // a handle to this collection holds the same one. Guarded by DBImpl::mu_.
+  std::weak_ptr<Collection> handle;
+};
 
 class DBImpl : public DB {
  public:
@@ -66,43 +86,50 @@ class DBImpl : public DB {
   Status PutPlannerThresholds(const std::string& device_name,
                               const PlannerThresholds& thresholds) override;
   Status Calibrate(const CalibrateOptions& options, CalibrateReport* report) override;
+  Status GetCollection(const std::string& name, std::shared_ptr<Collection>* handle) override;
+
+  // The operations of one collection, on its state: the calls above by name find the state and
+  // run these, and so does a CollectionHandle (engine/collection_handle.h) on the state it
+  // holds. Each returns NotFound once the collection is dropped.
+  Status GetStatsIn(const std::shared_ptr<CollectionState>& c, CollectionStats* stats);
+  Status WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowBatch& rows,
+                     const IngestOptions& options, bool upsert, IngestResult* result);
+  Status DeleteByIdsIn(const std::shared_ptr<CollectionState>& c, const int64_t* ids, size_t n,
+                       uint64_t* deleted);
+  Status DeleteByFilterIn(const std::shared_ptr<CollectionState>& c, const std::string& filter,
+                          uint64_t* deleted);
+  Status UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateRequest& request,
+                  uint64_t* updated);
+  Status GetIn(const std::shared_ptr<CollectionState>& c, const int64_t* ids, size_t n,
+               const Include& include, GetResult* result);
+  Status CountIn(const std::shared_ptr<CollectionState>& c, const std::string& filter,
+                 uint64_t* count);
+  Status ScanIn(const std::shared_ptr<CollectionState>& c, const ScanRequest& request,
+                ScanResult* result);
+  Status SearchIn(const std::shared_ptr<CollectionState>& c, const SearchRequest& request,
+                  const SearchOptions& options, SearchResult* result);
 
  private:
-  // One collection's in-memory state. Writes hold `write_mu` for their whole run, and `mu`
-  // exclusively while the image changes; reads hold `mu` shared (compaction too, while it
-  // builds the new shards). `shards` is empty until the first operation that needs the rows
-  // loads them.
-  struct Collection {
-    CollectionMeta meta;
-    std::mutex write_mu;
-    std::shared_mutex mu;
-    bool loaded = false;
-    bool vectors_loaded = false;  // the image holds the vectors too (searches need them)
-    bool dropped = false;  // by DropCollection; callers that still hold it get NotFound
-    std::vector<std::unique_ptr<ShardIndex>> shards;
-  };
-
-  Status GetCollection(const std::string& name, std::shared_ptr<Collection>* out);
+  // The state of the collection called `name`, from collections_ or read from the store.
+  // NotFound when there is none.
+  Status FindCollection(const std::string& name, std::shared_ptr<CollectionState>* out);
   // Loads every shard when not yet loaded. REQUIRES: c->mu held exclusively.
-  Status LoadLocked(Collection* c, bool vectors = true);
+  Status LoadLocked(CollectionState* c, bool vectors = true);
   // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
-  Status EnsureLoaded(Collection* c, double* load_ms, bool vectors = true);
-  Status CheckNotDropped(const Collection& c) const;
+  Status EnsureLoaded(CollectionState* c, double* load_ms, bool vectors = true);
+  Status CheckNotDropped(const CollectionState& c) const;
   // NotSupported when the database was opened read-only, before a write looks at its input.
   Status RefuseIfReadOnly(const char* op) const;
   // Checks a batch's dimension, vectors and attribute values; `op` names the call in messages.
-  Status ValidateBatch(const Collection& c, const RowBatch& rows, const char* op) const;
-  // Ingest and Upsert.
-  Status WriteRows(const std::string& collection, const RowBatch& rows,
-                   const IngestOptions& options, bool upsert, IngestResult* result);
+  Status ValidateBatch(const CollectionState& c, const RowBatch& rows, const char* op) const;
   // Per shard, the ordinals of the live rows with these ids. REQUIRES: c loaded, mu held.
-  void SelectByIds(const Collection& c, const int64_t* ids, size_t n,
+  void SelectByIds(const CollectionState& c, const int64_t* ids, size_t n,
                    std::vector<RowSet>* sets) const;
-  Status CompactCollection(Collection* c, CompactResult* result, bool* any);
+  Status CompactCollection(CollectionState* c, CompactResult* result, bool* any);
   // Compiles `filter` ("" = every live row) on every shard. REQUIRES: c loaded, mu held.
-  Status SelectByFilter(const Collection& c, const std::string& filter,
+  Status SelectByFilter(const CollectionState& c, const std::string& filter,
                         std::vector<RowSet>* sets) const;
-  Status CommitDeletes(Collection* c, std::vector<RowSet>* per_shard_new, uint64_t* deleted);
+  Status CommitDeletes(CollectionState* c, std::vector<RowSet>* per_shard_new, uint64_t* deleted);
   // The first executor `device` resolves to, and its thresholds (GetPlannerThresholds).
   Status ExecutorFor(Device device, Executor** executor, PlannerRule* thresholds);
   // Every device `device` resolves to, and each one's thresholds.
@@ -133,7 +160,7 @@ class DBImpl : public DB {
   MemoryBudget budget_;
   FilterCache filter_cache_;
   std::mutex mu_;  // guards collections_ and the executors
-  std::map<std::string, std::shared_ptr<Collection>> collections_;
+  std::map<std::string, std::shared_ptr<CollectionState>> collections_;
   std::unique_ptr<Executors> executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
   std::map<std::string, PlannerRule> thresholds_;

@@ -19,12 +19,12 @@ Status DBImpl::RefuseIfReadOnly(const char* op) const {
   return Status::NotSupported(std::string(op) + ": the database is open read-only");
 }
 
-Status DBImpl::CheckNotDropped(const Collection& c) const {
-  if (c.dropped) return Status::NotFound("no collection named '" + c.meta.spec.name + "'");
+Status DBImpl::CheckNotDropped(const CollectionState& c) const {
+  if (c.dropped) return Status::NotFound("collection '" + c.meta.spec.name + "' was dropped");
   return Status::OK();
 }
 
-Status DBImpl::SelectByFilter(const Collection& c, const std::string& filter,
+Status DBImpl::SelectByFilter(const CollectionState& c, const std::string& filter,
                               std::vector<RowSet>* sets) const {
   std::unique_ptr<Filter> f;
   SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c.meta.spec, &f));
@@ -37,8 +37,15 @@ Status DBImpl::Get(const std::string& collection, const int64_t* ids, size_t n,
                    const Include& include, GetResult* result) {
   *result = GetResult();
   if (n > 0 && ids == nullptr) return Status::InvalidArgument("get: ids is null");
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return GetIn(c, ids, n, include, result);
+}
+
+Status DBImpl::GetIn(const std::shared_ptr<CollectionState>& c, const int64_t* ids, size_t n,
+                     const Include& include, GetResult* result) {
+  *result = GetResult();
+  if (n > 0 && ids == nullptr) return Status::InvalidArgument("get: ids is null");
   std::vector<size_t> attrs;
   SIEVE_RETURN_IF_ERROR(ResolveInclude(c->meta.spec, include, &attrs, &result->attribute_names));
   double load_ms = 0;
@@ -64,8 +71,14 @@ Status DBImpl::Get(const std::string& collection, const int64_t* ids, size_t n,
 Status DBImpl::Count(const std::string& collection, const std::string& filter,
                      uint64_t* count) {
   *count = 0;
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return CountIn(c, filter, count);
+}
+
+Status DBImpl::CountIn(const std::shared_ptr<CollectionState>& c, const std::string& filter,
+                       uint64_t* count) {
+  *count = 0;
   std::unique_ptr<Filter> f;
   SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
   double load_ms = 0;
@@ -83,8 +96,18 @@ Status DBImpl::Scan(const std::string& collection, const ScanRequest& request,
     return Status::InvalidArgument("scan: limit must be within [1, 1000000], got " +
                                    std::to_string(request.limit));
   }
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return ScanIn(c, request, result);
+}
+
+Status DBImpl::ScanIn(const std::shared_ptr<CollectionState>& c, const ScanRequest& request,
+                      ScanResult* result) {
+  *result = ScanResult();
+  if (request.limit < 1 || request.limit > 1000000) {
+    return Status::InvalidArgument("scan: limit must be within [1, 1000000], got " +
+                                   std::to_string(request.limit));
+  }
   std::vector<size_t> attrs;
   SIEVE_RETURN_IF_ERROR(
       ResolveInclude(c->meta.spec, request.include, &attrs, &result->attribute_names));

@@ -11,11 +11,17 @@ namespace sieve {
 Status DBImpl::Search(const std::string& collection, const SearchRequest& request,
                       const SearchOptions& options, SearchResult* result) {
   *result = SearchResult();
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return SearchIn(c, request, options, result);
+}
+
+Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchRequest& request,
+                        const SearchOptions& options, SearchResult* result) {
+  *result = SearchResult();
   Explain& ex = result->explain;
   ex.memory_budget_bytes = budget_.bytes();
   StageTimer timer(&ex);
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
   const CollectionSpec& spec = c->meta.spec;
 
   ParsedSearch parsed;

@@ -32,7 +32,7 @@ std::string KnownAttributes(const CollectionSpec& spec) {
 
 }  // namespace
 
-Status DBImpl::ValidateBatch(const Collection& c, const RowBatch& rows, const char* op) const {
+Status DBImpl::ValidateBatch(const CollectionState& c, const RowBatch& rows, const char* op) const {
   const CollectionSpec& spec = c.meta.spec;
   const std::string what = op;
   if (rows.num_rows == 0) return Status::OK();
@@ -91,21 +91,27 @@ Status DBImpl::ValidateBatch(const Collection& c, const RowBatch& rows, const ch
 
 Status DBImpl::Ingest(const std::string& collection, const RowBatch& rows,
                       const IngestOptions& options, IngestResult* result) {
-  return WriteRows(collection, rows, options, /*upsert=*/false, result);
+  *result = IngestResult();
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("ingest"));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return WriteRowsIn(c, rows, options, /*upsert=*/false, result);
 }
 
 Status DBImpl::Upsert(const std::string& collection, const RowBatch& rows,
                       const IngestOptions& options, IngestResult* result) {
-  return WriteRows(collection, rows, options, /*upsert=*/true, result);
+  *result = IngestResult();
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("upsert"));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return WriteRowsIn(c, rows, options, /*upsert=*/true, result);
 }
 
-Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
-                         const IngestOptions& options, bool upsert, IngestResult* result) {
+Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowBatch& rows,
+                           const IngestOptions& options, bool upsert, IngestResult* result) {
   *result = IngestResult();
   const char* op = upsert ? "upsert" : "ingest";
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(op));
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
   SIEVE_RETURN_IF_ERROR(ValidateBatch(*c, rows, op));
   const size_t n = rows.num_rows;
   if (upsert && n > 0 && rows.ids == nullptr) {
@@ -291,7 +297,7 @@ Status DBImpl::WriteRows(const std::string& collection, const RowBatch& rows,
   return Status::OK();
 }
 
-Status DBImpl::CommitDeletes(Collection* c, std::vector<RowSet>* to_delete, uint64_t* deleted) {
+Status DBImpl::CommitDeletes(CollectionState* c, std::vector<RowSet>* to_delete, uint64_t* deleted) {
   *deleted = 0;
   std::vector<std::pair<uint32_t, ShardState>> states;
   std::vector<RowSet> new_deleted(c->shards.size());
@@ -317,8 +323,15 @@ Status DBImpl::DeleteByIds(const std::string& collection, const int64_t* ids, si
                            uint64_t* deleted) {
   *deleted = 0;
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return DeleteByIdsIn(c, ids, n, deleted);
+}
+
+Status DBImpl::DeleteByIdsIn(const std::shared_ptr<CollectionState>& c, const int64_t* ids,
+                             size_t n, uint64_t* deleted) {
+  *deleted = 0;
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
@@ -332,8 +345,15 @@ Status DBImpl::DeleteByFilter(const std::string& collection, const std::string& 
                               uint64_t* deleted) {
   *deleted = 0;
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return DeleteByFilterIn(c, filter, deleted);
+}
+
+Status DBImpl::DeleteByFilterIn(const std::shared_ptr<CollectionState>& c,
+                                const std::string& filter, uint64_t* deleted) {
+  *deleted = 0;
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
   if (filter.find_first_not_of(" \t\r\n") == std::string::npos) {
     return Status::InvalidArgument("delete: the filter is empty (it would delete every row)");
   }
@@ -348,7 +368,7 @@ Status DBImpl::DeleteByFilter(const std::string& collection, const std::string& 
   return CommitDeletes(c.get(), &sets, deleted);
 }
 
-void DBImpl::SelectByIds(const Collection& c, const int64_t* ids, size_t n,
+void DBImpl::SelectByIds(const CollectionState& c, const int64_t* ids, size_t n,
                          std::vector<RowSet>* sets) const {
   const uint32_t nshards = c.meta.spec.shards;
   std::vector<std::vector<uint32_t>> ords(nshards);
@@ -367,8 +387,15 @@ Status DBImpl::Update(const std::string& collection, const UpdateRequest& reques
                       uint64_t* updated) {
   *updated = 0;
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("update"));
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(collection, &c));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  return UpdateIn(c, request, updated);
+}
+
+Status DBImpl::UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateRequest& request,
+                        uint64_t* updated) {
+  *updated = 0;
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("update"));
   const CollectionSpec& spec = c->meta.spec;
   const bool by_ids = request.ids != nullptr || request.num_ids > 0;
   const bool by_filter = !request.filter.empty();
@@ -432,8 +459,8 @@ Status DBImpl::Update(const std::string& collection, const UpdateRequest& reques
 
 Status DBImpl::DropCollection(const std::string& name) {
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("drop"));
-  std::shared_ptr<Collection> c;
-  SIEVE_RETURN_IF_ERROR(GetCollection(name, &c));
+  std::shared_ptr<CollectionState> c;
+  SIEVE_RETURN_IF_ERROR(FindCollection(name, &c));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
@@ -465,8 +492,8 @@ Status DBImpl::Compact(const std::string& collection, CompactResult* result) {
   SIEVE_RETURN_IF_ERROR(store_->DiskBytes(&result->bytes_before));
   bool any = false;
   for (const std::string& name : names) {
-    std::shared_ptr<Collection> c;
-    SIEVE_RETURN_IF_ERROR(GetCollection(name, &c));
+    std::shared_ptr<CollectionState> c;
+    SIEVE_RETURN_IF_ERROR(FindCollection(name, &c));
     SIEVE_RETURN_IF_ERROR(CompactCollection(c.get(), result, &any));
   }
   if (any) SIEVE_RETURN_IF_ERROR(store_->Flush().WithContext("compact"));
@@ -474,7 +501,7 @@ Status DBImpl::Compact(const std::string& collection, CompactResult* result) {
   return Status::OK();
 }
 
-Status DBImpl::CompactCollection(Collection* c, CompactResult* result, bool* any) {
+Status DBImpl::CompactCollection(CollectionState* c, CompactResult* result, bool* any) {
   std::lock_guard<std::mutex> write_lock(c->write_mu);
   {
     std::unique_lock<std::shared_mutex> lock(c->mu);

@@ -59,6 +59,12 @@ Status NoThrowDB::Get(const std::string& collection, const int64_t* ids, size_t 
   return s;
 }
 
+Status NoThrowDB::GetCollection(const std::string& name, std::shared_ptr<Collection>* handle) {
+  Status s = CatchExceptions("collection", [&] { return db_->GetCollection(name, handle); });
+  if (!s.ok()) handle->reset();
+  return s;
+}
+
 Status NoThrowDB::Count(const std::string& collection, const std::string& filter,
                         uint64_t* count) {
   return CatchExceptions("count", [&] { return db_->Count(collection, filter, count); });

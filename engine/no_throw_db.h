@@ -54,6 +54,8 @@ class NoThrowDB final : public DB {
   Status PutPlannerThresholds(const std::string& device_name,
                               const PlannerThresholds& thresholds) override;
   Status Calibrate(const CalibrateOptions& options, CalibrateReport* report) override;
+  // The handle is the engine's (CollectionHandle), which is its own exception barrier.
+  Status GetCollection(const std::string& name, std::shared_ptr<Collection>* handle) override;
 
   DB* wrapped() const { return db_.get(); }
 

@@ -484,6 +484,51 @@ struct RepairReport {
   std::string ToJson() const;      // one line (without the losses)
 };
 
+// A handle on one collection of an open DB (DB::GetCollection): its schema, read once, and
+// the collection's operations without a name lookup or a schema fetch per call. Each method
+// behaves, and returns the codes, as the DB method of the same name documents, on this
+// collection.
+//
+// A handle names one collection, not a name: dropping the collection (DB::DropCollection,
+// through any handle or by name) invalidates every handle to it for good. Every operation
+// through a stale handle then returns NotFound ("collection 'x' was dropped"), including one
+// that raced the drop, and a collection created later under the same name is a new collection
+// that a stale handle never reaches; get a new handle for it.
+//
+// Thread-safety: a handle may be used from many threads at once, as the DB may.
+// Ownership: shared (std::shared_ptr). A handle may be destroyed before or after its DB, but
+// REQUIRES: no method is called after the DB that gave it is destroyed.
+class Collection {
+ public:
+  Collection() = default;
+  Collection(const Collection&) = delete;
+  Collection& operator=(const Collection&) = delete;
+  virtual ~Collection() = default;
+
+  // The collection's schema as it was created (never changes while the collection exists);
+  // still readable after the drop. The reference lives as long as the handle.
+  virtual const CollectionSpec& spec() const = 0;
+  const std::string& name() const { return spec().name; }
+  // Whether the collection has been dropped. A false answer may be out of date by the time
+  // the caller reads it; the operations themselves check under the collection's lock.
+  virtual bool dropped() const = 0;
+
+  virtual Status GetStats(CollectionStats* stats) = 0;
+  virtual Status Ingest(const RowBatch& rows, const IngestOptions& options,
+                        IngestResult* result) = 0;
+  virtual Status Upsert(const RowBatch& rows, const IngestOptions& options,
+                        IngestResult* result) = 0;
+  virtual Status DeleteByIds(const int64_t* ids, size_t n, uint64_t* deleted) = 0;
+  virtual Status DeleteByFilter(const std::string& filter, uint64_t* deleted) = 0;
+  virtual Status Update(const UpdateRequest& request, uint64_t* updated) = 0;
+  virtual Status Get(const int64_t* ids, size_t n, const Include& include,
+                     GetResult* result) = 0;
+  virtual Status Count(const std::string& filter, uint64_t* count) = 0;
+  virtual Status Scan(const ScanRequest& request, ScanResult* result) = 0;
+  virtual Status Search(const SearchRequest& request, const SearchOptions& options,
+                        SearchResult* result) = 0;
+};
+
 class DB {
  public:
   // Opens (or creates, per `options`) the database at `path`. On success stores it in *db.
@@ -514,6 +559,14 @@ class DB {
   virtual Status ListCollections(std::vector<std::string>* names) = 0;
   // NotFound when there is no such collection.
   virtual Status GetStats(const std::string& collection, CollectionStats* stats) = 0;
+
+  // A handle on the collection called `name` (Collection above), stored in *handle: its schema
+  // and its operations. Cheap (no read of the store once the collection has been used), so a
+  // caller may take one per request instead of keeping schemas of its own. While a handle to
+  // the collection is held anywhere, every call returns that same handle (equal pointers mean
+  // the same collection, e.g. as a map key); after a drop and a re-create, a new call gives a
+  // handle to the new collection. NotFound when there is no such collection.
+  virtual Status GetCollection(const std::string& name, std::shared_ptr<Collection>* handle) = 0;
 
   // Validates the whole batch first (dims, finite components, ids unique among themselves and
   // the collection's live rows, attribute types); on any error returns InvalidArgument naming
@@ -563,7 +616,9 @@ class DB {
                       ScanResult* result) = 0;
 
   // Removes the collection and every row of it, durably; its name may be reused. NotFound when
-  // there is no such collection.
+  // there is no such collection. Every handle to it becomes stale (Collection above); a call
+  // on the collection that runs while it is dropped, by name or through a handle, returns OK
+  // (it ran first) or NotFound (it came second), never another error.
   virtual Status DropCollection(const std::string& name) = 0;
 
   // Rewrites every shard holding deleted rows without them (collection "" = every

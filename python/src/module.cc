@@ -275,7 +275,8 @@ class PyDB {
                    nb::handle columns, size_t batch_rows, bool upsert, bool auto_ids,
                    bool validate_only) {
     std::shared_ptr<DB> db = Get();
-    const CollectionSpec spec = Spec(db.get(), name);
+    const std::shared_ptr<Collection> collection = Handle(db.get(), name);
+    const CollectionSpec& spec = collection->spec();
     const size_t n = vectors.shape(0);
     std::vector<float> widened;
     RowBatch batch;
@@ -305,8 +306,8 @@ class PyDB {
       nb::gil_scoped_release release;
       {
         EngineTimer timer;
-        s = upsert ? db->Upsert(name, batch, options, &result)
-                   : db->Ingest(name, batch, options, &result);
+        s = upsert ? collection->Upsert(batch, options, &result)
+                   : collection->Ingest(batch, options, &result);
       }
       // Freed here, not after the GIL is back: a million rows of values take a while.
       FreeRows(&rows);
@@ -456,7 +457,8 @@ class PyDB {
                    std::optional<std::vector<std::string>> filters, const std::string& device,
                    const std::string& path, bool explain, const std::string& include) {
     std::shared_ptr<DB> db = Get();
-    const CollectionSpec spec = Spec(db.get(), name);
+    const std::shared_ptr<Collection> collection = Handle(db.get(), name);
+    const CollectionSpec& spec = collection->spec();
     SearchRequest request;
     std::vector<float> widened;
     ThrowIfError(FloatRows(queries, spec.dim, "queries", &widened, &request.queries));
@@ -482,7 +484,7 @@ class PyDB {
       nb::gil_scoped_release release;
       {
         EngineTimer timer;
-        s = db->Search(name, request, options, &result);
+        s = collection->Search(request, options, &result);
       }
       if (s.ok()) {
         // Missing results (fewer than k rows pass): id -1 and the worst distance of the metric.
@@ -609,29 +611,22 @@ class PyDB {
     return db_;
   }
 
-  // The collection's spec (dim, metric, attributes), read once: a collection's spec never
-  // changes while it exists.
-  CollectionSpec Spec(DB* db, const std::string& name) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      auto it = specs_.find(name);
-      if (it != specs_.end()) return it->second;
-    }
-    CollectionStats stats;
+  // The collection called `name` (DB::GetCollection), taken per call and never cached here:
+  // its spec and the operation are those of one collection, so a dropped and re-created one
+  // is never used with the old one's dim (the engine returns NotFound instead).
+  std::shared_ptr<Collection> Handle(DB* db, const std::string& name) {
+    std::shared_ptr<Collection> collection;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->GetStats(name, &stats);
+      s = db->GetCollection(name, &collection);
     }
     ThrowIfError(s);
-    std::lock_guard<std::mutex> l(mu_);
-    specs_[name] = stats.spec;
-    return stats.spec;
+    return collection;
   }
 
   std::mutex mu_;
   std::shared_ptr<DB> db_;
-  std::unordered_map<std::string, CollectionSpec> specs_;
 };
 
 }  // namespace

@@ -79,4 +79,21 @@ def test_compact_and_drop(tmp_path):
         db.drop_collection("c")
     db.create_collection("c", 3)
     assert len(db["c"]) == 0
+    # The new collection has dim 3, the old one had 8 and was searched above: a search of the
+    # new one must use its dim (a schema kept from before the drop would refuse these queries)
+    # and find its rows, as a float64 brute force does.
+    new = db["c"]
+    assert new.dim == 3
+    rng = np.random.default_rng(7)
+    rows = rng.standard_normal((500, 3)).astype(np.float32)
+    new.ingest(rows, ids=np.arange(500, dtype=np.int64) + 10_000)
+    queries = rng.standard_normal((5, 3)).astype(np.float32)
+    ids, dist = new.search(queries, k=10)
+    d = ((queries.astype(np.float64)[:, None, :] - rows.astype(np.float64)[None, :, :]) ** 2).sum(-1)
+    want = np.argsort(d, axis=1, kind="stable")[:, :10]
+    np.testing.assert_array_equal(ids, want + 10_000)
+    np.testing.assert_allclose(dist, np.take_along_axis(d, want, axis=1), rtol=1e-4, atol=1e-5)
+    # The Collection object taken before the drop has the old schema: its queries are refused.
+    with pytest.raises(sieve.InvalidArgument):
+        c.search(v[:1], k=1)
     db.close()

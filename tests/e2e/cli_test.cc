@@ -811,4 +811,37 @@ TEST_F(CliTest, UpsertUpdateDropAndCompact) {
 }
 
 }  // namespace
+// A dropped collection's name re-created with another dim: ingest and query use the new dim
+// (each reads the schema through the collection handle) and answer as the float64 oracle.
+TEST_F(CliTest, DropAndRecreateWithAnotherDimQueriesTheNewOne) {
+  CreateAndIngest("l2", 200);
+  ASSERT_EQ(Run({"drop", db_, "--collection", "c"}).code, 0);
+  ASSERT_EQ(Run({"create", db_, "--collection", "c", "--dim", "3"}).code, 0);
+  const std::vector<float> rows = test::RandomVectors(50, 3, 5);
+  const std::vector<float> queries = test::RandomVectors(2, 3, 6);
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("v3.npy"), rows.data(), 50, 3).ok());
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("q3.npy"), queries.data(), 2, 3).ok());
+  auto in = Run({"ingest", db_, "--collection", "c", "--vectors", dir_.Join("v3.npy")});
+  ASSERT_EQ(in.code, 0) << in.err;
+  auto r = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q3.npy"), "--k", "5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto lines = r.Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  for (size_t q = 0; q < 2; ++q) {
+    auto want = test::OracleTopK(Metric::kL2, queries.data() + 3 * q, rows.data(), 50, 3, 5,
+                                 [](uint32_t) { return true; });
+    ASSERT_EQ(lines[q]["ids"].size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(lines[q]["ids"][i].get<int64_t>(), static_cast<int64_t>(want[i].first));
+      EXPECT_NEAR(lines[q]["distances"][i].get<double>(), want[i].second,
+                  1e-4 * (1 + want[i].second));
+    }
+  }
+  // Queries of the old dim are refused, naming the new one.
+  auto old = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("all_vectors.npy"),
+                  "--k", "1"});
+  EXPECT_NE(old.code, 0);
+  EXPECT_NE(old.err.find("has dim 3"), std::string::npos) << old.err;
+}
+
 }  // namespace sieve

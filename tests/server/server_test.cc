@@ -14,6 +14,7 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -649,6 +650,63 @@ TEST_F(ServerTest, RowRoutesGetScrollCountUpdateUpsertCompactAndDrop) {
   ASSERT_EQ(r.status, 201) << r.body;
   r = Http(port_, "POST", "/collections/items/query", R"({"vectors": [[1, 2]], "k": 1})");
   EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// Requests that race a DELETE of their collection answer 200 (they ran first) or 404 (second),
+// never 500; the name is then free for a collection of another dim, searched with its own.
+TEST_F(ServerTest, RequestsRacingADropAnswer404) {
+  StartServer();
+  CreateAndIngest();
+  const std::string q = VectorsJson(vectors_.data(), 2, kDim);
+  const std::vector<std::pair<std::string, std::string>> requests = {
+      {"/collections/items/query", "{\"vectors\": " + q + ", \"k\": 5, \"filter\": \"cat < 4\"}"},
+      {"/collections/items/get", "{\"ids\": [1000, 1003], \"include\": \"*\"}"},
+      {"/collections/items/count", R"({"filter": "cat = 3"})"},
+      {"/collections/items/scroll", R"({"filter": "cat >= 1", "limit": 50})"},
+      {"/collections/items/update", R"({"filter": "cat = 6", "set": {"price": 1.5}})"},
+      {"/collections/items", ""},
+  };
+  std::atomic<bool> dropped{false};
+  std::mutex mu;
+  std::vector<std::string> bad;
+  int not_found = 0;
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < requests.size(); ++t) {
+    threads.emplace_back([&, t] {
+      const auto& [target, body] = requests[t];
+      for (int after = 0, i = 0; after < 3 && i < 2000; ++i) {
+        if (dropped) ++after;
+        HttpReply r = Http(port_, body.empty() ? "GET" : "POST", target, body);
+        std::lock_guard<std::mutex> l(mu);
+        if (r.status == 404) {
+          ++not_found;
+          EXPECT_NE(r.body.find("items"), std::string::npos) << r.body;
+        } else if (r.status != 200) {
+          bad.push_back(target + ": " + std::to_string(r.status) + " " + r.body);
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  HttpReply r = Http(port_, "DELETE", "/collections/items");
+  dropped = true;
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(bad.empty()) << bad.size() << " answers other than 200 or 404, e.g. " << bad[0];
+  EXPECT_GE(not_found, static_cast<int>(requests.size()));
+  r = Http(port_, "POST", "/collections", R"({"name": "items", "dim": 3})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Http(port_, "POST", "/collections/items/rows",
+           R"({"ids": [7, 8], "vectors": [[1, 0, 0], [0, 0, 1]]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Http(port_, "POST", "/collections/items/query", R"({"vectors": [[0, 0.1, 0.9]], "k": 2})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json res = json::parse(r.body)["results"][0];
+  EXPECT_EQ(res["ids"], json::parse("[8, 7]"));
+  EXPECT_NEAR(res["distances"][0].get<double>(), 0.02, 1e-6);  // 0.1^2 + 0.1^2
+  r = Http(port_, "POST", "/collections/items/query",
+           "{\"vectors\": " + VectorsJson(vectors_.data(), 1, kDim) + ", \"k\": 1}");
+  EXPECT_EQ(r.status, 400) << r.body;  // the old dim is not remembered
 }
 
 }  // namespace

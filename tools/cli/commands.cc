@@ -184,10 +184,12 @@ int Ingest(const Args& args) {
 
   std::unique_ptr<DB> db;
   s = OpenDb(path, OpenFor::kWrite, &db);
-  CollectionStats stats;
-  if (s.ok()) s = db->GetStats(name, &stats);
+  std::shared_ptr<Collection> collection;
+  if (s.ok()) s = db->GetCollection(name, &collection);
+  CollectionStats stats;  // the live rows, for the --auto-ids rule below
+  if (s.ok()) s = collection->GetStats(&stats);
   if (!s.ok()) return Fail("ingest", s);
-  const CollectionSpec& spec = stats.spec;
+  const CollectionSpec& spec = collection->spec();
 
   io::NpyMatrix vectors;
   s = io::ReadVectorsFile(vectors_path, &vectors);
@@ -242,8 +244,8 @@ int Ingest(const Args& args) {
                               "again as new rows; give --ids FILE or --id-field NAME, or add "
                               "them as new rows with new ids with --auto-ids"));
   }
-  s = upsert ? db->Upsert(name, batch, options, &result)
-             : db->Ingest(name, batch, options, &result);
+  s = upsert ? collection->Upsert(batch, options, &result)
+             : collection->Ingest(batch, options, &result);
   if (!s.ok()) return Fail("ingest", s);
   std::printf("{\"ingested\": %zu, \"replaced\": %llu, \"rows\": %llu}\n", result.ingested,
               static_cast<unsigned long long>(result.replaced),
@@ -281,17 +283,18 @@ int Query(const Args& args) {
 
   std::unique_ptr<DB> db;
   s = OpenDb(path, OpenFor::kRead, &db, budget, engine);
-  CollectionStats stats;
-  if (s.ok()) s = db->GetStats(name, &stats);
+  std::shared_ptr<Collection> collection;
+  if (s.ok()) s = db->GetCollection(name, &collection);
   if (!s.ok()) return Fail("query", s);
+  const CollectionSpec& spec = collection->spec();
   io::NpyMatrix queries;
   s = io::ReadVectorsFile(queries_path, &queries);
   if (!s.ok()) return Fail("query", s);
-  if (queries.rows > 0 && queries.cols != stats.spec.dim) {
+  if (queries.rows > 0 && queries.cols != spec.dim) {
     return Fail("query", Status::InvalidArgument(
                              "file " + queries_path + ": queries have dim " +
                              std::to_string(queries.cols) + ", collection '" + name +
-                             "' has dim " + std::to_string(stats.spec.dim)));
+                             "' has dim " + std::to_string(spec.dim)));
   }
   SearchRequest request;
   request.queries = queries.data.data();
@@ -318,7 +321,7 @@ int Query(const Args& args) {
     if (queries.rows == 0) request.filters.clear();
   }
   SearchResult result;
-  s = db->Search(name, request, options, &result);
+  s = collection->Search(request, options, &result);
   if (!s.ok() && flags.Has("filters")) s = AtFiltersLine(s, flags.Get("filters"), queries.rows);
   // Every line is checked before the first is written: output is whole or absent.
   if (s.ok()) s = io::CheckNeighbors(result.results);
@@ -371,16 +374,16 @@ int Delete(const Args& args) {
   if (!s.ok()) return Fail("delete", s);
   std::unique_ptr<DB> db;
   s = OpenDb(path, OpenFor::kWrite, &db);
-  CollectionStats stats;
-  if (s.ok()) s = db->GetStats(name, &stats);
+  std::shared_ptr<Collection> collection;
+  if (s.ok()) s = db->GetCollection(name, &collection);
   if (!s.ok()) return Fail("delete", s);
   uint64_t deleted = 0;
   if (flags.Has("ids")) {
     std::vector<int64_t> ids;
     s = io::ReadNpyInt64Vector(flags.Get("ids"), &ids);
-    if (s.ok()) s = db->DeleteByIds(name, ids.data(), ids.size(), &deleted);
+    if (s.ok()) s = collection->DeleteByIds(ids.data(), ids.size(), &deleted);
   } else {
-    s = db->DeleteByFilter(name, flags.Get("filter"), &deleted);
+    s = collection->DeleteByFilter(flags.Get("filter"), &deleted);
   }
   if (!s.ok()) return Fail("delete", s);
   std::printf("{\"deleted\": %llu}\n", static_cast<unsigned long long>(deleted));

@@ -43,7 +43,7 @@ void Batcher::Submit(QueryJob job) {
     cv_.notify_one();
     return;
   }
-  Key key{job.collection, job.k, static_cast<int>(job.options.device),
+  Key key{job.collection.get(), job.k, static_cast<int>(job.options.device),
           static_cast<int>(job.options.path)};
   auto it = pending_.find(key);
   if (it != pending_.end() && it->second.num_queries + job.num_queries > max_batch) {
@@ -119,7 +119,7 @@ void Batcher::RunOne(QueryJob* job) {
   req.filter = job->filter;
   req.filters = job->filters;
   SearchResult result;
-  Status s = db_->Search(job->collection, req, job->options, &result);
+  Status s = job->collection->Search(req, job->options, &result);
   if (s.ok()) metrics_->RecordSearch(result.explain, 1, job->num_queries);
   Finish(job, s, std::move(result.results),
          s.ok() || s.IsResourceExhausted() ? &result.explain : nullptr);
@@ -157,7 +157,7 @@ void Batcher::Run(std::vector<QueryJob>* jobs) {
   req.k = first.k;
   if (one_filter) req.filter = first.filter;
   SearchResult result;
-  Status s = db_->Search(first.collection, req, first.options, &result);
+  Status s = first.collection->Search(req, first.options, &result);
   if (!s.ok() || result.results.size() != nq) {
     // Let each request get its own answer or its own error.
     for (QueryJob& j : *jobs) RunOne(&j);

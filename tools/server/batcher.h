@@ -35,7 +35,9 @@
 namespace sieve::server {
 
 struct QueryJob {
-  std::string collection;
+  // The collection searched (DB::GetCollection): jobs merge only with jobs of the same handle,
+  // which DB::GetCollection returns for one collection while it is held.
+  std::shared_ptr<Collection> collection;
   int k = 10;
   SearchOptions options;
   std::vector<float> queries;  // num_queries × dim, row-major
@@ -73,7 +75,7 @@ class Batcher {
   void Stop();
 
  private:
-  using Key = std::tuple<std::string, int, int, int>;  // collection, k, device, path
+  using Key = std::tuple<const Collection*, int, int, int>;  // collection, k, device, path
   struct Batch {
     std::chrono::steady_clock::time_point deadline;
     std::vector<QueryJob> jobs;

@@ -369,24 +369,6 @@ bool Router::Authorized(const HttpRequest& req) const {
   return diff == 0;
 }
 
-Status Router::Dim(const std::string& name, uint32_t* dim) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = dims_.find(name);
-    if (it != dims_.end()) {
-      *dim = it->second;
-      return Status::OK();
-    }
-  }
-  CollectionStats stats;
-  Status s = db_->GetStats(name, &stats);
-  if (!s.ok()) return s;
-  std::lock_guard<std::mutex> l(mu_);
-  dims_[name] = stats.spec.dim;
-  *dim = stats.spec.dim;
-  return Status::OK();
-}
-
 void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> reply) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> parts;
@@ -557,10 +539,12 @@ HttpResponse Router::Stats(const std::string& name) {
 }
 
 HttpResponse Router::Ingest(const std::string& name, const HttpRequest& req) {
-  CollectionStats stats;
-  Status s = db_->GetStats(name, &stats);
+  std::shared_ptr<Collection> collection;
+  Status s = db_->GetCollection(name, &collection);
+  CollectionStats stats;  // the live rows, for the ids rule below
+  if (s.ok()) s = collection->GetStats(&stats);
   if (!s.ok()) return Error(s);
-  const CollectionSpec& spec = stats.spec;
+  const CollectionSpec& spec = collection->spec();
   std::vector<float> vectors;
   size_t n = 0;
   std::vector<int64_t> ids;
@@ -623,8 +607,8 @@ HttpResponse Router::Ingest(const std::string& name, const HttpRequest& req) {
                           "as new rows with new ids");
   }
   IngestResult result;
-  s = upsert ? db_->Upsert(name, batch, options, &result)
-             : db_->Ingest(name, batch, options, &result);
+  s = upsert ? collection->Upsert(batch, options, &result)
+             : collection->Ingest(batch, options, &result);
   if (!s.ok()) return Error(s);
   return Json(200, json{{"ingested", result.ingested},
                         {"replaced", result.replaced},
@@ -662,11 +646,14 @@ void Router::Query(const std::string& name, const HttpRequest& req,
                 &err)) {
     return reply(err);
   }
-  uint32_t dim = 0;
-  Status s = Dim(name, &dim);
+  // The handle, not the name, goes to the batcher: a request is answered by the collection it
+  // was checked against (its dim), or NotFound when that one is dropped meanwhile.
+  std::shared_ptr<Collection> collection;
+  Status s = db_->GetCollection(name, &collection);
   if (!s.ok()) return reply(Error(s));
+  const uint32_t dim = collection->spec().dim;
   QueryJob job;
-  job.collection = name;
+  job.collection = collection;
   if (!j.contains("vectors")) return reply(Error(400, "'vectors' is required"));
   s = ParseVectors(j["vectors"], dim, name, &job.queries, &job.num_queries);
   job.dim = dim;
@@ -723,9 +710,7 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   std::vector<std::string> names;
   if (j.contains("include") && !j["include"].is_null()) {
     s = ParseInclude(j["include"], &job.include);
-    CollectionStats stats;
-    if (s.ok()) s = db_->GetStats(name, &stats);
-    if (s.ok()) s = job.include.AttributeNames(stats.spec, &names);
+    if (s.ok()) s = job.include.AttributeNames(collection->spec(), &names);
     if (!s.ok()) return reply(Error(s));
   }
   if (job.num_queries == 0) {
@@ -873,13 +858,13 @@ HttpResponse Router::Update(const std::string& name, const HttpRequest& req) {
   if (!j.contains("set") || !j["set"].is_object() || j["set"].empty()) {
     return Error(400, "'set' must be an object of attribute values, e.g. {\"price\": 3.5}");
   }
-  CollectionStats stats;
-  Status s = db_->GetStats(name, &stats);
+  std::shared_ptr<Collection> collection;
+  Status s = db_->GetCollection(name, &collection);
   if (!s.ok()) return Error(s);
   UpdateRequest request;
   for (const auto& [attr, value] : j["set"].items()) {
     const AttributeSpec* spec = nullptr;
-    for (const AttributeSpec& a : stats.spec.attributes) {
+    for (const AttributeSpec& a : collection->spec().attributes) {
       if (a.name == attr) spec = &a;
     }
     Value v;
@@ -904,17 +889,13 @@ HttpResponse Router::Update(const std::string& name, const HttpRequest& req) {
     if (request.filter.empty()) return Error(400, "'filter' is empty");
   }
   uint64_t updated = 0;
-  s = db_->Update(name, request, &updated);
+  s = collection->Update(request, &updated);
   if (!s.ok()) return Error(s);
   return Json(200, json{{"updated", updated}});
 }
 
 HttpResponse Router::Drop(const std::string& name) {
   Status s = db_->DropCollection(name);
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    dims_.erase(name);
-  }
   if (!s.ok()) return Error(s);
   return Json(200, json{{"dropped", name}});
 }

@@ -83,17 +83,12 @@ class Router {
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
   bool Authorized(const HttpRequest& req) const;
-  // The collection's dim, cached (a collection's dim never changes; Drop forgets it).
-  // NotFound for an unknown collection.
-  Status Dim(const std::string& name, uint32_t* dim);
 
   DB* const db_;
   Batcher* const batcher_;
   Metrics* const metrics_;
   const Options options_;
   const uint64_t memory_budget_bytes_;  // options_.memory_budget_bytes, or the default
-  std::mutex mu_;
-  std::map<std::string, uint32_t> dims_;
 };
 
 }  // namespace sieve::server
