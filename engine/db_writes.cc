@@ -15,6 +15,7 @@
 #include "index/roaring_bridge.h"
 #include "engine/db_impl.h"
 #include "engine/db_util.h"
+#include "engine/request_rules.h"
 #include "storage/shard_of.h"
 
 namespace sieve {
@@ -141,6 +142,13 @@ Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowB
   const int64_t first_auto_id = c->meta.next_auto_id;
   if (rows.ids != nullptr) {
     std::copy(rows.ids, rows.ids + n, ids.begin());
+    for (size_t r = 0; r < n; ++r) {
+      if (ids[r] < 0) {
+        return Status::InvalidArgument(std::string(op) + ": row " + Num(r) + ": id " +
+                                       std::to_string(ids[r]) +
+                                       " is negative; ids are 0 to 9223372036854775807");
+      }
+    }
     std::unordered_map<int64_t, size_t> seen;
     seen.reserve(n * 2);
     for (size_t r = 0; r < n; ++r) {
@@ -175,7 +183,12 @@ Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowB
           "); give their ids, or ask for new ids explicitly (auto ids)");
     }
     if (first_auto_id > std::numeric_limits<int64_t>::max() - static_cast<int64_t>(n)) {
-      return Status::InvalidArgument("ingest: assigned ids would overflow int64");
+      return Status::InvalidArgument(
+          "ingest: collection '" + spec.name + "' has no new ids left for " + Num(n) +
+          " rows: new ids go on from one past the largest id ever written (" +
+          std::to_string(first_auto_id) + " is next, 9223372036854775807 the last), so that "
+          "no acknowledged id is ever given again, even after its row is deleted; give these "
+          "rows their ids");
     }
     std::iota(ids.begin(), ids.end(), first_auto_id);
   }
@@ -354,9 +367,7 @@ Status DBImpl::DeleteByFilterIn(const std::shared_ptr<CollectionState>& c,
                                 const std::string& filter, uint64_t* deleted) {
   *deleted = 0;
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
-  if (filter.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return Status::InvalidArgument("delete: the filter is empty (it would delete every row)");
-  }
+  SIEVE_RETURN_IF_ERROR(ValidateSelectingFilter("delete", filter));
   std::unique_ptr<Filter> f;
   SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
@@ -398,10 +409,11 @@ Status DBImpl::UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateR
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("update"));
   const CollectionSpec& spec = c->meta.spec;
   const bool by_ids = request.ids != nullptr || request.num_ids > 0;
-  const bool by_filter = !request.filter.empty();
-  if (by_ids == by_filter) {
+  const bool by_filter = !by_ids;
+  if (by_ids && !request.filter.empty()) {
     return Status::InvalidArgument("update: give exactly one of ids and a filter");
   }
+  if (by_filter) SIEVE_RETURN_IF_ERROR(ValidateSelectingFilter("update", request.filter));
   if (request.ids == nullptr && request.num_ids > 0) {
     return Status::InvalidArgument("update: num_ids is " + Num(request.num_ids) +
                                    " but ids is null");

@@ -41,7 +41,8 @@ Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& re
 Status ValidateSelectingFilter(const char* op, const std::string& filter) {
   if (filter.find_first_not_of(" \t\r\n") == std::string::npos) {
     return Status::InvalidArgument(std::string(op) +
-                                   ": the filter is blank; to select every row say so, e.g. "
+                                   ": the filter is empty (or only blanks), which would select "
+                                   "every row; to select every row say so, e.g. "
                                    "\"id >= -9223372036854775808\"");
   }
   return Status::OK();

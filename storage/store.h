@@ -93,8 +93,8 @@ class Store {
   static Status Repair(const StoreOptions& options, const std::string& path,
                        RepairReport* report);
 
-  // Opens or creates the database at `path`. IOError when it is locked by another process or
-  // cannot be opened; Corruption when its metadata cannot be decoded.
+  // Opens or creates the database at `path`. IOError when it is open in this process already,
+  // locked by another process or cannot be opened; Corruption when its metadata cannot be decoded.
   static Status Open(const StoreOptions& options, const std::string& path,
                      std::unique_ptr<Store>* store);
   virtual ~Store() = default;

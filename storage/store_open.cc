@@ -140,6 +140,13 @@ Status OpenRocksStore(const StoreOptions& options, const std::string& path, Open
   rocksdb::Status rs = OpenWithRestore(layout, path, mode, &handles, &raw);
   if (!rs.ok()) {
     const std::string text = rs.ToString();
+    // RocksDB's lock of a database this process has open says so ("lock hold by current
+    // process"); another process's lock reads as the OS's error on the LOCK file.
+    if (rs.IsIOError() && text.find("current process") != std::string::npos) {
+      return Status::IOError("database at " + path +
+                             " is in use: it is already open in this process; use the handle "
+                             "already open, or close it before opening the database again");
+    }
     if (rs.IsIOError() &&
         (text.find("lock") != std::string::npos || text.find("LOCK") != std::string::npos)) {
       return Status::IOError("database at " + path + " is in use by another process (" + text +

@@ -130,8 +130,11 @@ struct RowBatch {
   // kMaxVectorNorm] (see types.h): every squared norm, dot product and distance between such
   // vectors then stays finite and normal in float32, on every path and backend.
   const float* vectors = nullptr;
-  // num_rows user ids, or nullptr to have ids assigned in ingest order: one past the largest
-  // id ever assigned or given in the collection (0 for the first rows of a new collection).
+  // num_rows user ids, each 0 to 2^63 - 1 (a negative id is InvalidArgument naming its row),
+  // or nullptr to have ids assigned in ingest order: one past the largest id ever assigned or
+  // given in the collection (0 for the first rows of a new collection), so that no id ever
+  // acknowledged is assigned again, even after its row is deleted. Once the ids assigned would
+  // pass 2^63 - 1 (a row was given an id near it), rows without ids are InvalidArgument.
   // Rows without ids go into a collection that has live rows only with IngestOptions::auto_ids.
   const int64_t* ids = nullptr;
   // num_rows rows of attribute values, each in the collection's attribute order, or nullptr
@@ -431,7 +434,7 @@ struct ScanResult {
 struct UpdateRequest {
   const int64_t* ids = nullptr;  // num_ids ids (unknown ones are ignored), or
   size_t num_ids = 0;
-  std::string filter;            // a filter, when ids is null ("" is refused: use "id >= ...")
+  std::string filter;            // a filter, when ids is null (blank is refused: use "id >= ...")
   // (attribute, new value) pairs; a value may be null. At least one.
   std::vector<std::pair<std::string, Value>> set;
 };
@@ -533,8 +536,8 @@ class DB {
  public:
   // Opens (or creates, per `options`) the database at `path`. On success stores it in *db.
   // Returns NotFound when there is no database at `path` and !options.create_if_missing
-  // (nothing is created then), IOError when the path cannot be used or is locked by another
-  // process, Corruption when its contents are damaged.
+  // (nothing is created then), IOError when the path cannot be used, is locked by another
+  // process, or is already open in this process (use that DB), Corruption when its contents are damaged.
   static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
 
   // Salvages a damaged database at `path` (no other process may have it open): every row
@@ -577,7 +580,9 @@ class DB {
                         const IngestOptions& options, IngestResult* result) = 0;
 
   // Deletes the live rows with these ids (unknown ids are ignored) or passing this filter.
-  // Atomic and durable on return. *deleted is the number of rows deleted.
+  // Atomic and durable on return. *deleted is the number of rows deleted. A blank filter
+  // ("" or whitespace) is InvalidArgument: to delete every row, say so with a filter such as
+  // "id >= -9223372036854775808" (every id a store can hold).
   virtual Status DeleteByIds(const std::string& collection, const int64_t* ids, size_t n,
                              uint64_t* deleted) = 0;
   virtual Status DeleteByFilter(const std::string& collection, const std::string& filter,
@@ -592,7 +597,7 @@ class DB {
   // Sets attributes of the live rows chosen by id or filter, without rewriting their vectors,
   // in one atomic, durable commit. *updated counts the rows. InvalidArgument for an unknown
   // attribute (the message lists the valid ones), a value of the wrong type, no assignment,
-  // both or neither of ids and filter.
+  // both or neither of ids and filter, or a blank filter (as for DeleteByFilter).
   virtual Status Update(const std::string& collection, const UpdateRequest& request,
                         uint64_t* updated) = 0;
 

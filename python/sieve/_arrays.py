@@ -45,6 +45,27 @@ def ids(x: Any, what: str = "ids") -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
+def k_value(k: Any) -> int:
+    """``k`` as an int: an int (or numpy integer) only; a bool, float or string is refused
+    (TypeError naming k) rather than truncated. The range is the engine's rule."""
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise TypeError("k must be an int, got %s %r" % (type(k).__name__, k))
+    return int(k)
+
+
+def include_text(include: Any, default: str = "") -> str:
+    """``include`` as the engine's comma-separated text: a string as it is, a list or tuple
+    of names joined with commas, None as ``default``. TypeError naming include otherwise."""
+    if include is None:
+        return default
+    if isinstance(include, str):
+        return include
+    if isinstance(include, (list, tuple)) and all(isinstance(x, str) for x in include):
+        return ",".join(include)
+    raise TypeError("include must be a string (\"price,color\", \"*\", \"vector\") or a list "
+                    "of such names, got %s" % type(include).__name__)
+
+
 def search_filters(filter: Any, filters: Any) -> tuple[str | None, list[str] | None]:
     """The search call's filter arguments checked: `filter` one string (or None), `filters` a
     sequence of strings or None, one a query (or None); not both. Returns (filter, per-query

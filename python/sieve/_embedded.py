@@ -286,21 +286,22 @@ class Collection:
         """``ingest(..., upsert=True)``: replaces the live rows with these ids, inserts the rest."""
         return self.ingest(vectors, attributes, ids, batch_rows=batch_rows, upsert=True)
 
-    def get(self, ids: Any, include: str = "*") -> list[dict[str, Any] | None]:
+    def get(self, ids: Any, include: str | Sequence[str] = "*") -> list[dict[str, Any] | None]:
         """The live rows with these ids, in order: a dict ``{"id", <attribute>: value, ...,
-        "vector"?}`` each (``include``: attribute names, ``"*"``, ``"vector"``, comma-separated),
-        or None for an id without a live row."""
-        return self._core.get(self.name, _arrays.ids(ids), include)
+        "vector"?}`` each (``include``: attribute names, ``"*"``, ``"vector"``, comma-separated
+        or as a list), or None for an id without a live row."""
+        return self._core.get(self.name, _arrays.ids(ids), _arrays.include_text(include, "*"))
 
     def count(self, filter: str | None = None) -> int:
         """The exact number of live rows passing ``filter`` (every live row without one)."""
         return int(self._core.count(self.name, filter or ""))
 
-    def scan(self, filter: str | None = None, include: str = "*",
+    def scan(self, filter: str | None = None, include: str | Sequence[str] = "*",
              page_rows: int = 10000) -> Iterator[dict[str, Any]]:
         """Every live row passing ``filter``, in ascending id order, read page by page (memory
         stays bounded by ``page_rows``): dicts as :meth:`get` returns them."""
         after = None
+        include = _arrays.include_text(include, "*")
         while True:
             rows, after = self._core.scan(self.name, filter or "", include, after, int(page_rows))
             yield from rows
@@ -326,13 +327,14 @@ class Collection:
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",
                path: str = "auto", explain: bool = False,
-               include: str | None = None) -> SearchResult:
+               include: str | Sequence[str] | None = None) -> SearchResult:
         """Exact k-nearest-neighbour search, optionally filtered by attributes.
 
         Args:
             queries: [queries, dim] array (one query may be 1-D). C-contiguous float32 or
                 float16 is read without a copy.
-            k: neighbours per query, 1 to 1,000,000.
+            k: neighbours per query, an int 1 to 1,000,000 (a float, bool or string is a
+                TypeError, not truncated).
             filter: one filter for every query, in Sieve's filter language, e.g.
                 ``"price < 20 AND color IN ('red', 'blue')"`` (README "The filter language").
             filters: one filter per query instead (None or "" = none for that query).
@@ -342,7 +344,7 @@ class Collection:
                 ``"sddmm"``, ``"gather"``, ``"dense"`` to force one.
             explain: also return the plan (``result.plan``).
             include: stored fields to return with each neighbour (attribute names, ``"*"``,
-                ``"vector"``, comma-separated): ``result.rows[q]`` is then a list of dicts as
+                ``"vector"``, comma-separated or as a list): ``result.rows[q]`` is then a list of dicts as
                 :meth:`get` returns them, best first.
 
         Returns:
@@ -355,11 +357,12 @@ class Collection:
                 message names the position), a filters list of the wrong length.
             Unavailable: ``device="gpu"`` and no GPU can be used.
         """
+        k = _arrays.k_value(k)
+        include = _arrays.include_text(include)
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
         ids, distances, counts, plan, rows = self._core.search(
-            self.name, q, int(k), filter or "", per_query, device, path, bool(explain),
-            include or "")
+            self.name, q, k, filter or "", per_query, device, path, bool(explain), include)
         result = SearchResult(ids, distances, counts, json.loads(plan) if plan else None)
         result.rows = rows
         return result

@@ -277,9 +277,10 @@ class RemoteCollection:
         :class:`SearchResult` (ids -1 and the metric's worst distance where fewer than k rows
         pass). The server may run the request in one batch with others'; answers are the
         same."""
+        k = _arrays.k_value(k)
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
-        body: dict[str, Any] = {"vectors": q.astype(np.float32).tolist(), "k": int(k)}
+        body: dict[str, Any] = {"vectors": q.astype(np.float32).tolist(), "k": k}
         if filter is not None:
             body["filter"] = filter
         if per_query is not None:
@@ -291,7 +292,7 @@ class RemoteCollection:
         if explain:
             body["explain"] = True
         r = self._client._post(self._path + "/query", body)
-        res = pad([(x["ids"], x["distances"]) for x in r["results"]], int(k), self.metric)
+        res = pad([(x["ids"], x["distances"]) for x in r["results"]], k, self.metric)
         res.plan = r.get("plan")
         return res
 

@@ -687,6 +687,7 @@ class ShardedCollection:
         """The live rows with these ids, in order (None where there is none), as
         :meth:`sieve.Collection.get`."""
         id_array = _arrays.ids(ids)
+        include = _arrays.include_text(include, "*")
         parts = self._route(id_array)
         rows = self._each("get", lambda s: (np.ascontiguousarray(id_array[parts[s]]), include),
                           shards=parts)
@@ -708,6 +709,8 @@ class ShardedCollection:
         """Every live row passing ``filter``, in ascending id order, as
         :meth:`sieve.Collection.scan`: each shard is read page by page and the pages merged by
         id (memory stays bounded by ``page_rows`` per shard)."""
+        include = _arrays.include_text(include, "*")
+
         def pages(s: int) -> Iterator[dict[str, Any]]:
             after = None
             while True:
@@ -786,13 +789,14 @@ class ShardedCollection:
             raise errors.InvalidArgument("give filter or filters, not both")
         t0 = time.perf_counter()
         q = _arrays.matrix(queries, "queries")
-        k = int(k)
+        k = _arrays.k_value(k)
+        include = _arrays.include_text(include)
         per_query = None if filters is None else ["" if f is None else str(f) for f in filters]
         q_ref = ray.put(q)
         values, missing, failed = self._fanout(
             "search",
             lambda s: (q_ref, k, filter or "", per_query, device, path, bool(explain),
-                       include or ""),
+                       include),
             range(self.shards), partial=partial, timeout_s=timeout_s)
         if failed:
             raise _first_error(failed, len(values) + len(missing))

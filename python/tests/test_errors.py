@@ -148,3 +148,45 @@ def test_read_only_open_refuses_writes_with_not_supported(tmp_path):
         with pytest.raises(sieve.NotSupported):
             db.create_collection("d", 2)
         assert len(c) == 2
+
+
+def test_blank_filters_negative_ids_and_a_second_open(db, tmp_path):
+    # Issue 32 item 8 a, b, e: the engine's rules, passed on.
+    c = db.create_collection("bl", 4, attributes={"a": "int"})
+    c.ingest(np.eye(4, dtype=np.float32), attributes={"a": [0, 1, 2, 3]})
+    for blank in ("", "  ", "\t\n"):
+        with pytest.raises(sieve.InvalidArgument, match="update: the filter is empty"):
+            c.update({"a": 9}, filter=blank)
+        with pytest.raises(sieve.InvalidArgument, match="delete: the filter is empty"):
+            c.delete(filter=blank)
+    assert c.count("a = 9") == 0 and len(c) == 4
+    with pytest.raises(sieve.InvalidArgument, match="row 1: id -1 is negative"):
+        c.ingest(np.ones((2, 4), np.float32), ids=[10, -1])
+    with pytest.raises(sieve.InvalidArgument, match="row 0: id -7 is negative"):
+        c.upsert(np.ones((1, 4), np.float32), ids=[-7])
+    assert len(c) == 4
+    with pytest.raises(sieve.IOError, match="already open in this process") as e:
+        sieve.open(tmp_path / "db")
+    assert "another process" not in str(e.value)
+
+
+def test_search_k_and_include_types(db):
+    # Issue 32 item 8d: k is an int (never truncated); include is a string or a list of names.
+    c = db.create_collection("kt", 4, attributes={"a": "int", "s": "string"})
+    c.ingest(np.eye(4, dtype=np.float32),
+             attributes={"a": [0, 1, 2, 3], "s": ["x0", "x1", "x2", "x3"]})
+    q = np.eye(4, dtype=np.float32)[:1]
+    for bad in ("5", 5.7, 5.0, True, False, None, [5]):
+        with pytest.raises(TypeError, match="k must be an int"):
+            c.search(q, k=bad)
+    assert c.search(q, k=np.int64(2)).ids.shape == (1, 2)
+    as_list = c.search(q, k=2, include=["a", "s"])
+    as_text = c.search(q, k=2, include="a,s")
+    assert as_list.rows == as_text.rows
+    assert as_list.rows[0][0] == {"id": 0, "a": 0, "s": "x0"}
+    assert c.get([1], include=["s"]) == c.get([1], include="s") == [{"id": 1, "s": "x1"}]
+    assert list(c.scan(include=("a",))) == [{"id": i, "a": i} for i in range(4)]
+    with pytest.raises(TypeError, match="include must be"):
+        c.search(q, k=2, include=3)
+    with pytest.raises(TypeError, match="include must be"):
+        c.search(q, k=2, include=["a", 3])

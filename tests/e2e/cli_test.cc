@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "sieve/version.h"
 #include "tests/testutil.h"
 #include "tools/io/hdf5.h"
 #include "tools/io/npy.h"
@@ -808,6 +809,90 @@ TEST_F(CliTest, UpsertUpdateDropAndCompact) {
   EXPECT_TRUE(collections.Lines().empty());
   auto dropped_again = Run({"drop", db_, "--collection", "c"});
   EXPECT_EQ(dropped_again.code, 1);
+}
+
+// Issue 32 item 8: get, update and delete take the same id forms (--ids .npy or text,
+// --id N... or repeated); a blank filter is refused by update and delete alike; a negative id
+// is refused by --ids as by --id-field.
+TEST_F(CliTest, RowCommandsTakeTheSameIdFormsAndRefuseBlankFiltersAndNegativeIds) {
+  CreateAndIngest("l2", 20);  // ids 1000, 1007, ..., 1133
+  auto r = Run({"get", db_, "--collection", "c", "--id", "1000", "1007", "5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto lines = r.Lines();
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0]["id"], 1000);
+  EXPECT_EQ(lines[0]["found"], true);
+  EXPECT_EQ(lines[1]["id"], 1007);
+  EXPECT_EQ(lines[2]["found"], false);
+
+  {
+    std::ofstream text(dir_.Join("ids.txt"));
+    text << "1014\n1021\n";
+  }
+  r = Run({"get", db_, "--collection", "c", "--ids", dir_.Join("ids.txt")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Lines().size(), 2u);
+  r = Run({"delete", db_, "--collection", "c", "--ids", dir_.Join("ids.txt")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Lines()[0]["deleted"], 2);
+  r = Run({"delete", db_, "--collection", "c", "--id", "1028", "1035"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Lines()[0]["deleted"], 2);
+  r = Run({"delete", db_, "--collection", "c", "--id", "1042", "--id", "1049"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Lines()[0]["deleted"], 2);
+  r = Run({"delete", db_, "--collection", "c", "--id", "1056", "--filter", "cat = 1"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("exactly one"), std::string::npos) << r.err;
+
+  for (const std::string blank : {"", "  "}) {
+    r = Run({"update", db_, "--collection", "c", "--filter", blank, "--set", "cat = 77"});
+    EXPECT_EQ(r.code, 1) << "'" << blank << "': " << r.out;
+    EXPECT_NE(r.err.find("update: the filter is empty"), std::string::npos) << r.err;
+    r = Run({"delete", db_, "--collection", "c", "--filter", blank});
+    EXPECT_EQ(r.code, 1) << "'" << blank << "': " << r.out;
+    EXPECT_NE(r.err.find("delete: the filter is empty"), std::string::npos) << r.err;
+  }
+  r = Run({"count", db_, "--collection", "c", "--filter", "cat = 77"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.Lines()[0]["count"], 0) << "a refused update changed rows";
+  r = Run({"stats", db_, "--collection", "c"});
+  EXPECT_EQ(r.Lines()[0]["rows"], 20 - 6);
+
+  const std::vector<int64_t> ids = {5000, -5};
+  ASSERT_TRUE(io::WriteNpyInt64(dir_.Join("neg.npy"), ids.data(), ids.size()).ok());
+  ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("neg_vectors.npy"), vectors_.data(), 2, kDim).ok());
+  r = Run({"ingest", db_, "--collection", "c", "--vectors", dir_.Join("neg_vectors.npy"),
+           "--ids", dir_.Join("neg.npy")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("row 1: id -5 is negative"), std::string::npos) << r.err;
+  r = Run({"stats", db_, "--collection", "c"});
+  EXPECT_EQ(r.Lines()[0]["rows"], 20 - 6);
+}
+
+// Issue 32 item 8f and 8g: `sieve --version`, and the example's --help.
+TEST_F(CliTest, VersionAndTheExamplesHelp) {
+  auto r = Run({"--version"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("sieve ") + SIEVE_VERSION + "\n");
+
+  // The example is built beside the CLI: BUILD/tools/example/embed_example.
+  std::string example = CliPath();
+  example = example.substr(0, example.rfind('/')) + "/example/embed_example";
+  ASSERT_EQ(access(example.c_str(), X_OK), 0) << example;
+  const std::string in_dir = "cd " + Quote(dir_.path()) + " && " + Quote(example);
+  int status = std::system((in_dir + " --help >" + Quote(dir_.Join("help.txt"))).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(ReadFile(dir_.Join("help.txt")).find("usage: embed_example DB_PATH"),
+            std::string::npos);
+  status = std::system((in_dir + " -h >/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  status = std::system((in_dir + " --bogus 2>/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  for (const char* name : {"--help", "-h", "--bogus"}) {
+    EXPECT_NE(access(dir_.Join(name).c_str(), F_OK), 0) << name << " was created";
+  }
 }
 
 }  // namespace

@@ -575,5 +575,137 @@ TEST_F(DBImplTest, NoFilterCacheWhenItsBoundIsZero) {
   }
 }
 
+// Issue 32 item 8a: a blank filter would select every row; update and delete refuse it alike,
+// and the filter their message suggests really selects every row.
+TEST_F(DBImplTest, BlankSelectingFiltersAreRefusedAndTheSuggestionSelectsEveryRow) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("bf")).ok());
+  IngestRows("bf", 20, 0, 41);
+  for (const std::string blank : {"", "  ", " \t\n "}) {
+    uint64_t n = 99;
+    Status s = db_->DeleteByFilter("bf", blank, &n);
+    EXPECT_TRUE(s.IsInvalidArgument()) << "'" << blank << "': " << s.ToString();
+    EXPECT_NE(s.message().find("delete: the filter is empty"), std::string::npos) << s.message();
+    EXPECT_EQ(n, 0u);
+    UpdateRequest u;
+    u.filter = blank;
+    u.set = {{"cat", Value(int64_t{7})}};
+    s = db_->Update("bf", u, &n);
+    EXPECT_TRUE(s.IsInvalidArgument()) << "'" << blank << "': " << s.ToString();
+    EXPECT_NE(s.message().find("update: the filter is empty"), std::string::npos) << s.message();
+  }
+  uint64_t count = 0;
+  ASSERT_TRUE(db_->Count("bf", "cat = 7", &count).ok());
+  EXPECT_EQ(count, 0u) << "a refused update changed rows";
+  ASSERT_TRUE(db_->Count("bf", "", &count).ok());
+  EXPECT_EQ(count, 20u) << "a refused delete removed rows";
+
+  // Ids and a filter together are still "exactly one".
+  const int64_t one = 3;
+  UpdateRequest both;
+  both.ids = &one;
+  both.num_ids = 1;
+  both.filter = "cat = 1";
+  both.set = {{"cat", Value(int64_t{7})}};
+  uint64_t n = 0;
+  Status s = db_->Update("bf", both, &n);
+  EXPECT_NE(s.message().find("exactly one"), std::string::npos) << s.ToString();
+
+  // The suggested filter, quoted from the message, selects every row.
+  uint64_t unused = 0;
+  s = db_->DeleteByFilter("bf", " ", &unused);
+  const size_t open = s.message().find('"'), close = s.message().rfind('"');
+  ASSERT_LT(open, close) << s.message();
+  const std::string every = s.message().substr(open + 1, close - open - 1);
+  ASSERT_TRUE(db_->Count("bf", every, &count).ok()) << every;
+  EXPECT_EQ(count, 20u) << every;
+  UpdateRequest all;
+  all.filter = every;
+  all.set = {{"cat", Value(int64_t{7})}};
+  ASSERT_TRUE(db_->Update("bf", all, &n).ok());
+  EXPECT_EQ(n, 20u);
+  ASSERT_TRUE(db_->DeleteByFilter("bf", every, &n).ok());
+  EXPECT_EQ(n, 20u);
+}
+
+// Issue 32 item 8b: ids are 0 to 2^63 - 1 in every write, the refusal naming the row.
+TEST_F(DBImplTest, NegativeIdsAreRefusedNamingTheRow) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("neg")).ok());
+  const std::vector<float> v = test::RandomVectors(3, kDim, 43);
+  const std::vector<int64_t> ids = {5, 6, -1};
+  RowBatch batch;
+  batch.num_rows = 3;
+  batch.dim = kDim;
+  batch.vectors = v.data();
+  batch.ids = ids.data();
+  for (const bool upsert : {false, true}) {
+    for (const bool validate_only : {false, true}) {
+      IngestOptions o;
+      o.validate_only = validate_only;
+      IngestResult r;
+      Status s = upsert ? db_->Upsert("neg", batch, o, &r) : db_->Ingest("neg", batch, o, &r);
+      EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+      EXPECT_NE(s.message().find("row 2: id -1 is negative"), std::string::npos) << s.message();
+    }
+  }
+  uint64_t count = 1;
+  ASSERT_TRUE(db_->Count("neg", "", &count).ok());
+  EXPECT_EQ(count, 0u);
+}
+
+// Issue 32 item 8i: new ids go on past the largest id ever written and never reuse one; an id
+// at the top of the range leaves none, and the refusal says why and what to do.
+TEST_F(DBImplTest, AutoIdsNeverReuseAnAcknowledgedIdAndSayWhenNoneAreLeft) {
+  ASSERT_TRUE(db_->CreateCollection(Spec("auto")).ok());
+  const std::vector<float> v = test::RandomVectors(2, kDim, 44);
+  RowBatch batch;
+  batch.num_rows = 2;
+  batch.dim = kDim;
+  batch.vectors = v.data();
+  IngestResult r;
+  ASSERT_TRUE(db_->Ingest("auto", batch, IngestOptions(), &r).ok());  // ids 0, 1
+  const int64_t big = 1000;
+  batch.num_rows = 1;
+  batch.ids = &big;
+  ASSERT_TRUE(db_->Ingest("auto", batch, IngestOptions(), &r).ok());
+  uint64_t n = 0;
+  ASSERT_TRUE(db_->DeleteByIds("auto", &big, 1, &n).ok());
+  batch.ids = nullptr;
+  IngestOptions auto_ids;
+  auto_ids.auto_ids = true;
+  ASSERT_TRUE(db_->Ingest("auto", batch, auto_ids, &r).ok());
+  CollectionStats stats;
+  ASSERT_TRUE(db_->GetStats("auto", &stats).ok());
+  EXPECT_EQ(stats.next_auto_id, 1002) << "id 1000 was acknowledged: 1001 is the new row's";
+
+  const int64_t top = std::numeric_limits<int64_t>::max();
+  batch.ids = &top;
+  ASSERT_TRUE(db_->Ingest("auto", batch, IngestOptions(), &r).ok()) << "the top id is valid";
+  ASSERT_TRUE(db_->DeleteByIds("auto", &top, 1, &n).ok());
+  EXPECT_EQ(n, 1u);
+  batch.ids = nullptr;
+  Status s = db_->Ingest("auto", batch, auto_ids, &r);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("no new ids left"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("largest id ever written"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("give these rows their ids"), std::string::npos) << s.message();
+  // Rows with ids still go in.
+  const int64_t given = 7;
+  batch.ids = &given;
+  EXPECT_TRUE(db_->Ingest("auto", batch, IngestOptions(), &r).ok());
+}
+
+// Issue 32 item 8e: a second Open of a database this process has open says so.
+TEST_F(DBImplTest, OpeningADatabaseTwiceInOneProcessSaysThisProcessHasIt) {
+  std::unique_ptr<DB> again;
+  Status s = DB::Open(Options(), dir_.Join("db"), &again);
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find("already open in this process"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(s.message().find("another process"), std::string::npos) << s.message();
+  EXPECT_EQ(again, nullptr);
+  db_.reset();
+  EXPECT_TRUE(DB::Open(Options(), dir_.Join("db"), &again).ok()) << "closed, it opens";
+}
+
 }  // namespace
 }  // namespace sieve

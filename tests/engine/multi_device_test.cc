@@ -223,7 +223,7 @@ TEST(RunConcurrentlyTest, EveryTaskRunsOnceAndAtTheSameTime) {
 TEST_F(MultiDeviceTest, ShardsSpreadOverEveryDeviceAndSearchAtOnce) {
   OpenWithStandIns(3);
   Create(db_.get(), "c", 6);
-  const Data rows = MakeRows(3000, -4000, 1);
+  const Data rows = MakeRows(3000, 4000, 1);  // ids are never negative
   Ingest(db_.get(), "c", rows);
   const std::vector<float> q = test::RandomVectors(5, kDim, 2);
 

@@ -330,6 +330,15 @@ TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
        "{\"vectors\": " + q1 + ", \"k\": 1, \"filter\": \"" + std::string(5000, '(') + "\"}", 400,
        "filter"},
       {"POST", "/collections/items/delete", R"({"filter": "cat <"})", 400, "position"},
+      // Issue 32 item 8: a blank filter would select every row; ids are never negative.
+      {"POST", "/collections/items/delete", R"({"filter": "  "})", 400,
+       "delete: the filter is empty"},
+      {"POST", "/collections/items/update", R"({"filter": "  ", "set": {"cat": 1}})", 400,
+       "update: the filter is empty"},
+      {"POST", "/collections/items/update", R"({"filter": "", "set": {"cat": 1}})", 400,
+       "update: the filter is empty"},
+      {"POST", "/collections/items/rows", "{\"vectors\": " + q1 + ", \"ids\": [-3]}", 400,
+       "row 0: id -3 is negative"},
       {"POST", "/collections/items/rows", std::string(2 << 20, ' '), 413, "limit"},
   };
   for (const Case& c : cases) {

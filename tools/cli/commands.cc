@@ -85,8 +85,10 @@ const char kQueryUsage[] =
     "    devices, each shard's device and time, and per device its shards and time\n";
 
 const char kDeleteUsage[] =
-    "usage: sieve delete DB --collection NAME (--ids FILE | --filter EXPR)\n"
-    "  ids: .npy 1-D int64. stdout: {\"deleted\": N}\n";
+    "usage: sieve delete DB --collection NAME (--ids FILE | --id N... | --filter EXPR)\n"
+    "  ids: .npy 1-D integers, or a text file with one id per line. A blank filter is an\n"
+    "  error; to delete every row say so, e.g. --filter 'id >= -9223372036854775808'.\n"
+    "  stdout: {\"deleted\": N}\n";
 
 const char kStatsUsage[] =
     "usage: sieve stats DB [--collection NAME]\n"
@@ -363,14 +365,17 @@ int Query(const Args& args) {
 }
 
 int Delete(const Args& args) {
-  Flags flags({"collection", "ids", "filter"}, {});
+  Flags flags({"collection", "ids", "id", "filter"}, {}, {"id"}, {"id"});
   std::string path;
   if (int rc = ParseFlags("delete", kDeleteUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
   Status s = flags.Require("collection", &name);
-  if (s.ok() && flags.Has("ids") == flags.Has("filter")) {
-    s = Status::InvalidArgument("give exactly one of --ids FILE or --filter EXPR");
+  const bool by_ids = flags.Has("ids") || flags.Has("id");
+  if (s.ok() && by_ids == flags.Has("filter")) {
+    s = Status::InvalidArgument("give exactly one of --ids FILE, --id N or --filter EXPR");
   }
+  std::vector<int64_t> ids;
+  if (s.ok() && by_ids) s = ReadIds(flags, &ids);
   if (!s.ok()) return Fail("delete", s);
   std::unique_ptr<DB> db;
   s = OpenDb(path, OpenFor::kWrite, &db);
@@ -378,10 +383,8 @@ int Delete(const Args& args) {
   if (s.ok()) s = db->GetCollection(name, &collection);
   if (!s.ok()) return Fail("delete", s);
   uint64_t deleted = 0;
-  if (flags.Has("ids")) {
-    std::vector<int64_t> ids;
-    s = io::ReadNpyInt64Vector(flags.Get("ids"), &ids);
-    if (s.ok()) s = collection->DeleteByIds(ids.data(), ids.size(), &deleted);
+  if (by_ids) {
+    s = collection->DeleteByIds(ids.data(), ids.size(), &deleted);
   } else {
     s = collection->DeleteByFilter(flags.Get("filter"), &deleted);
   }

@@ -20,6 +20,11 @@ using Args = std::vector<std::string>;
 // A whole decimal integer as an id; InvalidArgument quoting the text otherwise.
 Status ParseId(const std::string& text, int64_t* id);
 
+class Flags;
+// The ids of --ids FILE (.npy 1-D integers, or text with one id per line) or of every --id N
+// (`--id 1 2 3` and `--id 1 --id 2` alike): how get, update and delete take ids.
+Status ReadIds(const Flags& flags, std::vector<int64_t>* ids);
+
 int Create(const Args& args);
 int Ingest(const Args& args);
 int Query(const Args& args);

@@ -7,6 +7,16 @@
 
 namespace sieve::cli {
 
+namespace {
+
+// An optional '-' and one or more decimal digits: what an integer list flag takes on.
+bool IsInteger(const std::string& a) {
+  const size_t start = !a.empty() && a[0] == '-' ? 1 : 0;
+  return a.size() > start && a.find_first_not_of("0123456789", start) == std::string::npos;
+}
+
+}  // namespace
+
 Status Flags::Parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -41,6 +51,9 @@ Status Flags::Parse(const std::vector<std::string>& args) {
         value = args[++i];
       }
       values_[name].push_back(value);
+      if (integer_lists_.count(name)) {
+        while (i + 1 < args.size() && IsInteger(args[i + 1])) values_[name].push_back(args[++i]);
+      }
       continue;
     }
     positional_.push_back(a);

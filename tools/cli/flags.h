@@ -3,6 +3,8 @@
 // A small command-line parser for the CLI: one positional argument (the database path) and
 // `--name value` / `--name=value` flags, some boolean. A flag may be given once unless it is
 // declared repeatable (`--attr`): a second `--filter` is an error, never a silent override.
+// A repeatable flag may also be declared a list of integers (`--id 1000 1001`): it then takes,
+// besides its value, every following argument that is an integer.
 
 #ifndef SIEVE_TOOLS_CLI_FLAGS_H_
 #define SIEVE_TOOLS_CLI_FLAGS_H_
@@ -19,12 +21,14 @@ namespace sieve::cli {
 class Flags {
  public:
   // `value_flags` take a value, `bool_flags` do not; both without the leading "--".
-  // `repeatable` names the value flags that may be given more than once.
+  // `repeatable` names the value flags that may be given more than once; `integer_lists`
+  // those of them that also take the integers following their value.
   Flags(std::set<std::string> value_flags, std::set<std::string> bool_flags,
-        std::set<std::string> repeatable = {})
+        std::set<std::string> repeatable = {}, std::set<std::string> integer_lists = {})
       : value_flags_(std::move(value_flags)),
         bool_flags_(std::move(bool_flags)),
-        repeatable_(std::move(repeatable)) {}
+        repeatable_(std::move(repeatable)),
+        integer_lists_(std::move(integer_lists)) {}
 
   // InvalidArgument for an unknown flag, a missing value, a flag given twice that is not
   // repeatable, or extra positional arguments.
@@ -46,6 +50,7 @@ class Flags {
   std::set<std::string> value_flags_;
   std::set<std::string> bool_flags_;
   std::set<std::string> repeatable_;
+  std::set<std::string> integer_lists_;
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
   bool help_ = false;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sieve/version.h"
 #include "tools/bench/bench_command.h"
 #include "tools/cli/calibrate_command.h"
 #include "tools/cli/commands.h"
@@ -18,6 +19,7 @@ namespace {
 
 const char kUsage[] =
     "usage: sieve COMMAND DB [options]   (sieve COMMAND --help for each command's options)\n"
+    "       sieve --version\n"
     "\n"
     "commands:\n"
     "  create       create a collection\n"
@@ -73,6 +75,10 @@ int main(int argc, char** argv) {
     // No command is bad input: exit 1, as the CLI contract says for every failure.
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 1 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::printf("sieve %s\n", SIEVE_VERSION);
+    return 0;
   }
   // No exception may end the process: the engine returns Status codes, and anything thrown
   // by the CLI's own code (an allocation in a reader or the output) ends here, as one line.

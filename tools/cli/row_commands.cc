@@ -65,7 +65,14 @@ const char kCompactUsage[] =
     "  stdout: {\"bytes_before\": B, \"bytes_after\": A, \"rows_removed\": N,\n"
     "           \"shards_rewritten\": S}\n";
 
-// The ids of --ids FILE (.npy, or text with one id per line) or of every --id.
+// Writes `text` to stdout in large pieces.
+void Flush(std::string* text) {
+  std::fwrite(text->data(), 1, text->size(), stdout);
+  text->clear();
+}
+
+}  // namespace
+
 Status ReadIds(const Flags& flags, std::vector<int64_t>* ids) {
   ids->clear();
   if (flags.Has("ids") && flags.Has("id")) {
@@ -97,14 +104,6 @@ Status ReadIds(const Flags& flags, std::vector<int64_t>* ids) {
   return Status::OK();
 }
 
-// Writes `text` to stdout in large pieces.
-void Flush(std::string* text) {
-  std::fwrite(text->data(), 1, text->size(), stdout);
-  text->clear();
-}
-
-}  // namespace
-
 Status ParseId(const std::string& text, int64_t* id) {
   size_t used = 0;
   long long v = 0;
@@ -121,7 +120,7 @@ Status ParseId(const std::string& text, int64_t* id) {
 }
 
 int Get(const Args& args) {
-  Flags flags({"collection", "ids", "id", "include"}, {}, {"id"});
+  Flags flags({"collection", "ids", "id", "include"}, {}, {"id"}, {"id"});
   std::string path;
   if (int rc = ParseFlags("get", kGetUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
@@ -342,7 +341,7 @@ int Export(const Args& args) {
 }
 
 int Update(const Args& args) {
-  Flags flags({"collection", "ids", "id", "filter", "set"}, {}, {"id", "set"});
+  Flags flags({"collection", "ids", "id", "filter", "set"}, {}, {"id", "set"}, {"id"});
   std::string path;
   if (int rc = ParseFlags("update", kUpdateUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;

@@ -5,6 +5,7 @@
 // (a path where no database exists yet). Exits 0 when the search gave what it must.
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -13,8 +14,18 @@
 #include "sieve/version.h"
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: embed_example DB_PATH\n");
+  const char kUsage[] =
+      "usage: embed_example DB_PATH\n"
+      "  creates a database at DB_PATH (a path where none exists yet), ingests 1000 rows and\n"
+      "  checks a filtered search; exits 0 when the search gave what it must\n";
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  // A leading dash is an option this program does not have, never a path to create.
+  if (argc != 2 || argv[1][0] == '-') {
+    if (argc == 2) std::fprintf(stderr, "embed_example: unknown option '%s'\n", argv[1]);
+    std::fputs(kUsage, stderr);
     return 2;
   }
   std::printf("sieve %s\n", SIEVE_VERSION);

@@ -886,7 +886,6 @@ HttpResponse Router::Update(const std::string& name, const HttpRequest& req) {
   } else {
     if (!j["filter"].is_string()) return Error(400, "'filter' must be a string");
     request.filter = j["filter"].get<std::string>();
-    if (request.filter.empty()) return Error(400, "'filter' is empty");
   }
   uint64_t updated = 0;
   s = collection->Update(request, &updated);
