@@ -57,29 +57,6 @@ double MsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-Status Validate(const ShardView& shard, const BatchFilters& filters, const ExecRequest& request) {
-  const uint32_t nq = request.num_queries;
-  if (request.k == 0) return Status::InvalidArgument("k must be at least 1");
-  if (request.path != SearchPath::kSddmm && request.path != SearchPath::kGather &&
-      request.path != SearchPath::kDense) {
-    return Status::InvalidArgument("the GPU executor needs a chosen path (sddmm, gather or dense)");
-  }
-  if (request.metric != Metric::kL2 && request.metric != Metric::kInnerProduct &&
-      request.metric != Metric::kCosine) {
-    return Status::NotSupported("unknown metric");
-  }
-  if (shard.dtype != DType::kFloat32 && shard.dtype != DType::kFloat16) {
-    return Status::NotSupported("unknown vector dtype");
-  }
-  if (shard.dim == 0) return Status::InvalidArgument("shard dim is 0");
-  if (shard.rows > 0 && shard.vectors == nullptr) {
-    return Status::InvalidArgument("shard has rows but no vectors");
-  }
-  if (nq > 0 && request.queries == nullptr) return Status::InvalidArgument("queries are null");
-  SIEVE_RETURN_IF_ERROR(ValidateFilters(shard, filters, nq));
-  return Status::OK();
-}
-
 }  // namespace
 
 using detail::DeviceRun;
@@ -490,7 +467,7 @@ Status GpuExecutor::Assemble(const Batch& b, const ShardView& shard, const Batch
 Status GpuExecutor::Search(const ShardView& shard, const BatchFilters& filters,
                            const ExecRequest& request, ExecResult* result) {
   if (result == nullptr) return Status::InvalidArgument("result is null");
-  SIEVE_RETURN_IF_ERROR(Validate(shard, filters, request));
+  SIEVE_RETURN_IF_ERROR(ValidateExecRequest(shard, filters, request));
   std::lock_guard<std::mutex> lock(state_->mu);
   SIEVE_CUDA_TRY(cudaSetDevice(state_->device));
   const auto t0 = std::chrono::steady_clock::now();
@@ -521,7 +498,7 @@ Status GpuExecutor::Profile(const ShardView& shard, const BatchFilters& filters,
   if (options.warmup < 0 || options.reps < 1) {
     return Status::InvalidArgument("Profile needs warmup >= 0 and reps >= 1");
   }
-  SIEVE_RETURN_IF_ERROR(Validate(shard, filters, request));
+  SIEVE_RETURN_IF_ERROR(ValidateExecRequest(shard, filters, request));
   std::lock_guard<std::mutex> lock(state_->mu);
   SIEVE_CUDA_TRY(cudaSetDevice(state_->device));
   *profile = ExecProfile();

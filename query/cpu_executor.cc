@@ -579,22 +579,9 @@ void Run(SearchPath path, const CpuExecutorOptions& opt, const Context& c,
 
 Status Validate(const ShardView& shard, const BatchFilters& filters,
                 const ExecRequest& request) {
-  if (request.k == 0) return Status::InvalidArgument("k must be at least 1");
-  if (request.num_queries > 0 && request.queries == nullptr) {
-    return Status::InvalidArgument("queries is null");
-  }
-  SIEVE_RETURN_IF_ERROR(ValidateFilters(shard, filters, request.num_queries));
-  if (request.path != SearchPath::kSddmm && request.path != SearchPath::kGather &&
-      request.path != SearchPath::kDense) {
-    return Status::InvalidArgument("path must be sddmm, gather or dense (the planner chooses)");
-  }
-  if (request.metric != Metric::kL2 && request.metric != Metric::kInnerProduct &&
-      request.metric != Metric::kCosine) {
-    return Status::InvalidArgument("unknown metric");
-  }
-  if (shard.dim == 0) return Status::InvalidArgument("shard dim is 0");
-  if (shard.rows > 0 && (shard.vectors == nullptr || shard.sq_norms == nullptr)) {
-    return Status::InvalidArgument("shard view has no vectors or norms");
+  SIEVE_RETURN_IF_ERROR(ValidateExecRequest(shard, filters, request));
+  if (shard.rows > 0 && shard.sq_norms == nullptr) {
+    return Status::InvalidArgument("shard view has no norms");
   }
   return Status::OK();
 }

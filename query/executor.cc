@@ -37,6 +37,32 @@ Status ValidateFilters(const ShardView& shard, const BatchFilters& filters, uint
   return Status::OK();
 }
 
+Status ValidateExecRequest(const ShardView& shard, const BatchFilters& filters,
+                           const ExecRequest& request) {
+  if (request.k == 0) return Status::InvalidArgument("k must be at least 1");
+  if (request.num_queries > 0 && request.queries == nullptr) {
+    return Status::InvalidArgument("queries is null");
+  }
+  if (request.path != SearchPath::kSddmm && request.path != SearchPath::kGather &&
+      request.path != SearchPath::kDense) {
+    return Status::InvalidArgument("path must be sddmm, gather or dense (the planner chooses)");
+  }
+  if (request.metric != Metric::kL2 && request.metric != Metric::kInnerProduct &&
+      request.metric != Metric::kCosine) {
+    return Status::InvalidArgument("unknown metric " +
+                                   std::to_string(static_cast<int>(request.metric)));
+  }
+  if (shard.dtype != DType::kFloat32 && shard.dtype != DType::kFloat16) {
+    return Status::InvalidArgument("unknown vector dtype " +
+                                   std::to_string(static_cast<int>(shard.dtype)));
+  }
+  if (shard.dim == 0) return Status::InvalidArgument("shard dim is 0");
+  if (shard.rows > 0 && shard.vectors == nullptr) {
+    return Status::InvalidArgument("shard has rows but no vectors");
+  }
+  return ValidateFilters(shard, filters, request.num_queries);
+}
+
 Status Executor::EstimateMemory(const ShardView& shard, const BatchFilters& filters,
                                 const ExecRequest& request, MemoryEstimate* estimate) const {
   (void)shard;

@@ -98,6 +98,13 @@ struct ExecProfile {
 // cardinality: what every executor checks before it sizes buffers from the counts.
 Status ValidateFilters(const ShardView& shard, const BatchFilters& filters, uint32_t num_queries);
 
+// What every executor checks of a request before it runs it, with the same codes everywhere
+// (InvalidArgument): k >= 1; queries present; a chosen path (not kAuto); a metric and a dtype
+// of their enums; a shard with a dim and, holding rows, vectors; and ValidateFilters. An
+// executor adds only what is its own (the CPU executor needs the norms too).
+Status ValidateExecRequest(const ShardView& shard, const BatchFilters& filters,
+                           const ExecRequest& request);
+
 // Thread-safety: implementations may be called from several threads at once.
 class Executor {
  public:

@@ -39,7 +39,7 @@ namespace sieve {
 // `sieve calibrate` stores its own (not in a read-only database: there it lasts as long as the
 // DB), so it runs once per device and database. Searches on that device wait for it; a sweep
 // that fails leaves the device on the GPU defaults (cuVS 26.10's rule), announced too, and the
-// search goes on. README "Calibration and the planner".
+// search goes on. docs/planner.md#first-use-calibration.
 struct FirstUseCalibration {
   enum class Mode : uint8_t {
     kUnknownDevices = 0,  // on GPUs without shipped thresholds
@@ -93,7 +93,7 @@ struct Options {
   // placed on it resident and searching them, all devices at once; results merge exactly, as
   // across the shards of one device. A device may be listed more than once (several executors
   // on one GPU, each with its own copy of its shards: a stand-in for several GPUs). Shards are
-  // placed balanced by rows, new ones on the device holding the fewest (README "Many GPUs").
+  // placed balanced by rows, new ones on the device holding the fewest (docs/gpu-options.md#many-gpus-one-process).
   // Empty: every CUDA device present (0, 1, … up to the first that cannot be used). Numbers
   // must be 0 to 1023 (Open returns InvalidArgument otherwise); a listed device that cannot be
   // used makes GPU searches Unavailable, naming it. Default: empty.

@@ -68,10 +68,9 @@ def include_text(include: Any, default: str = "") -> str:
 
 def search_filters(filter: Any, filters: Any) -> tuple[str | None, list[str] | None]:
     """The search call's filter arguments checked: `filter` one string (or None), `filters` a
-    sequence of strings or None, one a query (or None); not both. Returns (filter, per-query
-    list with None as ""). Raises InvalidArgument naming the argument otherwise."""
-    if filter is not None and filters is not None:
-        raise InvalidArgument("give filter or filters, not both")
+    sequence of strings or None, one a query (or None). Returns (filter, per-query list with
+    None as ""). Raises InvalidArgument naming the argument otherwise; both given is the
+    engine's rule, and its message."""
     if filter is not None and not isinstance(filter, str):
         hint = (" (for a filter per query pass filters=[...])"
                 if isinstance(filter, (list, tuple)) else "")

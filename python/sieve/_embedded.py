@@ -38,13 +38,13 @@ def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.
     open for writing, and sees what that process had committed when it opened. Writes then
     raise NotSupported; a path without a database is NotFound.
 
-    Devices (README "Many GPUs, one process"): a search spreads a collection's shards over
+    Devices (docs/gpu-options.md#many-gpus-one-process): a search spreads a collection's shards over
     ``devices`` (CUDA device numbers, one GPU executor each; None: every device present) or,
     on the CPU, over ``cpu_executors`` CPU executors, all searching at once;
     ``device_memory_bytes`` is the resident bytes each device may hold (0: the executor's own
     figure, else no limit).
 
-    ``first_use_calibration`` (README "Calibration and the planner"): what the first search on
+    ``first_use_calibration`` (docs/planner.md#first-use-calibration): what the first search on
     a GPU does when the database holds no calibration for it: ``"unknown"`` calibrates GPUs
     Sieve ships no thresholds for (a short sweep, at most ``first_use_calibration_s`` seconds,
     announced on standard error and stored in the database), ``"off"`` never does, ``"always"``
@@ -111,7 +111,8 @@ class Database:
         """Creates a collection and returns it.
 
         Args:
-            name: ``[A-Za-z0-9_.-]{1,128}``.
+            name: 1 to 128 characters of ``[A-Za-z0-9_-]`` starting with a letter or ``_``,
+                neither a filter keyword nor ``id``.
             dim: vector length, 1 to 65536.
             metric: ``"l2"`` (squared Euclidean), ``"ip"`` (inner product, larger is better) or
                 ``"cosine"`` (1 - cos).
@@ -169,8 +170,8 @@ class Database:
     def planner_thresholds(self, device: str = "auto") -> dict[str, Any]:
         """The path-choice thresholds the planner uses on ``device`` (``"auto"``, ``"cpu"``,
         ``"gpu"``): ``{"device": executor name, "thresholds": {...}}``, the calibration stored
-        for that device or its defaults (``thresholds["source"]`` says which). README
-        "Calibration and the planner" explains each field.
+        for that device or its defaults (``thresholds["source"]`` says which, ``thresholds["version"]`` its format).
+        docs/planner.md#planner-thresholds explains each field.
 
         Raises:
             Unavailable: ``device="gpu"`` and no GPU can be used.
@@ -193,12 +194,12 @@ class Database:
         """Measures this machine's paths and fits the planner's thresholds to them, as
         ``sieve calibrate DB [--quick]`` does: times the SDDMM, gather and dense paths of the
         device's executor on synthetic data (float16, l2, k = 64, 100 queries) over a grid of
-        passing-row counts, rows and dims (README "Calibration and the planner"), then stores
+        passing-row counts, rows and dims (docs/planner.md#sieve-calibrate), then stores
         the fit as the device's calibration; later searches on that device use it.
 
         Args:
             device: ``"auto"``, ``"cpu"`` or ``"gpu"``.
-            quick: the smaller grid (about 11 s on a 2-core CPU, 15 s on an H200).
+            quick: the smaller grid (docs/planner.md#sieve-calibrate gives its shapes).
             store: False fits without storing.
             time_limit_s: stop the sweep before its next shape once this many seconds have
                 passed (0: no limit), fitting what was measured.
@@ -336,7 +337,7 @@ class Collection:
             k: neighbours per query, an int 1 to 1,000,000 (a float, bool or string is a
                 TypeError, not truncated).
             filter: one filter for every query, in Sieve's filter language, e.g.
-                ``"price < 20 AND color IN ('red', 'blue')"`` (README "The filter language").
+                ``"price < 20 AND color IN ('red', 'blue')"`` (docs/filter-language.md).
             filters: one filter per query instead (None or "" = none for that query).
             device: ``"auto"`` (the GPU when the build has one and a device is present),
                 ``"cpu"`` or ``"gpu"``.

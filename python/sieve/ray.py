@@ -785,8 +785,10 @@ class ShardedCollection:
             InvalidArgument: as Collection.search (from the shards, shard named).
             Unavailable: (not ``partial``) a shard did not answer within ``timeout_s``.
         """
-        if filter is not None and filters is not None:
-            raise errors.InvalidArgument("give filter or filters, not both")
+        if filter and filters is not None:
+            # The engine's rule, checked before the request is sent to every shard.
+            raise errors.InvalidArgument("a search takes one filter for every query (filter) "
+                                         "or one per query (filters), not both")
         t0 = time.perf_counter()
         q = _arrays.matrix(queries, "queries")
         k = _arrays.k_value(k)

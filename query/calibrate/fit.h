@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 //
-// The planner thresholds fitted to a sweep's cells (see README "Calibration and the planner").
+// The planner thresholds fitted to a sweep's cells (docs/planner.md#sieve-calibrate).
 
 #ifndef SIEVE_QUERY_CALIBRATE_FIT_H_
 #define SIEVE_QUERY_CALIBRATE_FIT_H_
@@ -43,7 +43,7 @@ struct FitReport {
   double bitmap_sddmm_log_rms = 0;
 };
 
-// Fits thresholds to the cells (see README "Calibration and the planner"):
+// Fits thresholds to the cells (docs/planner.md#sieve-calibrate):
 //   sddmm_max_rows, sddmm_dim_exponent
 //                         log(crossover) = log(sddmm_max_rows) + e · log(128 / dim) by least
 //                         squares over the bracketed bitset series' SDDMM crossovers (10% tie),

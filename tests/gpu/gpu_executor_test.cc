@@ -1256,6 +1256,13 @@ TEST_F(GpuExecutorTest, RejectsBadRequests) {
   BatchFilters miscounted = f.batch;  // buffers are sized from the counts
   miscounted.passing_rows[0] += 1;
   EXPECT_TRUE(exec_->Search(s.view, miscounted, req, &r).IsInvalidArgument());
+  // The same codes as the CPU executor's (query/executor.h ValidateExecRequest).
+  ExecRequest bad_metric = req;
+  bad_metric.metric = static_cast<Metric>(7);
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, bad_metric, &r).IsInvalidArgument());
+  ShardView bad_dtype = s.view;
+  bad_dtype.dtype = static_cast<DType>(9);
+  EXPECT_TRUE(exec_->Search(bad_dtype, f.batch, req, &r).IsInvalidArgument());
   EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).ok());
 }
 

@@ -323,6 +323,9 @@ TEST(CpuExecutorTest, RejectsBadRequests) {
   bad = req;
   bad.metric = static_cast<Metric>(7);
   EXPECT_TRUE(exec.Search(shard.view, one, bad, &result).IsInvalidArgument());
+  ShardView bad_dtype = shard.view;
+  bad_dtype.dtype = static_cast<DType>(9);
+  EXPECT_TRUE(exec.Search(bad_dtype, one, req, &result).IsInvalidArgument());
   BatchFilters three{{&set, &set, &set}, {10, 10, 10}};
   EXPECT_TRUE(exec.Search(shard.view, three, req, &result).IsInvalidArgument());
   BatchFilters none;

@@ -270,10 +270,9 @@ int Query(const Args& args) {
   Status s = flags.Require("collection", &name);
   if (s.ok()) s = flags.Require("queries", &queries_path);
   if (s.ok() && !flags.Has("k")) s = Status::InvalidArgument("missing required option --k");
-  if (s.ok()) s = flags.GetInt("k", 10, 1, 1000000, &k);
-  if (s.ok() && flags.Has("filter") && flags.Has("filters")) {
-    s = Status::InvalidArgument("give --filter or --filters, not both");
-  }
+  // The bound is the engine's (kMaxSearchK); the flag is named here. --filter with --filters is
+  // the engine's rule, and its message.
+  if (s.ok()) s = flags.GetInt("k", 10, 1, kMaxSearchK, &k);
   SearchOptions options;
   if (s.ok()) s = ParseDevice(flags.Get("device", "auto"), &options.device);
   if (s.ok()) s = ParseSearchPath(flags.Get("path", "auto"), &options.path);

@@ -1,6 +1,6 @@
 // Copyright 2026 The Sieve Authors.
 //
-// `sieve`: the admin CLI. See README.md and `sieve --help`.
+// `sieve`: the admin CLI. See docs/cli.md and `sieve --help`.
 
 #include <cstdio>
 #include <cstring>

@@ -31,7 +31,7 @@ const char kServeUsage[] =
     "  --max-memory: host memory the searches and their answers may use at once (e.g. 2G;\n"
     "  default auto: half of the smaller of physical memory and the address-space limits); a\n"
     "  query that needs more is 413, one that finds memory exhausted 503.\n"
-    "  HTTP/1.1 JSON API (see README.md, \"Server\"). --listen defaults to 127.0.0.1:8080;\n"
+    "  HTTP/1.1 JSON API (docs/http-api.md). --listen defaults to 127.0.0.1:8080;\n"
     "  PORT 0 picks a free port. A non-loopback HOST requires --token-file (a file holding\n"
     "  the bearer token every request must then carry). Concurrent queries arriving within\n"
     "  --batch-window-us (default 200) run as one search of at most --max-batch query vectors\n"

@@ -22,7 +22,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int kMaxK = 1000000;
 
 // A body's JSON text. Messages quote what the client sent (a method, a target), which need not
 // be UTF-8: invalid bytes become U+FFFD instead of throwing.
@@ -664,13 +663,16 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   }
   int64_t k = 0;
   if (!j.contains("k")) return reply(Error(400, "'k' is required"));
-  if (!GetInt64(j["k"], &k) || k < 1 || k > kMaxK) {
-    return reply(Error(
-        400, "'k' must be an integer in [1, " + std::to_string(kMaxK) + "], got " + j["k"].dump()));
+  // The batcher merges requests into one search, so a request is checked by the engine's own
+  // rules (kMaxSearchK, filter or filters) before it joins one: its error stays its own.
+  if (!GetInt64(j["k"], &k) || k < 1 || k > kMaxSearchK) {
+    return reply(Error(400, "'k' must be an integer in [1, " + std::to_string(kMaxSearchK) +
+                                "], got " + j["k"].dump()));
   }
   job.k = static_cast<int>(k);
   if (j.contains("filter") && j.contains("filters")) {
-    return reply(Error(400, "give 'filter' or 'filters', not both"));
+    return reply(Error(400, "a search takes one filter for every query (filter) or one per "
+                            "query (filters), not both"));
   }
   if (j.contains("filter") && !j["filter"].is_null()) {
     if (!j["filter"].is_string()) return reply(Error(400, "'filter' must be a string"));

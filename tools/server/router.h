@@ -2,7 +2,7 @@
 //
 // Router: the server's HTTP API, independent of the transport. It turns one parsed request
 // into one response (JSON unless stated), calling the DB directly for writes and reads and the
-// Batcher for queries. Routes (see README.md, "Server"):
+// Batcher for queries. Routes (docs/http-api.md#routes):
 //
 //   GET  /health   GET /metrics   GET /collections   POST /collections
 //   GET  /collections/NAME        DELETE /collections/NAME (drop)
