@@ -310,7 +310,8 @@ Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowB
   return Status::OK();
 }
 
-Status DBImpl::CommitDeletes(CollectionState* c, std::vector<RowSet>* to_delete, uint64_t* deleted) {
+Status DBImpl::CommitDeletes(CollectionState* c, std::vector<RowSet>* to_delete,
+                             uint64_t* deleted) {
   *deleted = 0;
   std::vector<std::pair<uint32_t, ShardState>> states;
   std::vector<RowSet> new_deleted(c->shards.size());

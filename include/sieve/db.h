@@ -93,7 +93,8 @@ struct Options {
   // placed on it resident and searching them, all devices at once; results merge exactly, as
   // across the shards of one device. A device may be listed more than once (several executors
   // on one GPU, each with its own copy of its shards: a stand-in for several GPUs). Shards are
-  // placed balanced by rows, new ones on the device holding the fewest (docs/gpu-options.md#many-gpus-one-process).
+  // placed balanced by rows, new ones on the device holding the fewest
+  // (docs/gpu-options.md#many-gpus-one-process).
   // Empty: every CUDA device present (0, 1, … up to the first that cannot be used). Numbers
   // must be 0 to 1023 (Open returns InvalidArgument otherwise); a listed device that cannot be
   // used makes GPU searches Unavailable, naming it. Default: empty.
@@ -537,7 +538,8 @@ class DB {
   // Opens (or creates, per `options`) the database at `path`. On success stores it in *db.
   // Returns NotFound when there is no database at `path` and !options.create_if_missing
   // (nothing is created then), IOError when the path cannot be used, is locked by another
-  // process, or is already open in this process (use that DB), Corruption when its contents are damaged.
+  // process, or is already open in this process (use that DB), Corruption when its contents
+  // are damaged.
   static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
 
   // Salvages a damaged database at `path` (no other process may have it open): every row

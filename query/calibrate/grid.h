@@ -14,7 +14,8 @@
 namespace sieve::calibrate {
 
 // The grid of a calibration on a GPU or CPU executor, full or quick
-// (docs/planner.md#sieve-calibrate): 100 queries, k = 64, float16, shared and independent per-query filters.
+// (docs/planner.md#sieve-calibrate): 100 queries, k = 64, float16, shared and independent
+// per-query filters.
 SweepConfig Grid(bool on_gpu, bool quick);
 
 // The grid of a GPU's first-use calibration (Options::first_use_calibration): --quick's counts
