@@ -9,7 +9,7 @@ from typing import Any, Iterator, Mapping, NamedTuple, Sequence, Union
 from . import _arrays, _columns
 from ._results import SearchResult
 from ._sieve import _DB
-from .errors import Corruption, InvalidArgument
+from .errors import Corruption, InvalidArgument, NotFound
 
 AttributeTypes = Union[Mapping[str, str], Sequence[tuple[str, str]]]
 
@@ -230,7 +230,10 @@ class Collection:
         self._db = db
         self._core = db._db
         self.name = name
-        spec = json.loads(self._core.stats_json(name))  # NotFound for an unknown name
+        # The engine's handle: every call acts on this collection, and raises NotFound once it
+        # is dropped, also after another collection takes its name.
+        self._handle = self._core.collection(name)  # NotFound for an unknown name
+        spec = json.loads(self._core.stats_json(self._handle))
         self.dim: int = spec["dim"]
         self.metric: str = spec["metric"]
         self.dtype: str = spec["dtype"]
@@ -277,7 +280,7 @@ class Collection:
         columns = _columns.normalize(attributes, self._schema, n)
         if upsert and id_array is None:
             raise InvalidArgument("upsert: every row needs an id (give ids)")
-        ingested, rows, replaced = self._core.ingest(self.name, v, id_array, columns,
+        ingested, rows, replaced = self._core.ingest(self._handle, v, id_array, columns,
                                                      int(batch_rows), bool(upsert),
                                                      bool(auto_ids), bool(validate_only))
         return IngestResult(ingested, rows, replaced)
@@ -291,11 +294,11 @@ class Collection:
         """The live rows with these ids, in order: a dict ``{"id", <attribute>: value, ...,
         "vector"?}`` each (``include``: attribute names, ``"*"``, ``"vector"``, comma-separated
         or as a list), or None for an id without a live row."""
-        return self._core.get(self.name, _arrays.ids(ids), _arrays.include_text(include, "*"))
+        return self._core.get(self._handle, _arrays.ids(ids), _arrays.include_text(include, "*"))
 
     def count(self, filter: str | None = None) -> int:
         """The exact number of live rows passing ``filter`` (every live row without one)."""
-        return int(self._core.count(self.name, filter or ""))
+        return int(self._core.count(self._handle, filter or ""))
 
     def scan(self, filter: str | None = None, include: str | Sequence[str] = "*",
              page_rows: int = 10000) -> Iterator[dict[str, Any]]:
@@ -304,7 +307,7 @@ class Collection:
         after = None
         include = _arrays.include_text(include, "*")
         while True:
-            rows, after = self._core.scan(self.name, filter or "", include, after, int(page_rows))
+            rows, after = self._core.scan(self._handle, filter or "", include, after, int(page_rows))
             yield from rows
             if after is None:
                 return
@@ -317,12 +320,14 @@ class Collection:
         if (ids is None) == (filter is None):
             raise InvalidArgument("give exactly one of ids or filter")
         id_array = None if ids is None else _arrays.ids(ids)
-        return int(self._core.update(self.name, id_array, filter or "", dict(set)))
+        return int(self._core.update(self._handle, id_array, filter or "", dict(set)))
 
     def compact(self) -> dict[str, int]:
         """Rewrites this collection's shards that hold deleted rows and gives their space back;
         ids stay. Returns ``{"bytes_before", "bytes_after", "rows_removed",
         "shards_rewritten"}``."""
+        if self._handle.dropped:
+            raise NotFound("collection '%s' was dropped" % self.name)
         return dict(self._core.compact(self.name))
 
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
@@ -363,7 +368,7 @@ class Collection:
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
         ids, distances, counts, plan, rows = self._core.search(
-            self.name, q, k, filter or "", per_query, device, path, bool(explain), include)
+            self._handle, q, k, filter or "", per_query, device, path, bool(explain), include)
         result = SearchResult(ids, distances, counts, json.loads(plan) if plan else None)
         result.rows = rows
         return result
@@ -379,13 +384,13 @@ class Collection:
         if (ids is None) == (filter is None):
             raise InvalidArgument("give exactly one of ids or filter")
         if ids is not None:
-            return self._core.delete_ids(self.name, _arrays.ids(ids))
-        return self._core.delete_filter(self.name, filter)
+            return self._core.delete_ids(self._handle, _arrays.ids(ids))
+        return self._core.delete_filter(self._handle, filter)
 
     def stats(self) -> dict[str, Any]:
         """``{"collection", "rows" (live), "deleted_rows", "total_rows", "dim", "metric",
         "dtype", "shards", "attributes"}``, as ``sieve stats`` prints it."""
-        return json.loads(self._core.stats_json(self.name))
+        return json.loads(self._core.stats_json(self._handle))
 
     def __len__(self) -> int:
         """The live rows."""

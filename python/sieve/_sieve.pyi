@@ -9,6 +9,16 @@ import numpy
 from numpy.typing import NDArray
 
 
+class _Collection:
+    """A collection handle (DB::GetCollection): what a Collection acts on."""
+
+    @property
+    def dropped(self) -> bool:
+        """Whether the collection was dropped (its calls then raise NotFound)."""
+
+    @property
+    def name(self) -> str: ...
+
 class _DB:
     """An open database (sieve::DB). Thread-safe."""
 
@@ -30,26 +40,29 @@ class _DB:
     def list_collections(self) -> list[str]:
         """DB::ListCollections."""
 
-    def stats_json(self, name: str) -> str:
+    def stats_json(self, collection: _Collection) -> str:
         """DB::GetStats as CollectionStats::ToJson."""
 
-    def id_state(self, name: str) -> tuple:
+    def id_state(self, collection: _Collection) -> tuple:
         """DB::GetStats' (next_auto_id, rows): where ingest without ids starts."""
 
-    def ingest(self, name: str, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int, upsert: bool, auto_ids: bool, validate_only: bool) -> tuple:
+    def ingest(self, collection: _Collection, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int, upsert: bool, auto_ids: bool, validate_only: bool) -> tuple:
         """DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced)."""
 
-    def get(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], include: str) -> list:
+    def get(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], include: str) -> list:
         """DB::Get; a dict per id, None for an id without a live row."""
 
-    def count(self, name: str, filter: str) -> int:
+    def count(self, collection: _Collection, filter: str) -> int:
         """DB::Count."""
 
-    def scan(self, name: str, filter: str, include: str, after: int | None, limit: int) -> tuple:
+    def scan(self, collection: _Collection, filter: str, include: str, after: int | None, limit: int) -> tuple:
         """DB::Scan; returns (rows, next cursor or None)."""
 
-    def update(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, filter: str, set: dict) -> int:
+    def update(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, filter: str, set: dict) -> int:
         """DB::Update; returns the rows updated."""
+
+    def collection(self, name: str) -> _Collection:
+        """DB::GetCollection: the handle of the collection called name."""
 
     def drop_collection(self, name: str) -> None:
         """DB::DropCollection."""
@@ -57,13 +70,13 @@ class _DB:
     def compact(self, name: str) -> dict:
         """DB::Compact; returns its CompactResult."""
 
-    def delete_ids(self, name: str, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> int:
+    def delete_ids(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> int:
         """DB::DeleteByIds."""
 
-    def delete_filter(self, name: str, filter: str) -> int:
+    def delete_filter(self, collection: _Collection, filter: str) -> int:
         """DB::DeleteByFilter."""
 
-    def search(self, name: str, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str) -> tuple:
+    def search(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str) -> tuple:
         """
         DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).
         """

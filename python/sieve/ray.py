@@ -241,7 +241,7 @@ class _Shard:
               batch_rows: int, upsert: bool, validate_only: bool) -> tuple[int, int, int]:
         # The normalized columns (sieve._columns) go straight to the engine: the driver read
         # the caller's dict, DataFrame or Table once.
-        return tuple(self.coll._core.ingest(self.coll.name, vectors, ids, columns,
+        return tuple(self.coll._core.ingest(self.coll._handle, vectors, ids, columns,
                                             int(batch_rows), bool(upsert), False,
                                             bool(validate_only)))
 
@@ -276,11 +276,11 @@ class _Shard:
 
     @_guarded
     def id_state(self) -> tuple[int, int]:
-        return tuple(self.coll._core.id_state(self.coll.name))
+        return tuple(self.coll._core.id_state(self.coll._handle))
 
     @_guarded
     def scan_page(self, filter: str, include: str, after: int | None, limit: int) -> tuple:
-        return tuple(self.coll._core.scan(self.coll.name, filter, include, after, int(limit)))
+        return tuple(self.coll._core.scan(self.coll._handle, filter, include, after, int(limit)))
 
     @_guarded
     def compact(self) -> dict[str, int]:

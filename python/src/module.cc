@@ -167,6 +167,13 @@ nb::dict RowToPython(const Row& row, const std::vector<std::string>& names, bool
   return d;
 }
 
+// A collection handle (DB::GetCollection) held by a Python Collection: every call through it
+// acts on that one collection, and once it is dropped each raises NotFound, also after a
+// collection of the same name is created again.
+struct PyCollection {
+  std::shared_ptr<Collection> c;
+};
+
 class PyDB {
  public:
   // Opens (or creates) the database at path (DB::Open).
@@ -251,31 +258,31 @@ class PyDB {
 
   // (next_auto_id, live rows): what an ingest without ids would start from (sieve.ray assigns
   // ids across shards from it).
-  nb::tuple IdState(const std::string& name) {
-    const CollectionStats stats = Stats(name);
+  nb::tuple IdState(const PyCollection& h) {
+    const CollectionStats stats = Stats(h);
     return nb::make_tuple(stats.next_auto_id, stats.rows);
   }
 
-  std::string StatsJson(const std::string& name) { return Stats(name).ToJson(); }
+  std::string StatsJson(const PyCollection& h) { return Stats(h).ToJson(); }
 
   // DB::GetStats without the GIL; raises on failure.
-  CollectionStats Stats(const std::string& name) {
+  CollectionStats Stats(const PyCollection& h) {
     std::shared_ptr<DB> db = Get();
     CollectionStats stats;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->GetStats(name, &stats);
+      s = h.c->GetStats(&stats);
     }
     ThrowIfError(s);
     return stats;
   }
 
-  nb::tuple Ingest(const std::string& name, const Matrix& vectors, std::optional<Ids> ids,
+  nb::tuple Ingest(const PyCollection& h, const Matrix& vectors, std::optional<Ids> ids,
                    nb::handle columns, size_t batch_rows, bool upsert, bool auto_ids,
                    bool validate_only) {
     std::shared_ptr<DB> db = Get();
-    const std::shared_ptr<Collection> collection = Handle(db.get(), name);
+    const std::shared_ptr<Collection>& collection = h.c;
     const CollectionSpec& spec = collection->spec();
     const size_t n = vectors.shape(0);
     std::vector<float> widened;
@@ -317,7 +324,7 @@ class PyDB {
   }
 
   // (found, rows): rows[i] is a dict (see RowToPython), or None when ids[i] is not live.
-  nb::list GetRows(const std::string& name, const Ids& ids, const std::string& include) {
+  nb::list GetRows(const PyCollection& h, const Ids& ids, const std::string& include) {
     std::shared_ptr<DB> db = Get();
     Include inc;
     ThrowIfError(Include::Parse(include, &inc));
@@ -325,7 +332,7 @@ class PyDB {
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->Get(name, ids.data(), ids.shape(0), inc, &result);
+      s = h.c->Get(ids.data(), ids.shape(0), inc, &result);
     }
     ThrowIfError(s);
     nb::list out;
@@ -339,20 +346,20 @@ class PyDB {
     return out;
   }
 
-  uint64_t Count(const std::string& name, const std::string& filter) {
+  uint64_t Count(const PyCollection& h, const std::string& filter) {
     std::shared_ptr<DB> db = Get();
     uint64_t count = 0;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->Count(name, filter, &count);
+      s = h.c->Count(filter, &count);
     }
     ThrowIfError(s);
     return count;
   }
 
   // One page: (rows, next cursor or None).
-  nb::tuple Scan(const std::string& name, const std::string& filter, const std::string& include,
+  nb::tuple Scan(const PyCollection& h, const std::string& filter, const std::string& include,
                  std::optional<int64_t> after, size_t limit) {
     std::shared_ptr<DB> db = Get();
     ScanRequest request;
@@ -365,7 +372,7 @@ class PyDB {
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->Scan(name, request, &result);
+      s = h.c->Scan(request, &result);
     }
     ThrowIfError(s);
     nb::list rows;
@@ -375,7 +382,7 @@ class PyDB {
     return nb::make_tuple(rows, result.done ? nb::none() : nb::object(nb::int_(result.next)));
   }
 
-  uint64_t Update(const std::string& name, std::optional<Ids> ids, const std::string& filter,
+  uint64_t Update(const PyCollection& h, std::optional<Ids> ids, const std::string& filter,
                   nb::dict set) {
     std::shared_ptr<DB> db = Get();
     UpdateRequest request;
@@ -396,10 +403,23 @@ class PyDB {
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->Update(name, request, &updated);
+      s = h.c->Update(request, &updated);
     }
     ThrowIfError(s);
     return updated;
+  }
+
+  // The handle a Python Collection keeps (DB::GetCollection); NotFound for an unknown name.
+  PyCollection OpenCollection(const std::string& name) {
+    std::shared_ptr<DB> db = Get();
+    PyCollection h;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->GetCollection(name, &h.c);
+    }
+    ThrowIfError(s);
+    return h;
   }
 
   void DropCollection(const std::string& name) {
@@ -429,35 +449,35 @@ class PyDB {
     return d;
   }
 
-  uint64_t DeleteIds(const std::string& name, const Ids& ids) {
+  uint64_t DeleteIds(const PyCollection& h, const Ids& ids) {
     std::shared_ptr<DB> db = Get();
     uint64_t deleted = 0;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->DeleteByIds(name, ids.data(), ids.shape(0), &deleted);
+      s = h.c->DeleteByIds(ids.data(), ids.shape(0), &deleted);
     }
     ThrowIfError(s);
     return deleted;
   }
 
-  uint64_t DeleteFilter(const std::string& name, const std::string& filter) {
+  uint64_t DeleteFilter(const PyCollection& h, const std::string& filter) {
     std::shared_ptr<DB> db = Get();
     uint64_t deleted = 0;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->DeleteByFilter(name, filter, &deleted);
+      s = h.c->DeleteByFilter(filter, &deleted);
     }
     ThrowIfError(s);
     return deleted;
   }
 
-  nb::tuple Search(const std::string& name, const Matrix& queries, int k, const std::string& filter,
+  nb::tuple Search(const PyCollection& h, const Matrix& queries, int k, const std::string& filter,
                    std::optional<std::vector<std::string>> filters, const std::string& device,
                    const std::string& path, bool explain, const std::string& include) {
     std::shared_ptr<DB> db = Get();
-    const std::shared_ptr<Collection> collection = Handle(db.get(), name);
+    const std::shared_ptr<Collection>& collection = h.c;
     const CollectionSpec& spec = collection->spec();
     SearchRequest request;
     std::vector<float> widened;
@@ -611,20 +631,6 @@ class PyDB {
     return db_;
   }
 
-  // The collection called `name` (DB::GetCollection), taken per call and never cached here:
-  // its spec and the operation are those of one collection, so a dropped and re-created one
-  // is never used with the old one's dim (the engine returns NotFound instead).
-  std::shared_ptr<Collection> Handle(DB* db, const std::string& name) {
-    std::shared_ptr<Collection> collection;
-    Status s;
-    {
-      nb::gil_scoped_release release;
-      s = db->GetCollection(name, &collection);
-    }
-    ThrowIfError(s);
-    return collection;
-  }
-
   std::mutex mu_;
   std::shared_ptr<DB> db_;
 };
@@ -638,6 +644,12 @@ NB_MODULE(_sieve, m) {
   m.doc() = "Sieve's C++ engine (include/sieve/). Use the sieve package, not this module.";
   nb::set_leak_warnings(false);
   InitErrors();
+
+  nb::class_<PyCollection>(m, "_Collection",
+                           "A collection handle (DB::GetCollection): what a Collection acts on.")
+      .def_prop_ro("dropped", [](const PyCollection& h) { return h.c->dropped(); },
+                   "Whether the collection was dropped (its calls then raise NotFound).")
+      .def_prop_ro("name", [](const PyCollection& h) { return h.c->name(); });
 
   nb::class_<PyDB>(m, "_DB", "An open database (sieve::DB). Thread-safe.")
       .def(nb::init<const std::string&, bool, bool, bool, const std::vector<int>&, uint32_t,
@@ -653,24 +665,26 @@ NB_MODULE(_sieve, m) {
       .def("create_collection", &PyDB::CreateCollection, "name"_a, "dim"_a, "metric"_a,
            "dtype"_a, "attributes"_a, "shards"_a, "DB::CreateCollection.")
       .def("list_collections", &PyDB::ListCollections, "DB::ListCollections.")
-      .def("stats_json", &PyDB::StatsJson, "name"_a, "DB::GetStats as CollectionStats::ToJson.")
-      .def("id_state", &PyDB::IdState, "name"_a,
+      .def("stats_json", &PyDB::StatsJson, "collection"_a, "DB::GetStats as CollectionStats::ToJson.")
+      .def("id_state", &PyDB::IdState, "collection"_a,
            "DB::GetStats' (next_auto_id, rows): where ingest without ids starts.")
-      .def("ingest", &PyDB::Ingest, "name"_a, "vectors"_a.noconvert(), "ids"_a.noconvert().none(),
+      .def("ingest", &PyDB::Ingest, "collection"_a, "vectors"_a.noconvert(), "ids"_a.noconvert().none(),
            "columns"_a.none(), "batch_rows"_a, "upsert"_a, "auto_ids"_a, "validate_only"_a,
            "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
-      .def("get", &PyDB::GetRows, "name"_a, "ids"_a.noconvert(), "include"_a,
+      .def("get", &PyDB::GetRows, "collection"_a, "ids"_a.noconvert(), "include"_a,
            "DB::Get; a dict per id, None for an id without a live row.")
-      .def("count", &PyDB::Count, "name"_a, "filter"_a, "DB::Count.")
-      .def("scan", &PyDB::Scan, "name"_a, "filter"_a, "include"_a, "after"_a.none(), "limit"_a,
+      .def("count", &PyDB::Count, "collection"_a, "filter"_a, "DB::Count.")
+      .def("scan", &PyDB::Scan, "collection"_a, "filter"_a, "include"_a, "after"_a.none(), "limit"_a,
            "DB::Scan; returns (rows, next cursor or None).")
-      .def("update", &PyDB::Update, "name"_a, "ids"_a.noconvert().none(), "filter"_a, "set"_a,
+      .def("update", &PyDB::Update, "collection"_a, "ids"_a.noconvert().none(), "filter"_a, "set"_a,
            "DB::Update; returns the rows updated.")
+      .def("collection", &PyDB::OpenCollection, "name"_a,
+           "DB::GetCollection: the handle of the collection called name.")
       .def("drop_collection", &PyDB::DropCollection, "name"_a, "DB::DropCollection.")
       .def("compact", &PyDB::Compact, "name"_a, "DB::Compact; returns its CompactResult.")
-      .def("delete_ids", &PyDB::DeleteIds, "name"_a, "ids"_a.noconvert(), "DB::DeleteByIds.")
-      .def("delete_filter", &PyDB::DeleteFilter, "name"_a, "filter"_a, "DB::DeleteByFilter.")
-      .def("search", &PyDB::Search, "name"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,
+      .def("delete_ids", &PyDB::DeleteIds, "collection"_a, "ids"_a.noconvert(), "DB::DeleteByIds.")
+      .def("delete_filter", &PyDB::DeleteFilter, "collection"_a, "filter"_a, "DB::DeleteByFilter.")
+      .def("search", &PyDB::Search, "collection"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,
            "filters"_a.none(), "device"_a, "path"_a, "explain"_a, "include"_a,
            "DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).")
       .def("check", &PyDB::Check, "DB::Check; returns (None or the Corruption message, report).")

@@ -93,7 +93,13 @@ def test_compact_and_drop(tmp_path):
     want = np.argsort(d, axis=1, kind="stable")[:, :10]
     np.testing.assert_array_equal(ids, want + 10_000)
     np.testing.assert_allclose(dist, np.take_along_axis(d, want, axis=1), rtol=1e-4, atol=1e-5)
-    # The Collection object taken before the drop has the old schema: its queries are refused.
-    with pytest.raises(sieve.InvalidArgument):
-        c.search(v[:1], k=1)
+    # The Collection object taken before the drop holds the dropped collection's handle: every
+    # call through it is NotFound, and none reaches the new collection of the same name.
+    for call in (lambda: c.search(v[:1], k=1), lambda: c.count(), lambda: c.get([1600]),
+                 lambda: list(c.scan()), lambda: c.update(ids=[1600], set={"price": 1.0}),
+                 lambda: c.delete(ids=[10_000]), lambda: c.delete(filter="id >= 0"),
+                 lambda: c.ingest(v[:1], ids=[1]), lambda: c.stats(), lambda: c.compact()):
+        with pytest.raises(sieve.NotFound, match="dropped"):
+            call()
+    assert len(new) == 500
     db.close()
