@@ -52,6 +52,9 @@ RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode
   db_options.max_total_wal_size = uint64_t{2} << 30;
   // Never RocksDB's own file logger (see info_log.h); read-only opens write no log at all.
   db_options.info_log = NewInfoLog(mode == OpenMode::kReadWrite ? path + "/LOG" : "");
+  // No periodic statistics dumps into it: nothing reads them, and the background thread that
+  // writes them made the store grow during calls that wrote nothing (a compaction).
+  db_options.stats_dump_period_sec = 0;
   // A damaged WAL record fails the open (a record cut short at the very end, as a crash
   // leaves it, does not); the salvage of `sieve repair` skips damaged records instead.
   const bool salvage = mode == OpenMode::kSalvage || mode == OpenMode::kSalvagePrefix;
@@ -106,7 +109,7 @@ RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode
     vector_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   }
 
-  rocksdb::ColumnFamilyOptions row_options;
+  rocksdb::ColumnFamilyOptions& row_options = layout.rows;
   row_options.compression = rows_compression;
   row_options.write_buffer_size = kRowsWriteBuffer;
   row_options.target_file_size_base = 64 << 20;

@@ -91,6 +91,7 @@ struct RocksLayout {
   rocksdb::DBOptions db;
   std::vector<rocksdb::ColumnFamilyDescriptor> families;  // default, meta, vectors, rows
   rocksdb::ColumnFamilyOptions vectors;                   // for SstFileWriter
+  rocksdb::ColumnFamilyOptions rows;                      // for SstFileWriter (compaction)
 };
 RocksLayout MakeRocksLayout(rocksdb::Env* env, const std::string& path, OpenMode mode,
                             const StoreOptions& options);
@@ -169,6 +170,7 @@ class RocksStore final : public Store {
   // Removes the key spaces of rewrites that never committed. REQUIRES: read-write, at open.
   Status RemoveAbandonedSpaces();
   const rocksdb::Options& vector_file_options() const { return vector_file_options_; }
+  const rocksdb::Options& rows_file_options() const { return rows_file_options_; }
   std::mutex* create_mu() { return &create_mu_; }
   rocksdb::Env* env() const { return env_; }
   Status CheckFormat(std::vector<std::string>* problems) override;
@@ -258,6 +260,9 @@ class RocksStore final : public Store {
   std::mutex create_mu_;
   // The vectors family's options with the database's env, for SstFileWriter.
   const rocksdb::Options vector_file_options_;
+  // The rows family's options (its compression) with the database's env, for the id and
+  // attribute files of a compaction.
+  const rocksdb::Options rows_file_options_;
   const size_t vector_file_min_bytes_;
   std::atomic<uint64_t> next_file_number_{0};
 

@@ -87,6 +87,7 @@ RocksStore::RocksStore(std::string path, std::unique_ptr<rocksdb::Env> env,
       db_(std::move(db)),
       handles_(std::move(handles)),
       vector_file_options_(layout_.db, layout_.vectors),
+      rows_file_options_(layout_.db, layout_.rows),
       vector_file_min_bytes_(vector_file_min_bytes) {
   meta_ = handles_[1];
   vectors_ = handles_[2];

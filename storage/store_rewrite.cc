@@ -187,7 +187,10 @@ class RocksShardRewrite final : public Store::ShardRewrite {
       const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
       part.path = store_->path() + "/" + kRewriteFilePrefix + Num(space_) + "-" + Num(p) + "-" +
                   Num(static_cast<uint64_t>(stamp)) + ".sst";
-      rocksdb::Options options = store_->vector_file_options();
+      // Each file with its own family's options: the ids and attributes compressed as the
+      // rows family compresses its flushes (written with the vectors' options they were not).
+      const rocksdb::Options& options =
+          p == kVectors ? store_->vector_file_options() : store_->rows_file_options();
       part.writer = std::make_unique<rocksdb::SstFileWriter>(
           rocksdb::EnvOptions(options), options,
           p == kVectors ? store_->vectors_family() : store_->rows_family());
