@@ -51,6 +51,10 @@ Status CollectionHandle::Scan(const ScanRequest& request, ScanResult* result) {
   return s;
 }
 
+Status CollectionHandle::Compact(CompactResult* result) {
+  return CatchExceptions("compact", [&] { return db_->CompactIn({state_}, result); });
+}
+
 Status CollectionHandle::Search(const SearchRequest& request, const SearchOptions& options,
                                 SearchResult* result) {
   Status s =

@@ -108,6 +108,9 @@ class DBImpl : public DB {
                 ScanResult* result);
   Status SearchIn(const std::shared_ptr<CollectionState>& c, const SearchRequest& request,
                   const SearchOptions& options, SearchResult* result);
+  // Compact (every collection, or one by name) and a handle's: over these collections.
+  Status CompactIn(const std::vector<std::shared_ptr<CollectionState>>& collections,
+                   CompactResult* result);
 
  private:
   // The state of the collection called `name`, from collections_ or read from the store.
@@ -126,6 +129,7 @@ class DBImpl : public DB {
   void SelectByIds(const CollectionState& c, const int64_t* ids, size_t n,
                    std::vector<RowSet>* sets) const;
   Status CompactCollection(CollectionState* c, CompactResult* result, bool* any);
+
   // Compiles `filter` ("" = every live row) on every shard. REQUIRES: c loaded, mu held.
   Status SelectByFilter(const CollectionState& c, const std::string& filter,
                         std::vector<RowSet>* sets) const;

@@ -499,14 +499,23 @@ Status DBImpl::Compact(const std::string& collection, CompactResult* result) {
   } else {
     names.push_back(collection);
   }
+  std::vector<std::shared_ptr<CollectionState>> states(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    SIEVE_RETURN_IF_ERROR(FindCollection(names[i], &states[i]));
+  }
+  return CompactIn(states, result);
+}
+
+Status DBImpl::CompactIn(const std::vector<std::shared_ptr<CollectionState>>& collections,
+                         CompactResult* result) {
+  *result = CompactResult();
+  SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("compact"));
   // Bytes are counted with every commit in table files, so the write-ahead log's size does
   // not blur before and after.
   SIEVE_RETURN_IF_ERROR(store_->Flush().WithContext("compact"));
   SIEVE_RETURN_IF_ERROR(store_->DiskBytes(&result->bytes_before));
   bool any = false;
-  for (const std::string& name : names) {
-    std::shared_ptr<CollectionState> c;
-    SIEVE_RETURN_IF_ERROR(FindCollection(name, &c));
+  for (const auto& c : collections) {
     SIEVE_RETURN_IF_ERROR(CompactCollection(c.get(), result, &any));
   }
   if (any) SIEVE_RETURN_IF_ERROR(store_->Flush().WithContext("compact"));

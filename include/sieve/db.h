@@ -531,6 +531,7 @@ class Collection {
   virtual Status Scan(const ScanRequest& request, ScanResult* result) = 0;
   virtual Status Search(const SearchRequest& request, const SearchOptions& options,
                         SearchResult* result) = 0;
+  virtual Status Compact(CompactResult* result) = 0;
 };
 
 class DB {

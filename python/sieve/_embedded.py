@@ -9,7 +9,7 @@ from typing import Any, Iterator, Mapping, NamedTuple, Sequence, Union
 from . import _arrays, _columns
 from ._results import SearchResult
 from ._sieve import _DB
-from .errors import Corruption, InvalidArgument, NotFound
+from .errors import Corruption, InvalidArgument
 
 AttributeTypes = Union[Mapping[str, str], Sequence[tuple[str, str]]]
 
@@ -326,9 +326,7 @@ class Collection:
         """Rewrites this collection's shards that hold deleted rows and gives their space back;
         ids stay. Returns ``{"bytes_before", "bytes_after", "rows_removed",
         "shards_rewritten"}``."""
-        if self._handle.dropped:
-            raise NotFound("collection '%s' was dropped" % self.name)
-        return dict(self._core.compact(self.name))
+        return dict(self._core.compact_collection(self._handle))
 
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",

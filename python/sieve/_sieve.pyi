@@ -68,7 +68,10 @@ class _DB:
         """DB::DropCollection."""
 
     def compact(self, name: str) -> dict:
-        """DB::Compact; returns its CompactResult."""
+        """DB::Compact ("": every collection); returns its CompactResult."""
+
+    def compact_collection(self, collection: _Collection) -> dict:
+        """Collection::Compact; returns its CompactResult."""
 
     def delete_ids(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> int:
         """DB::DeleteByIds."""

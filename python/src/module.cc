@@ -432,7 +432,8 @@ class PyDB {
     ThrowIfError(s);
   }
 
-  nb::dict Compact(const std::string& name) {
+  // DB::Compact over every collection ("").
+  nb::dict CompactAll(const std::string& name) {
     std::shared_ptr<DB> db = Get();
     CompactResult result;
     Status s;
@@ -441,6 +442,22 @@ class PyDB {
       s = db->Compact(name, &result);
     }
     ThrowIfError(s);
+    return CompactDict(result);
+  }
+
+  nb::dict Compact(const PyCollection& h) {
+    std::shared_ptr<DB> db = Get();
+    CompactResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = h.c->Compact(&result);
+    }
+    ThrowIfError(s);
+    return CompactDict(result);
+  }
+
+  static nb::dict CompactDict(const CompactResult& result) {
     nb::dict d;
     d["bytes_before"] = result.bytes_before;
     d["bytes_after"] = result.bytes_after;
@@ -681,7 +698,10 @@ NB_MODULE(_sieve, m) {
       .def("collection", &PyDB::OpenCollection, "name"_a,
            "DB::GetCollection: the handle of the collection called name.")
       .def("drop_collection", &PyDB::DropCollection, "name"_a, "DB::DropCollection.")
-      .def("compact", &PyDB::Compact, "name"_a, "DB::Compact; returns its CompactResult.")
+      .def("compact", &PyDB::CompactAll, "name"_a,
+           "DB::Compact (\"\": every collection); returns its CompactResult.")
+      .def("compact_collection", &PyDB::Compact, "collection"_a,
+           "Collection::Compact; returns its CompactResult.")
       .def("delete_ids", &PyDB::DeleteIds, "collection"_a, "ids"_a.noconvert(), "DB::DeleteByIds.")
       .def("delete_filter", &PyDB::DeleteFilter, "collection"_a, "filter"_a, "DB::DeleteByFilter.")
       .def("search", &PyDB::Search, "collection"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,

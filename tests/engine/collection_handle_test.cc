@@ -141,6 +141,13 @@ TEST_F(CollectionHandleTest, GivesTheSpecAndEveryOperation) {
   // The handle and the name see one collection.
   ASSERT_TRUE(db_->Count("c", "", &count).ok());
   EXPECT_EQ(count, 399u);
+  // Compact through the handle reclaims this collection's deleted rows.
+  CompactResult compacted;
+  ASSERT_TRUE(h->Compact(&compacted).ok());
+  EXPECT_EQ(compacted.rows_removed, 101u);
+  ASSERT_TRUE(h->GetStats(&stats).ok());
+  EXPECT_EQ(stats.rows, 399u);
+  EXPECT_EQ(stats.deleted_rows, 0u);
 }
 
 TEST_F(CollectionHandleTest, DropMakesEveryHandleStaleAndTheNewCollectionIsAnother) {
@@ -192,6 +199,8 @@ TEST_F(CollectionHandleTest, DropMakesEveryHandleStaleAndTheNewCollectionIsAnoth
     IngestResult ir;
     EXPECT_TRUE(stale->Ingest(batch, IngestOptions(), &ir).IsNotFound());
     EXPECT_TRUE(stale->Upsert(batch, IngestOptions(), &ir).IsNotFound());
+    CompactResult compacted;
+    EXPECT_TRUE(stale->Compact(&compacted).IsNotFound());
   }
   uint64_t n = 1;
   ASSERT_TRUE(db_->Count("c", "", &n).ok());
