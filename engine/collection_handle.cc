@@ -34,15 +34,17 @@ Status CollectionHandle::Update(const UpdateRequest& request, uint64_t* updated)
   return CatchExceptions("update", [&] { return db_->UpdateIn(state_, request, updated); });
 }
 
-Status CollectionHandle::Get(const int64_t* ids, size_t n, const Include& include,
-                             GetResult* result) {
-  Status s = CatchExceptions("get", [&] { return db_->GetIn(state_, ids, n, include, result); });
+Status CollectionHandle::Get(const ReadOptions& options, const int64_t* ids, size_t n,
+                             const Include& include, GetResult* result) {
+  Status s = CatchExceptions(
+      "get", [&] { return db_->GetIn(state_, options, ids, n, include, result); });
   if (!s.ok()) *result = GetResult();
   return s;
 }
 
-Status CollectionHandle::Count(const std::string& filter, uint64_t* count) {
-  return CatchExceptions("count", [&] { return db_->CountIn(state_, filter, count); });
+Status CollectionHandle::Count(const ReadOptions& options, const std::string& filter,
+                               uint64_t* count) {
+  return CatchExceptions("count", [&] { return db_->CountIn(state_, options, filter, count); });
 }
 
 Status CollectionHandle::Scan(const ScanRequest& request, ScanResult* result) {

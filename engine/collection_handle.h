@@ -33,8 +33,11 @@ class CollectionHandle final : public Collection {
   Status DeleteByIds(const int64_t* ids, size_t n, uint64_t* deleted) override;
   Status DeleteByFilter(const std::string& filter, uint64_t* deleted) override;
   Status Update(const UpdateRequest& request, uint64_t* updated) override;
-  Status Get(const int64_t* ids, size_t n, const Include& include, GetResult* result) override;
-  Status Count(const std::string& filter, uint64_t* count) override;
+  using Collection::Count;
+  using Collection::Get;
+  Status Get(const ReadOptions& options, const int64_t* ids, size_t n, const Include& include,
+             GetResult* result) override;
+  Status Count(const ReadOptions& options, const std::string& filter, uint64_t* count) override;
   Status Scan(const ScanRequest& request, ScanResult* result) override;
   Status Search(const SearchRequest& request, const SearchOptions& options,
                 SearchResult* result) override;

@@ -92,9 +92,9 @@ Status DBImpl::LoadLocked(CollectionState* c, bool vectors) {
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   if (c->loaded && (c->vectors_loaded || !vectors)) return Status::OK();
   // (An image without vectors is read again, whole, when vectors are needed.)
-  std::vector<std::unique_ptr<ShardIndex>> shards;
+  std::vector<std::shared_ptr<ShardIndex>> shards;
   for (uint32_t s = 0; s < c->meta.spec.shards; ++s) {
-    auto shard = std::make_unique<ShardIndex>(c->meta.spec, s);
+    auto shard = std::make_shared<ShardIndex>(c->meta.spec, s);
     SIEVE_RETURN_IF_ERROR(shard->Load(store_.get(), c->meta, vectors)
                               .WithContext("loading collection '" + c->meta.spec.name + "'"));
     shards.push_back(std::move(shard));

@@ -30,7 +30,8 @@ namespace sieve {
 // One collection's in-memory state. Writes hold `write_mu` for their whole run, and `mu`
 // exclusively while the image changes; reads hold `mu` shared (compaction too, while it
 // builds the new shards). `shards` is empty until the first operation that needs the rows
-// loads them.
+// loads them. A snapshot may hold a shard image too (PinnedCollection): a write changes a
+// shard only through DBImpl::MutableShard, which copies an image a snapshot holds first.
 struct CollectionState {
   CollectionMeta meta;
   std::mutex write_mu;
@@ -40,10 +41,49 @@ struct CollectionState {
   // Set by DropCollection under `mu` held exclusively; callers that still hold the state get
   // NotFound. Atomic so that Collection::dropped() may read it without the lock.
   std::atomic<bool> dropped{false};
-  std::vector<std::unique_ptr<ShardIndex>> shards;
+  std::vector<std::shared_ptr<ShardIndex>> shards;
   // The handle DB::GetCollection gave out, while one is held, so that every caller holding
   // a handle to this collection holds the same one. Guarded by DBImpl::mu_.
   std::weak_ptr<Collection> handle;
+};
+
+// A collection as a snapshot sees it: its state (whose `mu` its reads hold shared, since the
+// vectors may be shared with the images writes change), its metadata and its shard images at
+// the snapshot. Immutable once made.
+struct PinnedCollection {
+  std::shared_ptr<CollectionState> state;
+  CollectionMeta meta;
+  std::vector<std::shared_ptr<ShardIndex>> shards;
+};
+
+// DB::GetSnapshot's snapshot: the collections that existed (name → id) when it was taken, and
+// the images pinned for it so far: a collection is pinned by its first read through the
+// snapshot or by the first write to it after the snapshot, whichever comes first (until then
+// its live image is still the snapshot's). `pinned` is guarded by DBImpl::snapshots_mu_.
+class SnapshotImpl final : public Snapshot {
+ public:
+  SnapshotImpl(uint64_t id, std::map<std::string, uint32_t> ids)
+      : id_(id), ids_(std::move(ids)) {}
+  ~SnapshotImpl() override = default;
+  uint64_t id() const override { return id_; }
+  const std::map<std::string, uint32_t>& ids() const { return ids_; }
+  // Whether the collection with this internal id existed when the snapshot was taken.
+  bool Holds(uint32_t collection_id) const;
+
+  std::map<uint32_t, std::shared_ptr<const PinnedCollection>> pinned;
+
+ private:
+  const uint64_t id_;
+  const std::map<std::string, uint32_t> ids_;
+};
+
+// What one read sees of a collection: the live image (loaded, `lock` held shared, the
+// collection not dropped) or a snapshot's pinned one (`lock` held shared on its state).
+struct ReadView {
+  std::shared_lock<std::shared_mutex> lock;
+  std::shared_ptr<const PinnedCollection> pinned;  // null for the live image
+  const CollectionMeta* meta = nullptr;
+  const std::vector<std::shared_ptr<ShardIndex>>* shards = nullptr;
 };
 
 class DBImpl : public DB {
@@ -70,10 +110,14 @@ class DBImpl : public DB {
                 IngestResult* result) override;
   Status Update(const std::string& collection, const UpdateRequest& request,
                 uint64_t* updated) override;
-  Status Get(const std::string& collection, const int64_t* ids, size_t n, const Include& include,
-             GetResult* result) override;
-  Status Count(const std::string& collection, const std::string& filter,
-               uint64_t* count) override;
+  using DB::Count;
+  using DB::Get;
+  Status Get(const ReadOptions& options, const std::string& collection, const int64_t* ids,
+             size_t n, const Include& include, GetResult* result) override;
+  Status Count(const ReadOptions& options, const std::string& collection,
+               const std::string& filter, uint64_t* count) override;
+  Status GetSnapshot(const Snapshot** snapshot) override;
+  Status ReleaseSnapshot(const Snapshot* snapshot) override;
   Status Scan(const std::string& collection, const ScanRequest& request,
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
@@ -100,10 +144,10 @@ class DBImpl : public DB {
                           uint64_t* deleted);
   Status UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateRequest& request,
                   uint64_t* updated);
-  Status GetIn(const std::shared_ptr<CollectionState>& c, const int64_t* ids, size_t n,
-               const Include& include, GetResult* result);
-  Status CountIn(const std::shared_ptr<CollectionState>& c, const std::string& filter,
-                 uint64_t* count);
+  Status GetIn(const std::shared_ptr<CollectionState>& c, const ReadOptions& options,
+               const int64_t* ids, size_t n, const Include& include, GetResult* result);
+  Status CountIn(const std::shared_ptr<CollectionState>& c, const ReadOptions& options,
+                 const std::string& filter, uint64_t* count);
   Status ScanIn(const std::shared_ptr<CollectionState>& c, const ScanRequest& request,
                 ScanResult* result);
   Status SearchIn(const std::shared_ptr<CollectionState>& c, const SearchRequest& request,
@@ -116,6 +160,38 @@ class DBImpl : public DB {
   // The state of the collection called `name`, from collections_ or read from the store.
   // NotFound when there is none.
   Status FindCollection(const std::string& name, std::shared_ptr<CollectionState>* out);
+  // FindCollection as `snapshot` (null: now) sees the name: the state of the collection that
+  // had that name when the snapshot was taken. NotFound when there was none, or it was dropped
+  // before the snapshot could pin it.
+  Status FindCollectionAt(const Snapshot* snapshot, const std::string& name,
+                          std::shared_ptr<CollectionState>* out);
+
+  // Snapshots (engine/snapshots.cc). The live snapshot `snapshot` points to; InvalidArgument
+  // when this DB did not give it or it was released. REQUIRES: snapshots_mu_ held.
+  Status LiveSnapshot(const Snapshot* snapshot, SnapshotImpl** out) const;
+  // A read of `c` in two steps. ResolveRead sets view->meta (whose spec the read checks its
+  // request against): with a snapshot, the snapshot's image of c (view->pinned, pinned now
+  // when neither a read nor a write has pinned it yet); else c's own. BeginRead then takes the
+  // lock, and for the live image loads it (with the vectors when `vectors`) and checks that c
+  // is not dropped; view->shards is then the image to read.
+  Status ResolveRead(const std::shared_ptr<CollectionState>& c, const Snapshot* snapshot,
+                     ReadView* view);
+  Status BeginRead(const std::shared_ptr<CollectionState>& c, bool vectors, double* load_ms,
+                   ReadView* view);
+  // The image `snapshot` has of `c`, pinning the live one (loaded with its vectors) when it has
+  // none yet. NotFound when `c` did not exist when the snapshot was taken.
+  Status PinnedFor(const Snapshot* snapshot, const std::shared_ptr<CollectionState>& c,
+                   std::shared_ptr<const PinnedCollection>* out);
+  // Called by every write to `c` before it changes anything: pins c's image into each live
+  // snapshot that holds c but has not pinned it, so that they keep the version before the
+  // write. REQUIRES: c->write_mu held, c->mu not held.
+  Status PinForSnapshots(const std::shared_ptr<CollectionState>& c);
+  // Pins c's current image into `snapshots`. REQUIRES: c->write_mu held, c->mu not held.
+  Status PinInto(const std::shared_ptr<CollectionState>& c,
+                 const std::vector<uint64_t>& snapshots);
+  // Shard `s` of c's image, for a write to change: copied first when a snapshot holds it.
+  // REQUIRES: c->mu held exclusively, c loaded.
+  ShardIndex* MutableShard(CollectionState* c, uint32_t s);
   // Loads every shard when not yet loaded. REQUIRES: c->mu held exclusively.
   Status LoadLocked(CollectionState* c, bool vectors = true);
   // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
@@ -128,7 +204,8 @@ class DBImpl : public DB {
   // Per shard, the ordinals of the live rows with these ids. REQUIRES: c loaded, mu held.
   void SelectByIds(const CollectionState& c, const int64_t* ids, size_t n,
                    std::vector<RowSet>* sets) const;
-  Status CompactCollection(CollectionState* c, CompactResult* result, bool* any);
+  Status CompactCollection(const std::shared_ptr<CollectionState>& c, CompactResult* result,
+                           bool* any);
 
   // Compiles `filter` ("" = every live row) on every shard. REQUIRES: c loaded, mu held.
   Status SelectByFilter(const CollectionState& c, const std::string& filter,
@@ -168,6 +245,11 @@ class DBImpl : public DB {
   std::unique_ptr<Executors> executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
   std::map<std::string, PlannerRule> thresholds_;
+  // The live snapshots by id, and the id the next one gets. Lock order: a collection's
+  // write_mu, then its mu, then snapshots_mu_.
+  mutable std::mutex snapshots_mu_;
+  std::map<uint64_t, std::unique_ptr<SnapshotImpl>> snapshots_;
+  uint64_t next_snapshot_id_ = 1;
 };
 
 }  // namespace sieve

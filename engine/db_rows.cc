@@ -33,30 +33,31 @@ Status DBImpl::SelectByFilter(const CollectionState& c, const std::string& filte
   return Status::OK();
 }
 
-Status DBImpl::Get(const std::string& collection, const int64_t* ids, size_t n,
-                   const Include& include, GetResult* result) {
+Status DBImpl::Get(const ReadOptions& options, const std::string& collection,
+                   const int64_t* ids, size_t n, const Include& include, GetResult* result) {
   *result = GetResult();
   if (n > 0 && ids == nullptr) return Status::InvalidArgument("get: ids is null");
   std::shared_ptr<CollectionState> c;
-  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
-  return GetIn(c, ids, n, include, result);
+  SIEVE_RETURN_IF_ERROR(FindCollectionAt(options.snapshot, collection, &c));
+  return GetIn(c, options, ids, n, include, result);
 }
 
-Status DBImpl::GetIn(const std::shared_ptr<CollectionState>& c, const int64_t* ids, size_t n,
-                     const Include& include, GetResult* result) {
+Status DBImpl::GetIn(const std::shared_ptr<CollectionState>& c, const ReadOptions& options,
+                     const int64_t* ids, size_t n, const Include& include, GetResult* result) {
   *result = GetResult();
   if (n > 0 && ids == nullptr) return Status::InvalidArgument("get: ids is null");
+  ReadView view;
+  SIEVE_RETURN_IF_ERROR(ResolveRead(c, options.snapshot, &view));
   std::vector<size_t> attrs;
-  SIEVE_RETURN_IF_ERROR(ResolveInclude(c->meta.spec, include, &attrs, &result->attribute_names));
+  SIEVE_RETURN_IF_ERROR(
+      ResolveInclude(view.meta->spec, include, &attrs, &result->attribute_names));
   double load_ms = 0;
-  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, include.vector));
-  std::shared_lock<std::shared_mutex> lock(c->mu);
-  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
-  const uint32_t nshards = c->meta.spec.shards;
+  SIEVE_RETURN_IF_ERROR(BeginRead(c, include.vector, &load_ms, &view));
+  const uint32_t nshards = view.meta->spec.shards;
   result->found.assign(n, false);
   result->rows.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    const ShardIndex& shard = *c->shards[ShardOf(ids[i], nshards)];
+    const ShardIndex& shard = *(*view.shards)[ShardOf(ids[i], nshards)];
     uint32_t ordinal = 0;
     if (shard.FindLive(ids[i], &ordinal)) {
       FillRow(shard, ordinal, attrs, include.vector, &result->rows[i]);
@@ -68,24 +69,24 @@ Status DBImpl::GetIn(const std::shared_ptr<CollectionState>& c, const int64_t* i
   return Status::OK();
 }
 
-Status DBImpl::Count(const std::string& collection, const std::string& filter,
-                     uint64_t* count) {
+Status DBImpl::Count(const ReadOptions& options, const std::string& collection,
+                     const std::string& filter, uint64_t* count) {
   *count = 0;
   std::shared_ptr<CollectionState> c;
-  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
-  return CountIn(c, filter, count);
+  SIEVE_RETURN_IF_ERROR(FindCollectionAt(options.snapshot, collection, &c));
+  return CountIn(c, options, filter, count);
 }
 
-Status DBImpl::CountIn(const std::shared_ptr<CollectionState>& c, const std::string& filter,
-                       uint64_t* count) {
+Status DBImpl::CountIn(const std::shared_ptr<CollectionState>& c, const ReadOptions& options,
+                       const std::string& filter, uint64_t* count) {
   *count = 0;
+  ReadView view;
+  SIEVE_RETURN_IF_ERROR(ResolveRead(c, options.snapshot, &view));
   std::unique_ptr<Filter> f;
-  SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
+  SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, view.meta->spec, &f));
   double load_ms = 0;
-  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, /*vectors=*/false));
-  std::shared_lock<std::shared_mutex> lock(c->mu);
-  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
-  for (const auto& shard : c->shards) *count += f->Compile(*shard).Cardinality();
+  SIEVE_RETURN_IF_ERROR(BeginRead(c, /*vectors=*/false, &load_ms, &view));
+  for (const auto& shard : *view.shards) *count += f->Compile(*shard).Cardinality();
   return Status::OK();
 }
 
@@ -97,7 +98,7 @@ Status DBImpl::Scan(const std::string& collection, const ScanRequest& request,
                                    std::to_string(request.limit));
   }
   std::shared_ptr<CollectionState> c;
-  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  SIEVE_RETURN_IF_ERROR(FindCollectionAt(request.snapshot, collection, &c));
   return ScanIn(c, request, result);
 }
 
@@ -108,15 +109,15 @@ Status DBImpl::ScanIn(const std::shared_ptr<CollectionState>& c, const ScanReque
     return Status::InvalidArgument("scan: limit must be within [1, 1000000], got " +
                                    std::to_string(request.limit));
   }
+  ReadView view;
+  SIEVE_RETURN_IF_ERROR(ResolveRead(c, request.snapshot, &view));
   std::vector<size_t> attrs;
   SIEVE_RETURN_IF_ERROR(
-      ResolveInclude(c->meta.spec, request.include, &attrs, &result->attribute_names));
+      ResolveInclude(view.meta->spec, request.include, &attrs, &result->attribute_names));
   std::unique_ptr<Filter> f;
-  SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, c->meta.spec, &f));
+  SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, view.meta->spec, &f));
   double load_ms = 0;
-  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, request.include.vector));
-  std::shared_lock<std::shared_mutex> lock(c->mu);
-  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
+  SIEVE_RETURN_IF_ERROR(BeginRead(c, request.include.vector, &load_ms, &view));
 
   // Per shard: its live rows in id order from the cursor on, and the rows passing the filter.
   struct Cursor {
@@ -127,7 +128,7 @@ Status DBImpl::ScanIn(const std::shared_ptr<CollectionState>& c, const ScanReque
     bool all;  // the filter passes every live row
   };
   std::vector<Cursor> cursors;
-  for (const auto& shard : c->shards) {
+  for (const auto& shard : *view.shards) {
     Cursor cur{shard.get(), shard->SortedLive(), 0, RowSet(), f->MatchesAll()};
     if (request.has_after) {
       cur.next = std::upper_bound(cur.sorted->begin(), cur.sorted->end(),

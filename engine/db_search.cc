@@ -12,7 +12,7 @@ Status DBImpl::Search(const std::string& collection, const SearchRequest& reques
                       const SearchOptions& options, SearchResult* result) {
   *result = SearchResult();
   std::shared_ptr<CollectionState> c;
-  SIEVE_RETURN_IF_ERROR(FindCollection(collection, &c));
+  SIEVE_RETURN_IF_ERROR(FindCollectionAt(options.snapshot, collection, &c));
   return SearchIn(c, request, options, result);
 }
 
@@ -22,7 +22,9 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   Explain& ex = result->explain;
   ex.memory_budget_bytes = budget_.bytes();
   StageTimer timer(&ex);
-  const CollectionSpec& spec = c->meta.spec;
+  ReadView view;  // the live image, or the snapshot's (options.snapshot)
+  SIEVE_RETURN_IF_ERROR(ResolveRead(c, options.snapshot, &view));
+  const CollectionSpec& spec = view.meta->spec;
 
   ParsedSearch parsed;
   SIEVE_RETURN_IF_ERROR(
@@ -34,19 +36,14 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
       "devices", [&] { return ResolveDevices(options.device, &devices, &thresholds, &ex); }));
 
   double load_ms = 0;
-  SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms));
+  SIEVE_RETURN_IF_ERROR(BeginRead(c, /*vectors=*/true, &load_ms, &view));
   if (load_ms > 0) timer.Add("load", load_ms);
-  std::shared_lock<std::shared_mutex> lock(c->mu);
-  SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
-  if (!c->vectors_loaded) {
-    return Status::Internal("search: collection '" + spec.name + "' is loaded without vectors");
-  }
   result->results.resize(request.num_queries);
   if (request.num_queries == 0) return Status::OK();
 
   std::vector<ShardWork> work;
   SIEVE_RETURN_IF_ERROR(
-      timer.Run("place", [&] { return PlaceShards(c->meta, c->shards, devices, &work); }));
+      timer.Run("place", [&] { return PlaceShards(*view.meta, *view.shards, devices, &work); }));
 
   // Every shard is compiled and planned before anything large is allocated, so that what the
   // search needs is known, and refused or reserved, first.
@@ -71,7 +68,7 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   SIEVE_RETURN_IF_ERROR(
       timer.Run("merge", [&] { return MergeCandidates(request, spec, &outs, &kept, result); }));
   if (!request.include.empty()) {
-    timer.Time("include", [&] { FillIncludes(parsed, request, c->shards, kept, result); });
+    timer.Time("include", [&] { FillIncludes(parsed, request, *view.shards, kept, result); });
   }
   timer.Total();
   return Status::OK();

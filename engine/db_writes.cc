@@ -119,6 +119,7 @@ Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowB
     return Status::InvalidArgument("upsert: every row needs an id (RowBatch::ids is null)");
   }
   std::lock_guard<std::mutex> write_lock(c->write_mu);
+  SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   const CollectionSpec& spec = c->meta.spec;
@@ -297,8 +298,10 @@ Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowB
     if (c->loaded) {
       for (uint32_t s = 0; s < nshards; ++s) {
         // The replaced rows go first, so that the new rows' ids map to the new ordinals.
-        if (replaces[s]) c->shards[s]->SetDeleted(new_deleted[s]);
-        for (auto& ch : chunks[s]) c->shards[s]->ApplyChunk(ch);
+        if (!replaces[s] && chunks[s].empty()) continue;
+        ShardIndex* shard = MutableShard(c.get(), s);
+        if (replaces[s]) shard->SetDeleted(new_deleted[s]);
+        for (auto& ch : chunks[s]) shard->ApplyChunk(ch);
       }
     }
     result->ingested += end - done;
@@ -329,7 +332,7 @@ Status DBImpl::CommitDeletes(CollectionState* c, std::vector<RowSet>* to_delete,
   }
   if (states.empty()) return Status::OK();
   SIEVE_RETURN_IF_ERROR(store_->CommitShardStates(c->meta, states).WithContext("delete"));
-  for (auto& [s, st] : states) c->shards[s]->SetDeleted(new_deleted[s]);
+  for (auto& [s, st] : states) MutableShard(c, s)->SetDeleted(new_deleted[s]);
   return Status::OK();
 }
 
@@ -347,6 +350,7 @@ Status DBImpl::DeleteByIdsIn(const std::shared_ptr<CollectionState>& c, const in
   *deleted = 0;
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
+  SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   SIEVE_RETURN_IF_ERROR(LoadLocked(c.get(), /*vectors=*/false));
@@ -372,6 +376,7 @@ Status DBImpl::DeleteByFilterIn(const std::shared_ptr<CollectionState>& c,
   std::unique_ptr<Filter> f;
   SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
+  SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   SIEVE_RETURN_IF_ERROR(LoadLocked(c.get(), /*vectors=*/false));
@@ -443,6 +448,7 @@ Status DBImpl::UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateR
   if (by_filter) SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, spec, &f));
 
   std::lock_guard<std::mutex> write_lock(c->write_mu);
+  SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   SIEVE_RETURN_IF_ERROR(LoadLocked(c.get(), /*vectors=*/false));
@@ -464,7 +470,7 @@ Status DBImpl::UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateR
   }
   SIEVE_RETURN_IF_ERROR(store_->UpdateColumns(c->meta, changes).WithContext("update"));
   for (const Store::ColumnChange& ch : changes) {
-    c->shards[ch.shard]->SetValue(ch.attribute, ch.ordinal, ch.value);
+    MutableShard(c.get(), ch.shard)->SetValue(ch.attribute, ch.ordinal, ch.value);
   }
   *updated = rows;
   return Status::OK();
@@ -475,6 +481,9 @@ Status DBImpl::DropCollection(const std::string& name) {
   std::shared_ptr<CollectionState> c;
   SIEVE_RETURN_IF_ERROR(FindCollection(name, &c));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
+  // Snapshots keep reading the collection. One that cannot be kept (its rows no longer load)
+  // must not stop the drop: such a snapshot then reports the collection dropped.
+  (void)PinForSnapshots(c);
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   SIEVE_RETURN_IF_ERROR(store_->DropCollection(c->meta).WithContext("drop '" + name + "'"));
@@ -516,26 +525,30 @@ Status DBImpl::CompactIn(const std::vector<std::shared_ptr<CollectionState>>& co
   SIEVE_RETURN_IF_ERROR(store_->DiskBytes(&result->bytes_before));
   bool any = false;
   for (const auto& c : collections) {
-    SIEVE_RETURN_IF_ERROR(CompactCollection(c.get(), result, &any));
+    SIEVE_RETURN_IF_ERROR(CompactCollection(c, result, &any));
   }
   if (any) SIEVE_RETURN_IF_ERROR(store_->Flush().WithContext("compact"));
   SIEVE_RETURN_IF_ERROR(store_->DiskBytes(&result->bytes_after));
   return Status::OK();
 }
 
-Status DBImpl::CompactCollection(CollectionState* c, CompactResult* result, bool* any) {
+Status DBImpl::CompactCollection(const std::shared_ptr<CollectionState>& c,
+                                 CompactResult* result, bool* any) {
   std::lock_guard<std::mutex> write_lock(c->write_mu);
+  // A snapshot keeps the image with the deleted rows (and its ordinals): compaction puts new
+  // images in place and never changes the old ones.
+  SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   {
     std::unique_lock<std::shared_mutex> lock(c->mu);
     SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
-    SIEVE_RETURN_IF_ERROR(LoadLocked(c));
+    SIEVE_RETURN_IF_ERROR(LoadLocked(c.get()));
   }
   // No other write can start while write_mu is held, so the image read under the shared lock
   // stays the shard's latest state until the switch.
   const CollectionSpec& spec = c->meta.spec;
   const uint32_t chunk_rows = ChunkRows(spec.dim);
   for (uint32_t s = 0; s < spec.shards; ++s) {
-    std::unique_ptr<ShardIndex> fresh;
+    std::shared_ptr<ShardIndex> fresh;
     std::unique_ptr<Store::ShardRewrite> rewrite;
     uint64_t removed = 0;
     {
@@ -544,7 +557,7 @@ Status DBImpl::CompactCollection(CollectionState* c, CompactResult* result, bool
       if (old.deleted().Empty()) continue;
       removed = old.deleted().Cardinality();
       SIEVE_RETURN_IF_ERROR(store_->BeginRewrite(c->meta, s, &rewrite));
-      fresh = std::make_unique<ShardIndex>(spec, s);
+      fresh = std::make_shared<ShardIndex>(spec, s);
       // The live rows in ordinal order: ids, vectors and values as the image holds them.
       std::vector<uint32_t> live;
       live.reserve(old.live_rows());

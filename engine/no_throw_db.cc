@@ -52,9 +52,10 @@ Status NoThrowDB::Update(const std::string& collection, const UpdateRequest& req
   return CatchExceptions("update", [&] { return db_->Update(collection, request, updated); });
 }
 
-Status NoThrowDB::Get(const std::string& collection, const int64_t* ids, size_t n,
-                      const Include& include, GetResult* result) {
-  Status s = CatchExceptions("get", [&] { return db_->Get(collection, ids, n, include, result); });
+Status NoThrowDB::Get(const ReadOptions& options, const std::string& collection,
+                      const int64_t* ids, size_t n, const Include& include, GetResult* result) {
+  Status s = CatchExceptions(
+      "get", [&] { return db_->Get(options, collection, ids, n, include, result); });
   if (!s.ok()) *result = GetResult();
   return s;
 }
@@ -65,9 +66,18 @@ Status NoThrowDB::GetCollection(const std::string& name, std::shared_ptr<Collect
   return s;
 }
 
-Status NoThrowDB::Count(const std::string& collection, const std::string& filter,
-                        uint64_t* count) {
-  return CatchExceptions("count", [&] { return db_->Count(collection, filter, count); });
+Status NoThrowDB::Count(const ReadOptions& options, const std::string& collection,
+                        const std::string& filter, uint64_t* count) {
+  return CatchExceptions("count",
+                         [&] { return db_->Count(options, collection, filter, count); });
+}
+
+Status NoThrowDB::GetSnapshot(const Snapshot** snapshot) {
+  return CatchExceptions("snapshot", [&] { return db_->GetSnapshot(snapshot); });
+}
+
+Status NoThrowDB::ReleaseSnapshot(const Snapshot* snapshot) {
+  return CatchExceptions("snapshot", [&] { return db_->ReleaseSnapshot(snapshot); });
 }
 
 Status NoThrowDB::Scan(const std::string& collection, const ScanRequest& request,

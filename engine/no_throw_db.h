@@ -38,10 +38,14 @@ class NoThrowDB final : public DB {
                 IngestResult* result) override;
   Status Update(const std::string& collection, const UpdateRequest& request,
                 uint64_t* updated) override;
-  Status Get(const std::string& collection, const int64_t* ids, size_t n, const Include& include,
-             GetResult* result) override;
-  Status Count(const std::string& collection, const std::string& filter,
-               uint64_t* count) override;
+  using DB::Count;
+  using DB::Get;
+  Status Get(const ReadOptions& options, const std::string& collection, const int64_t* ids,
+             size_t n, const Include& include, GetResult* result) override;
+  Status Count(const ReadOptions& options, const std::string& collection,
+               const std::string& filter, uint64_t* count) override;
+  Status GetSnapshot(const Snapshot** snapshot) override;
+  Status ReleaseSnapshot(const Snapshot* snapshot) override;
   Status Scan(const std::string& collection, const ScanRequest& request,
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;

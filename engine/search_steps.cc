@@ -48,7 +48,7 @@ Status ParseSearch(const CollectionSpec& spec, const SearchRequest& request, Par
 }
 
 Status PlaceShards(const CollectionMeta& meta,
-                   const std::vector<std::unique_ptr<ShardIndex>>& shards, DeviceSet* devices,
+                   const std::vector<std::shared_ptr<ShardIndex>>& shards, DeviceSet* devices,
                    std::vector<ShardWork>* work) {
   const CollectionSpec& spec = meta.spec;
   work->assign(shards.size(), ShardWork());
@@ -146,6 +146,7 @@ void PlanShards(const ParsedSearch& parsed, const SearchRequest& request,
     plan.path = SearchPathName(decision.path);
     w.view.key = w.load.key;
     w.view.generation = shard.vectors().generation();
+    w.view.lineage = shard.vectors().lineage();
     w.view.vectors = shard.vectors().data();
     w.view.sq_norms = shard.vectors().sq_norms();
     w.view.rows = shard.rows();
@@ -381,7 +382,7 @@ Status MergeCandidates(const SearchRequest& request, const CollectionSpec& spec,
 }
 
 void FillIncludes(const ParsedSearch& parsed, const SearchRequest& request,
-                  const std::vector<std::unique_ptr<ShardIndex>>& shards,
+                  const std::vector<std::shared_ptr<ShardIndex>>& shards,
                   const std::vector<std::vector<Candidate>>& kept, SearchResult* result) {
   Row row;
   for (size_t q = 0; q < kept.size(); ++q) {

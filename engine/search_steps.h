@@ -99,7 +99,7 @@ struct ShardWork {
 // Every shard of the collection, and the device that holds it (its rows stay resident there
 // from search to search).
 Status PlaceShards(const CollectionMeta& meta,
-                   const std::vector<std::unique_ptr<ShardIndex>>& shards, DeviceSet* devices,
+                   const std::vector<std::shared_ptr<ShardIndex>>& shards, DeviceSet* devices,
                    std::vector<ShardWork>* work);
 
 // Each (filter, shard) row set, taken from `cache` or compiled and put there. *sets_bytes is
@@ -154,7 +154,7 @@ Status MergeCandidates(const SearchRequest& request, const CollectionSpec& spec,
 
 // The attributes and vectors `include` asks for, of every result row.
 void FillIncludes(const ParsedSearch& parsed, const SearchRequest& request,
-                  const std::vector<std::unique_ptr<ShardIndex>>& shards,
+                  const std::vector<std::shared_ptr<ShardIndex>>& shards,
                   const std::vector<std::vector<Candidate>>& kept, SearchResult* result);
 
 }  // namespace sieve

@@ -112,7 +112,9 @@ Status ResidentShards::EnsureResident(const ShardView& view, DeviceShard** out) 
   auto it = shards_.find(view.key);
   DeviceShard* s = it == shards_.end() ? nullptr : &it->second;
   if (s != nullptr) {
-    const bool same_layout = s->dim == view.dim && s->dtype == view.dtype;
+    // Rows of another lineage (a compacted shard, a snapshot's older image) are no prefix.
+    const bool same_layout =
+        s->dim == view.dim && s->dtype == view.dtype && s->lineage == view.lineage;
     if (same_layout && s->generation == view.generation && view.rows <= s->rows) {
       *out = s;  // the same or an older snapshot: a prefix of what is resident
       return Status::OK();
@@ -127,6 +129,7 @@ Status ResidentShards::EnsureResident(const ShardView& view, DeviceShard** out) 
     DeviceShard fresh;
     fresh.dim = view.dim;
     fresh.dtype = view.dtype;
+    fresh.lineage = view.lineage;
     fresh.page_maps = page_maps_;
     const KeyType type = view.dtype == DType::kFloat16 ? KeyType::kFloat16 : KeyType::kFloat32;
     SIEVE_RETURN_IF_ERROR(

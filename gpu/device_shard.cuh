@@ -33,6 +33,7 @@ namespace sieve::gpu::detail {
 // One resident shard.
 struct DeviceShard {
   uint64_t generation = 0;
+  uint64_t lineage = 0;  // ShardView::lineage of the rows held
   uint32_t rows = 0;
   uint32_t dim = 0;
   DType dtype = DType::kFloat32;

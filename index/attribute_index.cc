@@ -57,6 +57,20 @@ struct SortedRun {
 template <typename T>
 class RangeIndex {
  public:
+  RangeIndex() = default;
+  // A copy of everything, its unsorted tail included (AttributeIndex::Copy).
+  RangeIndex(const RangeIndex& other) {
+    std::lock_guard<std::mutex> lock(other.mu_);
+    tail_ = other.tail_;
+    runs_ = other.runs_;
+    indexed_ = other.indexed_;
+    stale_ = other.stale_;
+    overlay_ = other.overlay_;
+    overlay_of_ = other.overlay_of_;
+    overlay_sorted_ = other.overlay_sorted_;
+  }
+  RangeIndex& operator=(const RangeIndex&) = delete;
+
   // Requires exclusive access (AttributeIndex::Append).
   void Add(T value, uint32_t ordinal) {
     tail_.emplace_back(value, ordinal);
@@ -311,6 +325,12 @@ AttributeIndex::AttributeIndex(AttrType type) : impl_(std::make_unique<Impl>(typ
 AttributeIndex::~AttributeIndex() = default;
 AttributeIndex::AttributeIndex(AttributeIndex&&) noexcept = default;
 AttributeIndex& AttributeIndex::operator=(AttributeIndex&&) noexcept = default;
+
+AttributeIndex AttributeIndex::Copy() const {
+  AttributeIndex copy(impl_->type);
+  copy.impl_ = std::make_unique<Impl>(*impl_);
+  return copy;
+}
 
 AttrType AttributeIndex::type() const { return impl_->type; }
 uint32_t AttributeIndex::rows() const { return impl_->rows; }

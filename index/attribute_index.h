@@ -28,6 +28,8 @@ class AttributeIndex {
   explicit AttributeIndex(AttrType type);
   ~AttributeIndex();
   AttributeIndex(AttributeIndex&&) noexcept;
+  // A deep copy (a shard image copied for a writer: ShardIndex::CopyForWrite).
+  AttributeIndex Copy() const;
   AttributeIndex& operator=(AttributeIndex&&) noexcept;
 
   AttrType type() const;

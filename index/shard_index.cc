@@ -67,7 +67,7 @@ std::atomic<uint64_t> next_instance{1};
 ShardIndex::ShardIndex(const CollectionSpec& spec, uint32_t shard)
     : instance_(next_instance.fetch_add(1, std::memory_order_relaxed)),
       shard_(shard),
-      vectors_(spec.dim) {
+      vectors_(std::make_shared<VectorArena>(spec.dim)) {
   attributes_.reserve(spec.attributes.size());
   for (const AttributeSpec& a : spec.attributes) attributes_.emplace_back(a.type);
 }
@@ -96,7 +96,7 @@ Status ShardIndex::Load(Store* store, const CollectionMeta& meta, bool vectors) 
   has_vectors_ = vectors;
   if (state.next_ordinal > 0) {
     ids_.reserve(state.next_ordinal);
-    if (vectors) vectors_.Reserve(state.next_ordinal);
+    if (vectors) vectors_->Reserve(state.next_ordinal);
   }
   const uint32_t parts = vectors ? kChunkAll : (kChunkIds | kChunkColumns);
   SIEVE_RETURN_IF_ERROR(store->ScanChunks(meta, shard_, parts, [&](Chunk&& chunk) {
@@ -111,7 +111,7 @@ Status ShardIndex::Load(Store* store, const CollectionMeta& meta, bool vectors) 
                                 std::to_string(state.next_ordinal));
     }
     SIEVE_RETURN_IF_ERROR(
-        CheckChunk(chunk, vectors ? vectors_.dim() : 0, attributes_).WithContext(shard_name));
+        CheckChunk(chunk, vectors ? vectors_->dim() : 0, attributes_).WithContext(shard_name));
     ApplyChunk(chunk);
     return Status::OK();
   }));
@@ -157,6 +157,26 @@ RowSet ShardIndex::IdRange(int64_t lo, int64_t hi) const {
   return RowSet::Of(ords.data(), ords.size());
 }
 
+std::shared_ptr<ShardIndex> ShardIndex::CopyForWrite() const {
+  std::shared_ptr<ShardIndex> copy(new ShardIndex(*this, CopyTag()));
+  return copy;
+}
+
+ShardIndex::ShardIndex(const ShardIndex& other, CopyTag)
+    : instance_(other.instance_),
+      version_(other.version_),
+      shard_(other.shard_),
+      vectors_(other.vectors_),
+      has_vectors_(other.has_vectors_),
+      ids_(other.ids_),
+      live_ids_(other.live_ids_),
+      deleted_(other.deleted_) {
+  attributes_.reserve(other.attributes_.size());
+  for (const AttributeIndex& a : other.attributes_) attributes_.push_back(a.Copy());
+  std::lock_guard<std::mutex> lock(other.sorted_mu_);
+  sorted_live_ = other.sorted_live_;
+}
+
 void ShardIndex::SetValue(size_t attr, uint32_t ordinal, const Value& value) {
   ++version_;
   attributes_[attr].Set(ordinal, value);
@@ -170,7 +190,13 @@ void ShardIndex::ApplyChunk(const Chunk& chunk) {
   }
   const uint32_t base = rows();
   const uint32_t n = chunk.num_rows;
-  if (has_vectors_) vectors_.Append(chunk.vectors.data(), n);
+  if (has_vectors_) {
+    if (vectors_.use_count() > 1 && !vectors_->HasRoomFor(n)) {
+      // Another image reads these rows: growing in place would move them under it.
+      vectors_ = vectors_->CopyWithRoom(std::max<size_t>(size_t{rows()} + n, size_t{rows()} * 2));
+    }
+    vectors_->Append(chunk.vectors.data(), n);
+  }
   ids_.insert(ids_.end(), chunk.ids.begin(), chunk.ids.begin() + n);
   for (uint32_t i = 0; i < n; ++i) live_ids_[chunk.ids[i]] = base + i;
   for (size_t a = 0; a < attributes_.size(); ++a) attributes_[a].Append(chunk.columns[a]);

@@ -4,8 +4,12 @@
 // attribute indexes and deleted rows. Loading reads the shard's chunks in large sequential
 // blocks.
 //
+// Snapshots: CopyForWrite gives a copy for a writer to change while readers keep this image
+// unchanged (DB::GetSnapshot). The copy shares the vectors and owns everything else.
+//
 // Thread-safety: mutation (Load, ApplyChunk, SetDeleted) needs exclusive access; const methods
-// may run concurrently.
+// may run concurrently. An image that shares its vectors with a copy is read under the same
+// lock as the copy is changed under (the collection's).
 
 #ifndef SIEVE_INDEX_SHARD_INDEX_H_
 #define SIEVE_INDEX_SHARD_INDEX_H_
@@ -28,6 +32,8 @@ namespace sieve {
 class ShardIndex {
  public:
   ShardIndex(const CollectionSpec& spec, uint32_t shard);
+  ShardIndex(const ShardIndex&) = delete;
+  ShardIndex& operator=(const ShardIndex&) = delete;
 
   uint32_t shard() const { return shard_; }
   // Rows ever appended (ordinals are [0, rows())).
@@ -37,7 +43,7 @@ class ShardIndex {
   bool has_vectors() const { return has_vectors_; }
   uint64_t live_rows() const { return rows() - deleted_.Cardinality(); }
 
-  const VectorArena& vectors() const { return vectors_; }
+  const VectorArena& vectors() const { return *vectors_; }
   const AttributeIndex& attribute(size_t i) const { return attributes_[i]; }
   size_t num_attributes() const { return attributes_.size(); }
   const RowSet& deleted() const { return deleted_; }
@@ -54,6 +60,14 @@ class ShardIndex {
   std::shared_ptr<const std::vector<std::pair<int64_t, uint32_t>>> SortedLive() const;
   // Live rows with lo <= id <= hi.
   RowSet IdRange(int64_t lo, int64_t hi) const;
+
+  // A copy of this image that a writer may change while this one stays as it is: the ids,
+  // attribute indexes and deleted rows are copied (O(rows)); the vectors are shared, and the
+  // copy's appends never move or change the rows this image reads (VectorArena::HasRoomFor).
+  // The copy has this image's instance() and version(), which its first change increases past
+  // any this image will have (this one is not changed again), so compiled-filter caches stay
+  // right.
+  std::shared_ptr<ShardIndex> CopyForWrite() const;
 
   // Reads the shard's state and chunks from the store (without the vector payload unless
   // `vectors`: ids and attributes are enough for counts, gets and scans). Corruption when they
@@ -73,10 +87,13 @@ class ShardIndex {
   uint64_t version() const { return version_; }
 
  private:
+  struct CopyTag {};
+  ShardIndex(const ShardIndex& other, CopyTag);
+
   uint64_t instance_;
   uint64_t version_ = 0;
   uint32_t shard_;
-  VectorArena vectors_;
+  std::shared_ptr<VectorArena> vectors_;
   bool has_vectors_ = true;
   std::vector<AttributeIndex> attributes_;
   std::vector<int64_t> ids_;

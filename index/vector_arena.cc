@@ -10,7 +10,30 @@ namespace sieve {
 
 namespace {
 std::atomic<uint64_t> next_generation{1};
+std::atomic<uint64_t> next_lineage{1};
 }  // namespace
+
+VectorArena::VectorArena() : lineage_(next_lineage.fetch_add(1, std::memory_order_relaxed)) {}
+
+VectorArena::VectorArena(uint32_t dim)
+    : dim_(dim), lineage_(next_lineage.fetch_add(1, std::memory_order_relaxed)) {}
+
+bool VectorArena::HasRoomFor(uint32_t n) const {
+  return static_cast<size_t>(rows_) + n <= norms_.capacity();
+}
+
+std::unique_ptr<VectorArena> VectorArena::CopyWithRoom(size_t capacity_rows) const {
+  auto copy = std::make_unique<VectorArena>(dim_);
+  capacity_rows = std::max<size_t>(capacity_rows, rows_);
+  copy->data_.reserve(capacity_rows * dim_);
+  copy->norms_.reserve(capacity_rows);
+  copy->data_ = data_;
+  copy->norms_ = norms_;
+  // Assignment keeps the capacity reserved above when it is at least the size.
+  copy->rows_ = rows_;
+  copy->generation_ = next_generation.fetch_add(1, std::memory_order_relaxed);
+  return copy;
+}
 
 void VectorArena::Reserve(uint32_t rows) {
   data_.reserve(static_cast<size_t>(rows) * dim_);

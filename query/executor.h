@@ -34,6 +34,9 @@ struct ShardView {
   uint32_t rows = 0;
   uint32_t dim = 0;
   DType dtype = DType::kFloat32;  // float16: the float32 values above are exactly halves
+  // Identifies the allocation the rows live in (VectorArena::lineage): rows of one lineage
+  // only ever grow, so a cached copy of another lineage is no prefix of these.
+  uint64_t lineage = 0;
 };
 
 // The filters of one batch: one set shared by every query (bitset mode), or one per query

@@ -202,12 +202,35 @@ Status ParseDevice(std::string_view text, Device* out);
 const char* SearchPathName(SearchPath p);
 Status ParseSearchPath(std::string_view text, SearchPath* out);
 
+// One committed version of the whole store, for reads (DB::GetSnapshot): a search, get, count
+// or scan given a snapshot reads the rows as they were when it was taken, however many writes
+// land meanwhile, until DB::ReleaseSnapshot. Opaque; owned by the DB that gave it.
+class Snapshot {
+ public:
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+  // A number unique among the snapshots one DB gives out (never reused while it is open).
+  virtual uint64_t id() const = 0;
+
+ protected:
+  Snapshot() = default;
+  virtual ~Snapshot() = default;
+};
+
+// Options of Get and Count.
+struct ReadOptions {
+  // Read this snapshot (DB::GetSnapshot) rather than the latest rows. Default: null.
+  const Snapshot* snapshot = nullptr;
+};
+
 struct SearchOptions {
   // kAuto uses the GPU when the build has CUDA and a device is present, else the CPU.
   // kGpu without a usable GPU returns Unavailable. Default: kAuto.
   Device device = Device::kAuto;
   // kAuto lets the planner choose from the passing-row counts. Default: kAuto.
   SearchPath path = SearchPath::kAuto;
+  // Search this snapshot (DB::GetSnapshot) rather than the latest rows. Default: null.
+  const Snapshot* snapshot = nullptr;
 };
 
 // The largest k a search takes (SearchRequest::k); the CLI, the server and Python pass the
@@ -422,6 +445,9 @@ struct ScanRequest {
   bool has_after = false;
   int64_t after = 0;
   size_t limit = 1000;  // rows per page, 1 .. 1,000,000
+  // Read this snapshot (DB::GetSnapshot) rather than the latest rows: pages read with one
+  // snapshot together hold every passing row of that version exactly once. Default: null.
+  const Snapshot* snapshot = nullptr;
 };
 
 struct ScanResult {
@@ -525,9 +551,16 @@ class Collection {
   virtual Status DeleteByIds(const int64_t* ids, size_t n, uint64_t* deleted) = 0;
   virtual Status DeleteByFilter(const std::string& filter, uint64_t* deleted) = 0;
   virtual Status Update(const UpdateRequest& request, uint64_t* updated) = 0;
-  virtual Status Get(const int64_t* ids, size_t n, const Include& include,
-                     GetResult* result) = 0;
-  virtual Status Count(const std::string& filter, uint64_t* count) = 0;
+  Status Get(const int64_t* ids, size_t n, const Include& include, GetResult* result) {
+    return Get(ReadOptions(), ids, n, include, result);
+  }
+  virtual Status Get(const ReadOptions& options, const int64_t* ids, size_t n,
+                     const Include& include, GetResult* result) = 0;
+  Status Count(const std::string& filter, uint64_t* count) {
+    return Count(ReadOptions(), filter, count);
+  }
+  virtual Status Count(const ReadOptions& options, const std::string& filter,
+                       uint64_t* count) = 0;
   virtual Status Scan(const ScanRequest& request, ScanResult* result) = 0;
   virtual Status Search(const SearchRequest& request, const SearchOptions& options,
                         SearchResult* result) = 0;
@@ -606,18 +639,43 @@ class DB {
 
   // The live rows with these ids, with what `include` asks for; an id with no live row is
   // reported as not found (result->found), not as an error. InvalidArgument for an unknown
-  // included attribute.
-  virtual Status Get(const std::string& collection, const int64_t* ids, size_t n,
-                     const Include& include, GetResult* result) = 0;
+  // included attribute. With options.snapshot, the rows of that snapshot.
+  Status Get(const std::string& collection, const int64_t* ids, size_t n,
+             const Include& include, GetResult* result) {
+    return Get(ReadOptions(), collection, ids, n, include, result);
+  }
+  virtual Status Get(const ReadOptions& options, const std::string& collection,
+                     const int64_t* ids, size_t n, const Include& include,
+                     GetResult* result) = 0;
 
   // The exact number of live rows passing `filter` ("" = every live row), from the filter's
-  // bitmaps alone (no vector is read). InvalidArgument for a bad filter.
-  virtual Status Count(const std::string& collection, const std::string& filter,
-                       uint64_t* count) = 0;
+  // bitmaps alone (no vector is read). InvalidArgument for a bad filter. With
+  // options.snapshot, the rows of that snapshot.
+  Status Count(const std::string& collection, const std::string& filter, uint64_t* count) {
+    return Count(ReadOptions(), collection, filter, count);
+  }
+  virtual Status Count(const ReadOptions& options, const std::string& collection,
+                       const std::string& filter, uint64_t* count) = 0;
+
+  // Takes a snapshot of the whole store (Snapshot above) and stores it in *snapshot; cheap (no
+  // row is copied when it is taken). Reads given it see every collection as it was then: rows
+  // written, deleted, updated or compacted later, and collections created, dropped or renamed
+  // later, are not seen (a collection dropped since stays readable through it). While a
+  // snapshot is held, the first write to each collection it has not read yet keeps that
+  // collection's image for it (loading the vectors when they are not in memory), and each
+  // later write to a shard it holds copies that shard's ids and attribute indexes once
+  // (vectors are shared): memory the snapshot holds until it is released, outside
+  // Options::memory_budget_bytes. Release every snapshot (ReleaseSnapshot) before the DB is
+  // destroyed; the DB frees those left then.
+  virtual Status GetSnapshot(const Snapshot** snapshot) = 0;
+  // Releases a snapshot GetSnapshot gave; reads that run with it meanwhile finish on its
+  // version. InvalidArgument for a snapshot this DB did not give or that was released already.
+  virtual Status ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
   // One page of the live rows passing request.filter, in ascending id order, after the
   // cursor. Memory is bounded by the page. Each page reflects the collection when it is read;
-  // rows written between pages appear on a later page when their id is past the cursor.
+  // rows written between pages appear on a later page when their id is past the cursor, unless
+  // the pages are read with one snapshot (request.snapshot), which makes them one version.
   // InvalidArgument for a bad filter, an unknown included attribute, or a limit outside
   // [1, 1000000].
   virtual Status Scan(const std::string& collection, const ScanRequest& request,

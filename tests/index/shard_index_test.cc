@@ -267,3 +267,63 @@ TEST(ShardIndexTest, LoadFromRocksStore) {
 
 }  // namespace
 }  // namespace sieve
+
+namespace sieve {
+namespace {
+
+// CopyForWrite: every change to the copy (appends that fit and that do not, deletes, value
+// updates) leaves the original's rows, vectors, ids, deletes and attribute index as they were.
+TEST(ShardIndexCopyTest, ChangesToTheCopyLeaveTheOriginalAsItWas) {
+  auto original = std::make_shared<ShardIndex>(Spec(), 0);
+  original->ApplyChunk(MakeChunk(0, 10));
+  original->SetDeleted(RowSet::Of(std::vector<uint32_t>{2, 3}.data(), 2));
+  const std::vector<float> vectors(original->vectors().data(),
+                                   original->vectors().data() + 10 * 3);
+  const uint64_t lineage = original->vectors().lineage();
+
+  std::shared_ptr<ShardIndex> copy = original->CopyForWrite();
+  EXPECT_EQ(copy->instance(), original->instance());
+  EXPECT_EQ(copy->version(), original->version());
+  copy->ApplyChunk(MakeChunk(10, 1));     // fits, or moves to an arena of its own
+  copy->ApplyChunk(MakeChunk(11, 500));   // cannot fit: a new arena
+  copy->SetDeleted(RowSet::Of(std::vector<uint32_t>{2, 3, 4, 400}.data(), 4));
+  copy->SetValue(0, 1, Value(int64_t{77}));
+  EXPECT_GT(copy->version(), original->version());
+
+  EXPECT_EQ(original->rows(), 10u);
+  EXPECT_EQ(original->live_rows(), 8u);
+  EXPECT_EQ(original->vectors().lineage(), lineage);
+  EXPECT_EQ(std::vector<float>(original->vectors().data(), original->vectors().data() + 30),
+            vectors);
+  EXPECT_EQ(Rows(original->deleted()), (std::vector<uint32_t>{2, 3}));
+  EXPECT_EQ(std::get<int64_t>(original->attribute(0).ValueAt(1)), 1);
+  uint32_t ordinal = 0;
+  EXPECT_TRUE(original->FindLive(1004, &ordinal));
+  EXPECT_FALSE(original->FindLive(1011, &ordinal));
+  EXPECT_EQ(original->SortedLive()->size(), 8u);
+
+  EXPECT_EQ(copy->rows(), 511u);
+  EXPECT_NE(copy->vectors().lineage(), lineage);
+  EXPECT_EQ(std::vector<float>(copy->vectors().data(), copy->vectors().data() + 30), vectors);
+  EXPECT_EQ(std::get<int64_t>(copy->attribute(0).ValueAt(1)), 77);
+  EXPECT_FALSE(copy->FindLive(1004, &ordinal));
+  EXPECT_TRUE(copy->FindLive(1011, &ordinal));
+}
+
+// Appends that fit share the original's allocation without moving its rows.
+TEST(ShardIndexCopyTest, AppendsThatFitShareTheArena) {
+  auto original = std::make_shared<ShardIndex>(Spec(), 0);
+  original->ApplyChunk(MakeChunk(0, 4));
+  original->ApplyChunk(MakeChunk(4, 1));  // the arena doubles: room for more
+  const float* data = original->vectors().data();
+  ASSERT_TRUE(original->vectors().HasRoomFor(1));
+  std::shared_ptr<ShardIndex> copy = original->CopyForWrite();
+  copy->ApplyChunk(MakeChunk(5, 1));
+  EXPECT_EQ(copy->vectors().lineage(), original->vectors().lineage());
+  EXPECT_EQ(original->vectors().data(), data);
+  EXPECT_EQ(original->rows(), 5u);
+  EXPECT_EQ(copy->rows(), 6u);
+}
+
+}  // namespace
+}  // namespace sieve
