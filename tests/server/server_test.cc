@@ -718,5 +718,112 @@ TEST_F(ServerTest, RequestsRacingADropAnswer404) {
   EXPECT_EQ(r.status, 400) << r.body;  // the old dim is not remembered
 }
 
+// Snapshot tokens: a scroll opened with "snapshot": true reads one version while rows are
+// deleted and added between its pages, and releases its token with its last page; a token
+// from POST /snapshots serves count, get, query and scroll until DELETE; unknown, released
+// and idle-expired tokens are 404, a token that is not a string 400.
+TEST_F(ServerTest, SnapshotTokensReadOneVersion) {
+  server::ServerOptions o;
+  o.snapshot_idle_ms = 60000;
+  StartServer(o);
+  CreateAndIngest();
+  // A paged scroll with a snapshot while the rows change between pages.
+  std::vector<int64_t> scrolled;
+  json body = {{"limit", 400}, {"include", json::array()}, {"snapshot", true}};
+  std::string token;
+  int64_t next_delete = ids_.back();
+  for (int page_no = 0;; ++page_no) {
+    HttpReply r = Http(port_, "POST", "/collections/items/scroll", body.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    json page = json::parse(r.body);
+    ASSERT_TRUE(page.contains("snapshot")) << r.body;
+    if (token.empty()) token = page["snapshot"].get<std::string>();
+    EXPECT_EQ(page["snapshot"], token);
+    for (const json& row : page["rows"]) scrolled.push_back(row["id"].get<int64_t>());
+    if (page["next"].is_null()) break;
+    body["after"] = page["next"];
+    body["snapshot"] = token;
+    // Delete rows past the cursor and add new ones: the scroll must not see either.
+    r = Http(port_, "POST", "/collections/items/delete",
+             json{{"ids", {next_delete, next_delete - 3}}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    next_delete -= 6;
+    std::vector<float> v = test::RandomVectors(1, kDim, 500 + page_no);
+    r = Http(port_, "POST", "/collections/items/rows",
+             "{\"ids\": [" + std::to_string(900000 + page_no) + "], \"vectors\": " +
+                 VectorsJson(v.data(), 1, kDim) + "}");
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  std::vector<int64_t> want = ids_;
+  EXPECT_EQ(scrolled, want);
+  // The scroll's token went with its last page.
+  HttpReply r = Http(port_, "POST", "/collections/items/count",
+                     json{{"snapshot", token}}.dump());
+  EXPECT_EQ(r.status, 404) << r.body;
+
+  // An explicit token: count, get, query and scroll read it until it is released.
+  r = Http(port_, "POST", "/snapshots", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string held = json::parse(r.body)["snapshot"].get<std::string>();
+  EXPECT_EQ(json::parse(r.body)["idle_timeout_s"], 60);
+  r = Http(port_, "POST", "/collections/items/count", "{}");
+  const int64_t before = json::parse(r.body)["count"].get<int64_t>();
+  r = Http(port_, "POST", "/collections/items/delete",
+           json{{"filter", "price < 50"}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Http(port_, "POST", "/collections/items/count", json{{"snapshot", held}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["count"], before);
+  r = Http(port_, "POST", "/collections/items/count", "{}");
+  EXPECT_LT(json::parse(r.body)["count"].get<int64_t>(), before);
+  // A row deleted by the filter is still there through the token.
+  int64_t cheap = -1;
+  for (size_t i = 0; i < kRows && cheap < 0; ++i) {
+    if (attrs_[i].price < 50 && i + 1 < kRows / 2) cheap = ids_[i];
+  }
+  r = Http(port_, "POST", "/collections/items/get",
+           json{{"ids", {cheap}}, {"snapshot", held}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body)["rows"][0]["found"].get<bool>()) << r.body;
+  r = Http(port_, "POST", "/collections/items/get", json{{"ids", {cheap}}}.dump());
+  EXPECT_FALSE(json::parse(r.body)["rows"][0]["found"].get<bool>()) << r.body;
+  // A query through the token: its nearest neighbour of a stored vector is that row itself.
+  const size_t row = static_cast<size_t>(std::find(ids_.begin(), ids_.end(), cheap) - ids_.begin());
+  r = Http(port_, "POST", "/collections/items/query",
+           "{\"k\": 1, \"snapshot\": \"" + held + "\", \"vectors\": " +
+               VectorsJson(&vectors_[row * kDim], 1, kDim) + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find(std::to_string(cheap)), std::string::npos) << r.body;
+  r = Http(port_, "POST", "/collections/items/scroll",
+           json{{"snapshot", held}, {"limit", 100000}, {"include", json::array()}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["rows"].size(), static_cast<size_t>(before));
+  r = Http(port_, "DELETE", "/snapshots/" + held, "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Http(port_, "DELETE", "/snapshots/" + held, "");
+  EXPECT_EQ(r.status, 404) << r.body;
+  r = Http(port_, "POST", "/collections/items/count", json{{"snapshot", held}}.dump());
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_NE(r.body.find("not open"), std::string::npos) << r.body;
+  r = Http(port_, "POST", "/collections/items/count", json{{"snapshot", 7}}.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = Http(port_, "GET", "/snapshots", "");
+  EXPECT_EQ(r.status, 405) << r.body;
+}
+
+// A token no read uses for the idle timeout is released.
+TEST_F(ServerTest, IdleSnapshotTokensExpire) {
+  server::ServerOptions o;
+  o.snapshot_idle_ms = 1;
+  StartServer(o);
+  CreateAndIngest();
+  HttpReply r = Http(port_, "POST", "/snapshots", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string token = json::parse(r.body)["snapshot"].get<std::string>();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  r = Http(port_, "POST", "/collections/items/count", json{{"snapshot", token}}.dump());
+  EXPECT_EQ(r.status, 404) << r.body;
+}
+
 }  // namespace
 }  // namespace sieve

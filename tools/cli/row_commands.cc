@@ -37,6 +37,7 @@ const char kExportUsage[] =
     "                       [--include LIST] [--output PATH] [--page-rows N]\n"
     "  Every live row passing the filter, in ascending id order, streamed page by page\n"
     "  (--page-rows rows at a time, default 10000), so memory stays bounded.\n"
+    "  Every page reads one snapshot: the rows as they were when the export began.\n"
     "  --include: attribute names, '*', 'vector' (default '*': every attribute, no vector)\n"
     "  jsonl (default): one {\"id\": N, \"<attribute>\": value, ..., \"vector\": [...]} per row,\n"
     "    to --output FILE or stdout; ingest reads it back with --attributes FILE --id-field id\n"
@@ -237,10 +238,15 @@ int Export(const Args& args) {
   s = OpenDb(path, OpenFor::kRead, &db);
   CollectionStats stats;
   if (s.ok()) s = db->GetStats(name, &stats);
-  // npy headers carry the row count: counted first, on the same snapshot (a read-only open
-  // sees no later write).
+  // Every page, and the count npy headers carry, read one snapshot: one version of the rows
+  // however many pages it takes (the DB, and with it the snapshot, is freed on return).
+  const Snapshot* snapshot = nullptr;
+  if (s.ok()) s = db->GetSnapshot(&snapshot);
+  request.snapshot = snapshot;
+  ReadOptions read;
+  read.snapshot = snapshot;
   uint64_t expected = 0;
-  if (s.ok() && format == "npy") s = db->Count(name, request.filter, &expected);
+  if (s.ok() && format == "npy") s = db->Count(read, name, request.filter, &expected);
   if (!s.ok()) return Fail("export", s);
   const uint32_t dim = stats.spec.dim;
 

@@ -25,7 +25,7 @@ const char kServeUsage[] =
     "                      [--read-timeout-ms N] [--idle-timeout-ms N]\n"
     "                      [--max-request-queries N] [--max-memory BYTES|auto] [--threads N]\n"
     "                      [--search-threads N] [--devices LIST|all] [--cpu-executors N]\n"
-    "                      [--device-memory BYTES]\n"
+    "                      [--device-memory BYTES] [--snapshot-idle-s N]\n"
     "                      [--first-use-calibration unknown|off|always]\n"
     "  DB must hold a database unless --create is given (then an empty one is created).\n"
     "  --max-memory: host memory the searches and their answers may use at once (e.g. 2G;\n"
@@ -35,7 +35,9 @@ const char kServeUsage[] =
     "  PORT 0 picks a free port. A non-loopback HOST requires --token-file (a file holding\n"
     "  the bearer token every request must then carry). Concurrent queries arriving within\n"
     "  --batch-window-us (default 200) run as one search of at most --max-batch query vectors\n"
-    "  (default 256; 1 disables batching). SIGTERM/SIGINT drain and exit 0.\n"
+    "  (default 256; 1 disables batching). A snapshot token (POST /snapshots, a scroll with\n"
+    "  \"snapshot\": true) no read has used for --snapshot-idle-s (default 300) is released.\n"
+    "  SIGTERM/SIGINT drain and exit 0.\n"
     "  stdout: {\"listening\": \"HOST:PORT\"} once bound.\n";
 // Then kEngineFlagsUsage (the engine's devices and calibration, as sieve query takes them).
 
@@ -98,7 +100,7 @@ int Serve(const Args& args) {
   std::set<std::string> names = {"listen",          "token-file",          "batch-window-us",
                                  "max-batch",       "max-body-bytes",      "read-timeout-ms",
                                  "idle-timeout-ms", "max-request-queries", "max-memory",
-                                 "threads",         "search-threads"};
+                                 "threads",         "search-threads",      "snapshot-idle-s"};
   names.insert(std::begin(kEngineFlags), std::end(kEngineFlags));
   Flags flags(names, {"create"});
   Status s = flags.Parse(args);
@@ -118,7 +120,7 @@ int Serve(const Args& args) {
   server::ServerOptions o;
   o.handle_signals = true;
   long long window = 0, max_batch = 0, max_body = 0, read_ms = 0, idle_ms = 0, threads = 0,
-            search_threads = 0, max_request_queries = 0;
+            search_threads = 0, max_request_queries = 0, snapshot_idle_s = 0;
   s = ParseListen(flags.Get("listen", "127.0.0.1:8080"), &o.host, &o.port);
   if (s.ok()) s = flags.GetInt("batch-window-us", 200, 0, 10000000, &window);
   if (s.ok()) s = flags.GetInt("max-batch", 256, 1, 1 << 20, &max_batch);
@@ -128,6 +130,7 @@ int Serve(const Args& args) {
   if (s.ok()) s = flags.GetInt("max-request-queries", 65536, 1, 1 << 24, &max_request_queries);
   if (s.ok()) s = flags.GetInt("threads", 0, 0, 1024, &threads);
   if (s.ok()) s = flags.GetInt("search-threads", 2, 1, 256, &search_threads);
+  if (s.ok()) s = flags.GetInt("snapshot-idle-s", 300, 1, 604800, &snapshot_idle_s);
   if (s.ok() && flags.Has("token-file")) s = ReadToken(flags.Get("token-file"), &o.token);
   if (s.ok()) {
     s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &o.memory_budget_bytes);
@@ -143,6 +146,7 @@ int Serve(const Args& args) {
   o.max_request_queries = static_cast<size_t>(max_request_queries);
   o.threads = static_cast<int>(threads);
   o.search_workers = static_cast<int>(search_threads);
+  o.snapshot_idle_ms = snapshot_idle_s * 1000;
 
   s = server::Server::Validate(o);
   if (!s.ok()) return Fail(s);

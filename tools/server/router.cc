@@ -353,7 +353,8 @@ Router::Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& option
       metrics_(metrics),
       options_(options),
       memory_budget_bytes_(options.memory_budget_bytes != 0 ? options.memory_budget_bytes
-                                                            : DefaultMemoryBudget()) {}
+                                                            : DefaultMemoryBudget()),
+      snapshots_(db, std::chrono::milliseconds(options.snapshot_idle_ms)) {}
 
 bool Router::Authorized(const HttpRequest& req) const {
   if (options_.token.empty()) return true;
@@ -374,9 +375,11 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
   const bool path_ok = SplitPath(req.target, &parts);
   std::string route = "other";
   if (path_ok) {
-    if (parts.size() == 1 &&
-        (parts[0] == "health" || parts[0] == "metrics" || parts[0] == "collections")) {
+    if (parts.size() == 1 && (parts[0] == "health" || parts[0] == "metrics" ||
+                              parts[0] == "collections" || parts[0] == "snapshots")) {
       route = "/" + parts[0];
+    } else if (parts.size() == 2 && parts[0] == "snapshots") {
+      route = "/snapshots/{token}";
     } else if (parts.size() == 2 && parts[0] == "collections") {
       route = "/collections/{name}";
     } else if (parts.size() == 3 && parts[0] == "collections" &&
@@ -427,6 +430,10 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
         r.allow = "GET, POST";
         done(std::move(r));
       }
+    } else if (route == "/snapshots") {
+      if (allow("POST")) done(OpenSnapshot());
+    } else if (route == "/snapshots/{token}") {
+      if (allow("DELETE")) done(ReleaseSnapshot(parts[1]));
     } else if (route == "/collections/{name}") {
       if (req.method == "GET") {
         done(Stats(parts[1]));
@@ -462,6 +469,34 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
   } catch (const std::exception& e) {
     done(Error(500, std::string("internal error: ") + e.what()));
   }
+}
+
+bool Router::ReadSnapshot(const json& j, std::shared_ptr<Snapshots::Lease>* lease,
+                          HttpResponse* err) {
+  if (!j.contains("snapshot") || j["snapshot"].is_null()) return true;
+  if (!j["snapshot"].is_string()) {
+    *err = Error(400, "'snapshot' must be a token (a string from POST /snapshots)");
+    return false;
+  }
+  Status s = snapshots_.Acquire(j["snapshot"].get<std::string>(), lease);
+  if (!s.ok()) {
+    *err = Error(s);
+    return false;
+  }
+  return true;
+}
+
+HttpResponse Router::OpenSnapshot() {
+  std::string token;
+  Status s = snapshots_.Open(/*scroll=*/false, &token);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"snapshot", token}, {"idle_timeout_s", snapshots_.idle_timeout_s()}});
+}
+
+HttpResponse Router::ReleaseSnapshot(const std::string& token) {
+  Status s = snapshots_.Release(token);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"released", token}});
 }
 
 HttpResponse Router::Collections(const HttpRequest& req) {
@@ -641,10 +676,13 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return reply(err);
-  if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain", "include"},
+  if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain", "include",
+                    "snapshot"},
                 &err)) {
     return reply(err);
   }
+  std::shared_ptr<Snapshots::Lease> lease;
+  if (!ReadSnapshot(j, &lease, &err)) return reply(err);
   // The handle, not the name, goes to the batcher: a request is answered by the collection it
   // was checked against (its dim), or NotFound when that one is dropped meanwhile.
   std::shared_ptr<Collection> collection;
@@ -705,9 +743,16 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     s = ParseSearchPath(j["path"].get<std::string>(), &job.options.path);
     if (!s.ok()) return reply(Error(s));
   }
+  bool want_explain = false;
   if (j.contains("explain")) {
     if (!j["explain"].is_boolean()) return reply(Error(400, "'explain' must be true or false"));
-    job.solo = j["explain"].get<bool>();
+    want_explain = j["explain"].get<bool>();
+    job.solo = want_explain;
+  }
+  if (lease != nullptr) {
+    // Searched alone: a batch shares one version of the rows.
+    job.options.snapshot = lease->snapshot();
+    job.solo = true;
   }
   std::vector<std::string> names;
   if (j.contains("include") && !j["include"].is_null()) {
@@ -719,9 +764,10 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     // Still validate the filter and k against the collection: run it (cheap, nothing to do).
     job.solo = true;
   }
-  const bool explain = job.solo && job.num_queries > 0;
+  const bool explain = want_explain && job.num_queries > 0;
   const uint64_t budget = memory_budget_bytes_;
-  job.done = [reply, explain, budget, names, vectors = job.include.vector](
+  // The lease lives as long as the job: the snapshot stays open until the search has run.
+  job.done = [reply, explain, budget, names, vectors = job.include.vector, lease](
                  const Status& st, std::vector<Neighbors> results, const Explain* ex) {
     if (!st.ok()) {
       // A search that alone needs more than the budget can never be served: 413. Memory that
@@ -752,7 +798,11 @@ HttpResponse Router::Get(const std::string& name, const HttpRequest& req) {
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return err;
-  if (!OnlyKeys(j, {"ids", "include"}, &err)) return err;
+  if (!OnlyKeys(j, {"ids", "include", "snapshot"}, &err)) return err;
+  std::shared_ptr<Snapshots::Lease> lease;
+  if (!ReadSnapshot(j, &lease, &err)) return err;
+  ReadOptions read;
+  read.snapshot = lease != nullptr ? lease->snapshot() : nullptr;
   if (!j.contains("ids")) return Error(400, "'ids' is required");
   std::vector<int64_t> ids;
   Status s = ParseIds(j["ids"], "ids", &ids);
@@ -762,7 +812,7 @@ HttpResponse Router::Get(const std::string& name, const HttpRequest& req) {
     s = ParseInclude(j["include"], &include);
   }
   GetResult result;
-  if (s.ok()) s = db_->Get(name, ids.data(), ids.size(), include, &result);
+  if (s.ok()) s = db_->Get(read, name, ids.data(), ids.size(), include, &result);
   if (!s.ok()) return Error(s);
   HttpResponse r;
   std::string& out = r.body;
@@ -784,8 +834,21 @@ HttpResponse Router::Scroll(const std::string& name, const HttpRequest& req) {
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return err;
-  if (!OnlyKeys(j, {"filter", "include", "limit", "after"}, &err)) return err;
+  if (!OnlyKeys(j, {"filter", "include", "limit", "after", "snapshot"}, &err)) return err;
+  std::shared_ptr<Snapshots::Lease> lease;
+  if (j.contains("snapshot") && j["snapshot"].is_boolean()) {
+    // true: this scroll reads one snapshot, opened now and released with its last page.
+    if (j["snapshot"].get<bool>()) {
+      std::string token;
+      Status opened = snapshots_.Open(/*scroll=*/true, &token);
+      if (opened.ok()) opened = snapshots_.Acquire(token, &lease);
+      if (!opened.ok()) return Error(opened);
+    }
+  } else if (!ReadSnapshot(j, &lease, &err)) {
+    return err;
+  }
   ScanRequest request;
+  request.snapshot = lease != nullptr ? lease->snapshot() : nullptr;
   request.include.all_attributes = true;
   Status s;
   if (j.contains("filter") && !j["filter"].is_null()) {
@@ -829,6 +892,10 @@ HttpResponse Router::Scroll(const std::string& name, const HttpRequest& req) {
   }
   out += "], \"next\": ";
   out += result.done ? "null" : std::to_string(result.next);
+  if (lease != nullptr) {
+    out += ", \"snapshot\": \"" + lease->token() + "\"";
+    if (result.done) snapshots_.EndScroll(lease->token());
+  }
   out += "}\n";
   return r;
 }
@@ -837,14 +904,18 @@ HttpResponse Router::Count(const std::string& name, const HttpRequest& req) {
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return err;
-  if (!OnlyKeys(j, {"filter"}, &err)) return err;
+  if (!OnlyKeys(j, {"filter", "snapshot"}, &err)) return err;
+  std::shared_ptr<Snapshots::Lease> lease;
+  if (!ReadSnapshot(j, &lease, &err)) return err;
+  ReadOptions read;
+  read.snapshot = lease != nullptr ? lease->snapshot() : nullptr;
   std::string filter;
   if (j.contains("filter") && !j["filter"].is_null()) {
     if (!j["filter"].is_string()) return Error(400, "'filter' must be a string");
     filter = j["filter"].get<std::string>();
   }
   uint64_t count = 0;
-  Status s = db_->Count(name, filter, &count);
+  Status s = db_->Count(read, name, filter, &count);
   if (!s.ok()) return Error(s);
   return Json(200, json{{"count", count}});
 }

@@ -10,6 +10,8 @@
 //   POST /collections/NAME/query  POST /collections/NAME/delete
 //   POST /collections/NAME/get    POST /collections/NAME/scroll   POST /collections/NAME/count
 //   POST /collections/NAME/update POST /collections/NAME/compact
+//   POST /snapshots               DELETE /snapshots/TOKEN
+//   (query, get, count and scroll read a snapshot named by "snapshot": TOKEN)
 //
 // Errors answer 4xx with {"error": "..."} naming what was wrong; 5xx only for internal
 // failures. A write is answered only after the DB call returned, i.e. once it is durable.
@@ -27,9 +29,12 @@
 #include <mutex>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "sieve/db.h"
 #include "tools/server/batcher.h"
 #include "tools/server/metrics.h"
+#include "tools/server/snapshots.h"
 
 namespace sieve::server {
 
@@ -60,6 +65,8 @@ class Router {
     // (the search alone needs more) are 413 too, while memory that runs out is 503.
     // 0: DefaultMemoryBudget(). Default: 0.
     uint64_t memory_budget_bytes = 0;
+    // A snapshot token no read has used for this long is released (Snapshots). Default: 5 min.
+    int64_t snapshot_idle_ms = 300000;
   };
 
   Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& options);
@@ -79,6 +86,12 @@ class Router {
   HttpResponse Update(const std::string& name, const HttpRequest& req);
   HttpResponse Drop(const std::string& name);
   HttpResponse Compact(const std::string& name);
+  HttpResponse OpenSnapshot();
+  HttpResponse ReleaseSnapshot(const std::string& token);
+  // The snapshot a read's body names ("snapshot": a token), leased into *lease (null when it
+  // names none); false with *err set for a bad or unknown token.
+  bool ReadSnapshot(const nlohmann::ordered_json& body, std::shared_ptr<Snapshots::Lease>* lease,
+                    HttpResponse* err);
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
@@ -89,6 +102,7 @@ class Router {
   Metrics* const metrics_;
   const Options options_;
   const uint64_t memory_budget_bytes_;  // options_.memory_budget_bytes, or the default
+  Snapshots snapshots_;
 };
 
 }  // namespace sieve::server

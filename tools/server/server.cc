@@ -340,6 +340,7 @@ Status Server::Impl::Start() {
   ro.token = options_.token;
   ro.max_request_queries = options_.max_request_queries;
   ro.memory_budget_bytes = options_.memory_budget_bytes;
+  ro.snapshot_idle_ms = options_.snapshot_idle_ms;
   router_ = std::make_unique<Router>(db_, batcher_.get(), &metrics_, ro);
 
   if (options_.handle_signals) {

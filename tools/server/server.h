@@ -53,6 +53,8 @@ struct ServerOptions {
   uint64_t memory_budget_bytes = 0;
   // Threads running batched searches. Default: 2.
   int search_workers = 2;
+  // A snapshot token no read has used for this long is released. Default: 5 min.
+  int64_t snapshot_idle_ms = 300000;
   // Install SIGTERM/SIGINT handlers that WaitForSignal waits for. Default: false.
   bool handle_signals = false;
 };
