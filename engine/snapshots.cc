@@ -98,6 +98,7 @@ Status DBImpl::PinnedFor(const Snapshot* snapshot, const std::shared_ptr<Collect
     SnapshotImpl* s = nullptr;
     SIEVE_RETURN_IF_ERROR(LiveSnapshot(snapshot, &s));
     if (!s->Holds(c->meta.id)) {
+      SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));  // dropped before the snapshot
       return Status::NotFound("collection '" + c->meta.spec.name + "' did not exist when " +
                               "snapshot " + std::to_string(s->id()) + " was taken");
     }

@@ -24,13 +24,13 @@ Errors are exceptions under :class:`sieve.Error`, one class per engine status co
 from .errors import (AlreadyExists, Corruption, Error, Internal, InvalidArgument, IOError,
                      NotFound, NotSupported, ResourceExhausted, Unauthorized, Unavailable)
 from ._results import SearchResult
-from ._embedded import Collection, Database, IngestResult, open
+from ._embedded import Collection, Database, IngestResult, Snapshot, open
 from .client import Client, RemoteCollection
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "open", "Database", "Collection", "IngestResult", "SearchResult", "Client",
+    "open", "Database", "Collection", "IngestResult", "SearchResult", "Snapshot", "Client",
     "RemoteCollection", "Error", "NotFound", "Corruption", "NotSupported", "InvalidArgument",
     "IOError", "AlreadyExists", "ResourceExhausted", "Unavailable", "Internal", "Unauthorized",
 ]

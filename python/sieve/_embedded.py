@@ -76,6 +76,53 @@ def open(path: str | os.PathLike, create: bool = True, *,  # noqa: A001 - sieve.
                         modes.index(first_use_calibration), float(first_use_calibration_s)), p)
 
 
+class Snapshot:
+    """One committed version of the whole database, for reads (:meth:`Database.snapshot`).
+
+    Searches, gets, counts and scans given ``snapshot=`` read the rows as they were when it was
+    taken, however many writes land meanwhile. It holds memory while writes go on (the images of
+    the collections it has read or that were written since), so release it when done:
+    :meth:`release`, a ``with`` block, or letting it be collected. Closing the database releases
+    it too; a read given a released snapshot raises InvalidArgument.
+    """
+
+    def __init__(self, core: Any, db: "Database") -> None:
+        self._core = core
+        self._db = db
+
+    @property
+    def id(self) -> int:
+        """Its number, unique among the snapshots of its database."""
+        return int(self._core.id)
+
+    @property
+    def released(self) -> bool:
+        """Whether it was released (or its database closed)."""
+        return bool(self._core.released)
+
+    def release(self) -> None:
+        """Releases it (later calls do nothing)."""
+        self._core.release()
+
+    def __enter__(self) -> "Snapshot":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return "sieve.Snapshot(%d%s)" % (self.id, ", released" if self.released else "")
+
+
+def _core_snapshot(snapshot: "Snapshot | None") -> Any:
+    if snapshot is None:
+        return None
+    if not isinstance(snapshot, Snapshot):
+        raise TypeError("snapshot must be a sieve.Snapshot (Database.snapshot()), not %s"
+                        % type(snapshot).__name__)
+    return snapshot._core
+
+
 class Database:
     """An open Sieve database: named collections of rows (a 64-bit id, a vector and typed,
     nullable attributes).
@@ -140,6 +187,20 @@ class Database:
     def compact(self) -> dict[str, int]:
         """Compacts every collection (see :meth:`Collection.compact`)."""
         return dict(self._db.compact(""))
+
+    def snapshot(self) -> Snapshot:
+        """Takes a snapshot of the whole database (:class:`Snapshot`): pass it as
+        ``snapshot=`` to :meth:`Collection.search`, ``get``, ``count`` and ``scan`` to read one
+        committed version across calls while writes go on::
+
+            with db.snapshot() as snap:
+                total = items.count(snapshot=snap)
+                rows = list(items.scan(snapshot=snap))  # the same rows, however long it takes
+
+        Cheap to take (nothing is copied then). Collections created after it are not in it;
+        collections dropped after it still read as they were.
+        """
+        return Snapshot(self._db.snapshot(), self)
 
     def collection(self, name: str) -> "Collection":
         """The collection called ``name``. Raises NotFound when there is none."""
@@ -290,27 +351,46 @@ class Collection:
         """``ingest(..., upsert=True)``: replaces the live rows with these ids, inserts the rest."""
         return self.ingest(vectors, attributes, ids, batch_rows=batch_rows, upsert=True)
 
-    def get(self, ids: Any, include: str | Sequence[str] = "*") -> list[dict[str, Any] | None]:
+    def get(self, ids: Any, include: str | Sequence[str] = "*", *,
+            snapshot: Snapshot | None = None) -> list[dict[str, Any] | None]:
         """The live rows with these ids, in order: a dict ``{"id", <attribute>: value, ...,
         "vector"?}`` each (``include``: attribute names, ``"*"``, ``"vector"``, comma-separated
-        or as a list), or None for an id without a live row."""
-        return self._core.get(self._handle, _arrays.ids(ids), _arrays.include_text(include, "*"))
+        or as a list), or None for an id without a live row. ``snapshot``: the rows of that
+        :class:`Snapshot` rather than the latest."""
+        return self._core.get(self._handle, _arrays.ids(ids), _arrays.include_text(include, "*"),
+                              _core_snapshot(snapshot))
 
-    def count(self, filter: str | None = None) -> int:
-        """The exact number of live rows passing ``filter`` (every live row without one)."""
-        return int(self._core.count(self._handle, filter or ""))
+    def count(self, filter: str | None = None, *, snapshot: Snapshot | None = None) -> int:
+        """The exact number of live rows passing ``filter`` (every live row without one), of
+        ``snapshot`` when given."""
+        return int(self._core.count(self._handle, filter or "", _core_snapshot(snapshot)))
 
     def scan(self, filter: str | None = None, include: str | Sequence[str] = "*",
-             page_rows: int = 10000) -> Iterator[dict[str, Any]]:
+             page_rows: int = 10000, *,
+             snapshot: Snapshot | None = None) -> Iterator[dict[str, Any]]:
         """Every live row passing ``filter``, in ascending id order, read page by page (memory
-        stays bounded by ``page_rows``): dicts as :meth:`get` returns them."""
-        after = None
+        stays bounded by ``page_rows``): dicts as :meth:`get` returns them.
+
+        Every page reads one version: ``snapshot``'s when given, else a snapshot the iterator
+        takes at its first page and releases when it ends (or is closed or collected), so rows
+        written while it runs are never half seen."""
         include = _arrays.include_text(include, "*")
-        while True:
-            rows, after = self._core.scan(self._handle, filter or "", include, after, int(page_rows))
-            yield from rows
-            if after is None:
-                return
+        own = None
+        core = _core_snapshot(snapshot)
+        if core is None:
+            own = self._core.snapshot()
+            core = own
+        try:
+            after = None
+            while True:
+                rows, after = self._core.scan(self._handle, filter or "", include, after,
+                                              int(page_rows), core)
+                yield from rows
+                if after is None:
+                    return
+        finally:
+            if own is not None:
+                own.release()
 
     def update(self, set: Mapping[str, Any], ids: Any = None,  # noqa: A002 - the API's word
                filter: str | None = None) -> int:
@@ -331,7 +411,8 @@ class Collection:
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",
                path: str = "auto", explain: bool = False,
-               include: str | Sequence[str] | None = None) -> SearchResult:
+               include: str | Sequence[str] | None = None, *,
+               snapshot: Snapshot | None = None) -> SearchResult:
         """Exact k-nearest-neighbour search, optionally filtered by attributes.
 
         Args:
@@ -350,6 +431,7 @@ class Collection:
             include: stored fields to return with each neighbour (attribute names, ``"*"``,
                 ``"vector"``, comma-separated or as a list): ``result.rows[q]`` is then a list of dicts as
                 :meth:`get` returns them, best first.
+            snapshot: search the rows of this :class:`Snapshot` rather than the latest.
 
         Returns:
             A :class:`SearchResult`: ``ids`` and ``distances`` of shape [queries, k], best first;
@@ -366,7 +448,8 @@ class Collection:
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
         ids, distances, counts, plan, rows = self._core.search(
-            self._handle, q, k, filter or "", per_query, device, path, bool(explain), include)
+            self._handle, q, k, filter or "", per_query, device, path, bool(explain), include,
+            _core_snapshot(snapshot))
         result = SearchResult(ids, distances, counts, json.loads(plan) if plan else None)
         result.rows = rows
         return result

@@ -19,6 +19,20 @@ class _Collection:
     @property
     def name(self) -> str: ...
 
+class _Snapshot:
+    """A snapshot (DB::GetSnapshot): reads given it see the store as it was."""
+
+    @property
+    def id(self) -> int:
+        """Its number, unique among the database's snapshots."""
+
+    @property
+    def released(self) -> bool:
+        """Whether it was released (or its database closed)."""
+
+    def release(self) -> None:
+        """DB::ReleaseSnapshot (once; later calls do nothing)."""
+
 class _DB:
     """An open database (sieve::DB). Thread-safe."""
 
@@ -49,14 +63,17 @@ class _DB:
     def ingest(self, collection: _Collection, vectors: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, columns: object | None, batch_rows: int, upsert: bool, auto_ids: bool, validate_only: bool) -> tuple:
         """DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced)."""
 
-    def get(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], include: str) -> list:
+    def get(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], include: str, snapshot: _Snapshot | None = None) -> list:
         """DB::Get; a dict per id, None for an id without a live row."""
 
-    def count(self, collection: _Collection, filter: str) -> int:
+    def count(self, collection: _Collection, filter: str, snapshot: _Snapshot | None = None) -> int:
         """DB::Count."""
 
-    def scan(self, collection: _Collection, filter: str, include: str, after: int | None, limit: int) -> tuple:
+    def scan(self, collection: _Collection, filter: str, include: str, after: int | None, limit: int, snapshot: _Snapshot | None = None) -> tuple:
         """DB::Scan; returns (rows, next cursor or None)."""
+
+    def snapshot(self) -> _Snapshot:
+        """DB::GetSnapshot: a snapshot of the whole store."""
 
     def update(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, filter: str, set: dict) -> int:
         """DB::Update; returns the rows updated."""
@@ -79,7 +96,7 @@ class _DB:
     def delete_filter(self, collection: _Collection, filter: str) -> int:
         """DB::DeleteByFilter."""
 
-    def search(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str) -> tuple:
+    def search(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str, snapshot: _Snapshot | None = None) -> tuple:
         """
         DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).
         """

@@ -11,6 +11,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
@@ -174,6 +175,52 @@ struct PyCollection {
   std::shared_ptr<Collection> c;
 };
 
+// A snapshot (DB::GetSnapshot) held by a Python Snapshot: released by Release() or when the
+// object is collected; a database closed first has freed it already (the weak pointer says so).
+// A read given a released one raises rather than reading the latest rows.
+class PySnapshot {
+ public:
+  PySnapshot(std::weak_ptr<DB> db, const Snapshot* snapshot)
+      : db_(std::move(db)), snapshot_(snapshot), id_(snapshot->id()) {}
+  PySnapshot(const PySnapshot&) = delete;
+  PySnapshot& operator=(const PySnapshot&) = delete;
+  ~PySnapshot() { Release(); }
+
+  uint64_t id() const { return id_; }
+  bool released() {
+    std::lock_guard<std::mutex> l(mu_);
+    return snapshot_ == nullptr || db_.expired();
+  }
+  void Release() {
+    const Snapshot* s = nullptr;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      s = snapshot_;
+      snapshot_ = nullptr;
+    }
+    if (s == nullptr) return;
+    if (std::shared_ptr<DB> db = db_.lock()) (void)db->ReleaseSnapshot(s);
+  }
+  // The snapshot for a read of `db`; raises when released or taken from another database.
+  const Snapshot* For(const std::shared_ptr<DB>& db) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (snapshot_ == nullptr || db_.expired()) {
+      Raise(Status::InvalidArgument("snapshot " + std::to_string(id_) + " was released"));
+    }
+    if (db_.lock() != db) {
+      Raise(Status::InvalidArgument("snapshot " + std::to_string(id_) +
+                                    " belongs to another database"));
+    }
+    return snapshot_;
+  }
+
+ private:
+  std::mutex mu_;
+  const std::weak_ptr<DB> db_;
+  const Snapshot* snapshot_;
+  const uint64_t id_;
+};
+
 class PyDB {
  public:
   // Opens (or creates) the database at path (DB::Open).
@@ -324,15 +371,18 @@ class PyDB {
   }
 
   // (found, rows): rows[i] is a dict (see RowToPython), or None when ids[i] is not live.
-  nb::list GetRows(const PyCollection& h, const Ids& ids, const std::string& include) {
+  nb::list GetRows(const PyCollection& h, const Ids& ids, const std::string& include,
+                   PySnapshot* snapshot) {
     std::shared_ptr<DB> db = Get();
     Include inc;
     ThrowIfError(Include::Parse(include, &inc));
+    ReadOptions read;
+    if (snapshot != nullptr) read.snapshot = snapshot->For(db);
     GetResult result;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = h.c->Get(ids.data(), ids.shape(0), inc, &result);
+      s = h.c->Get(read, ids.data(), ids.shape(0), inc, &result);
     }
     ThrowIfError(s);
     nb::list out;
@@ -346,13 +396,15 @@ class PyDB {
     return out;
   }
 
-  uint64_t Count(const PyCollection& h, const std::string& filter) {
+  uint64_t Count(const PyCollection& h, const std::string& filter, PySnapshot* snapshot) {
     std::shared_ptr<DB> db = Get();
+    ReadOptions read;
+    if (snapshot != nullptr) read.snapshot = snapshot->For(db);
     uint64_t count = 0;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = h.c->Count(filter, &count);
+      s = h.c->Count(read, filter, &count);
     }
     ThrowIfError(s);
     return count;
@@ -360,9 +412,10 @@ class PyDB {
 
   // One page: (rows, next cursor or None).
   nb::tuple Scan(const PyCollection& h, const std::string& filter, const std::string& include,
-                 std::optional<int64_t> after, size_t limit) {
+                 std::optional<int64_t> after, size_t limit, PySnapshot* snapshot) {
     std::shared_ptr<DB> db = Get();
     ScanRequest request;
+    if (snapshot != nullptr) request.snapshot = snapshot->For(db);
     request.filter = filter;
     ThrowIfError(Include::Parse(include, &request.include));
     request.has_after = after.has_value();
@@ -492,7 +545,8 @@ class PyDB {
 
   nb::tuple Search(const PyCollection& h, const Matrix& queries, int k, const std::string& filter,
                    std::optional<std::vector<std::string>> filters, const std::string& device,
-                   const std::string& path, bool explain, const std::string& include) {
+                   const std::string& path, bool explain, const std::string& include,
+                   PySnapshot* snapshot) {
     std::shared_ptr<DB> db = Get();
     const std::shared_ptr<Collection>& collection = h.c;
     const CollectionSpec& spec = collection->spec();
@@ -508,6 +562,7 @@ class PyDB {
     SearchOptions options;
     ThrowIfError(ParseDevice(device, &options.device));
     ThrowIfError(ParseSearchPath(path, &options.path));
+    if (snapshot != nullptr) options.snapshot = snapshot->For(db);
     g_last_search_queries = reinterpret_cast<uintptr_t>(request.queries);
     const size_t nq = request.num_queries;
     const size_t kk = k > 0 ? static_cast<size_t>(k) : 0;
@@ -642,6 +697,21 @@ class PyDB {
   }
 
  private:
+ public:
+  // DB::GetSnapshot, held by the returned object.
+  std::unique_ptr<PySnapshot> TakeSnapshot() {
+    std::shared_ptr<DB> db = Get();
+    const Snapshot* snapshot = nullptr;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->GetSnapshot(&snapshot);
+    }
+    ThrowIfError(s);
+    return std::make_unique<PySnapshot>(db, snapshot);
+  }
+
+ private:
   std::shared_ptr<DB> Get() {
     std::lock_guard<std::mutex> l(mu_);
     if (db_ == nullptr) Raise(Status::InvalidArgument("the database is closed"));
@@ -668,6 +738,13 @@ NB_MODULE(_sieve, m) {
                    "Whether the collection was dropped (its calls then raise NotFound).")
       .def_prop_ro("name", [](const PyCollection& h) { return h.c->name(); });
 
+  nb::class_<PySnapshot>(m, "_Snapshot",
+                         "A snapshot (DB::GetSnapshot): reads given it see the store as it was.")
+      .def_prop_ro("id", &PySnapshot::id, "Its number, unique among the database's snapshots.")
+      .def_prop_ro("released", &PySnapshot::released,
+                   "Whether it was released (or its database closed).")
+      .def("release", &PySnapshot::Release, "DB::ReleaseSnapshot (once; later calls do nothing).");
+
   nb::class_<PyDB>(m, "_DB", "An open database (sieve::DB). Thread-safe.")
       .def(nb::init<const std::string&, bool, bool, bool, const std::vector<int>&, uint32_t,
                     uint64_t, int, double>(),
@@ -689,10 +766,13 @@ NB_MODULE(_sieve, m) {
            "columns"_a.none(), "batch_rows"_a, "upsert"_a, "auto_ids"_a, "validate_only"_a,
            "DB::Ingest or DB::Upsert; returns (ingested, live_rows, replaced).")
       .def("get", &PyDB::GetRows, "collection"_a, "ids"_a.noconvert(), "include"_a,
+           "snapshot"_a.none() = nb::none(),
            "DB::Get; a dict per id, None for an id without a live row.")
-      .def("count", &PyDB::Count, "collection"_a, "filter"_a, "DB::Count.")
+      .def("count", &PyDB::Count, "collection"_a, "filter"_a, "snapshot"_a.none() = nb::none(),
+           "DB::Count.")
       .def("scan", &PyDB::Scan, "collection"_a, "filter"_a, "include"_a, "after"_a.none(), "limit"_a,
-           "DB::Scan; returns (rows, next cursor or None).")
+           "snapshot"_a.none() = nb::none(), "DB::Scan; returns (rows, next cursor or None).")
+      .def("snapshot", &PyDB::TakeSnapshot, "DB::GetSnapshot: a snapshot of the whole store.")
       .def("update", &PyDB::Update, "collection"_a, "ids"_a.noconvert().none(), "filter"_a, "set"_a,
            "DB::Update; returns the rows updated.")
       .def("collection", &PyDB::OpenCollection, "name"_a,
@@ -706,7 +786,7 @@ NB_MODULE(_sieve, m) {
       .def("delete_filter", &PyDB::DeleteFilter, "collection"_a, "filter"_a, "DB::DeleteByFilter.")
       .def("search", &PyDB::Search, "collection"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,
            "filters"_a.none(), "device"_a, "path"_a, "explain"_a, "include"_a,
-           "DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).")
+           "snapshot"_a.none() = nb::none(), "DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).")
       .def("check", &PyDB::Check, "DB::Check; returns (None or the Corruption message, report).")
       .def("planner_thresholds_json", &PyDB::PlannerThresholdsJson, "device"_a,
            "DB::GetPlannerThresholds; returns (PlannerThresholds::ToJson(), device name).")
