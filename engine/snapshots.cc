@@ -72,7 +72,8 @@ Status DBImpl::FindCollectionAt(const Snapshot* snapshot, const std::string& nam
     SIEVE_RETURN_IF_ERROR(LiveSnapshot(snapshot, &s));
     auto named = s->ids().find(name);
     if (named == s->ids().end()) {
-      return Status::NotFound("no collection named '" + name + "' in snapshot " + std::to_string(s->id()));
+      return Status::NotFound("no collection named '" + name + "' in snapshot " +
+                              std::to_string(s->id()));
     }
     id = named->second;
     auto pinned = s->pinned.find(id);
@@ -119,8 +120,8 @@ Status DBImpl::PinnedFor(const Snapshot* snapshot, const std::shared_ptr<Collect
   SIEVE_RETURN_IF_ERROR(LiveSnapshot(snapshot, &s));
   auto it = s->pinned.find(c->meta.id);
   if (it == s->pinned.end()) {
-    return Status::Internal("snapshot " + std::to_string(sid) + ": collection '" + c->meta.spec.name +
-                            "' was not pinned");
+    return Status::Internal("snapshot " + std::to_string(sid) + ": collection '" +
+                            c->meta.spec.name + "' was not pinned");
   }
   *out = it->second;
   return Status::OK();
@@ -177,8 +178,8 @@ Status DBImpl::ResolveRead(const std::shared_ptr<CollectionState>& c, const Snap
   return Status::OK();
 }
 
-Status DBImpl::BeginRead(const std::shared_ptr<CollectionState>& c, bool vectors,
-                         double* load_ms, ReadView* view) {
+Status DBImpl::BeginRead(const std::shared_ptr<CollectionState>& c, bool vectors, double* load_ms,
+                         ReadView* view) {
   *load_ms = 0;
   if (view->pinned != nullptr) {
     view->lock = std::shared_lock<std::shared_mutex>(c->mu);

@@ -176,10 +176,9 @@ class SnapshotTest : public ::testing::Test {
       s = db_->Search(name, req, so, &res);
       ASSERT_TRUE(s.ok()) << s.ToString();
       for (size_t q = 0; q < 5; ++q) {
-        auto oracle = test::OracleTopK(Metric::kL2, queries.data() + q * kDim, flat.data(),
-                                       order.size(), kDim, 9, [&](uint32_t r) {
-                                         return filter.empty() || ns[r] == 3;
-                                       });
+        auto oracle =
+            test::OracleTopK(Metric::kL2, queries.data() + q * kDim, flat.data(), order.size(),
+                             kDim, 9, [&](uint32_t r) { return filter.empty() || ns[r] == 3; });
         ASSERT_EQ(res.results[q].ids.size(), oracle.size()) << filter;
         for (size_t j = 0; j < oracle.size(); ++j) {
           EXPECT_EQ(res.results[q].ids[j], order[oracle[j].first]) << filter << " " << q;
@@ -201,12 +200,12 @@ TEST_F(SnapshotTest, ReadsOneVersionWhateverIsWrittenAfterIt) {
   ASSERT_NE(snap, nullptr);
   const Model at_snap = live;
 
-  Write("c", 300, 200, 2, &live);                              // appends
-  DeleteRange("c", 0, 49, &live);                              // deletes
-  SetN("c", 100, 149, 3, &live);                               // attribute updates
-  Write("c", 200, 20, 3, &live, /*upsert=*/true);              // replaced vectors
+  Write("c", 300, 200, 2, &live);                  // appends
+  DeleteRange("c", 0, 49, &live);                  // deletes
+  SetN("c", 100, 149, 3, &live);                   // attribute updates
+  Write("c", 200, 20, 3, &live, /*upsert=*/true);  // replaced vectors
   CompactResult compacted;
-  ASSERT_TRUE(db_->Compact("c", &compacted).ok());             // renumbered shards
+  ASSERT_TRUE(db_->Compact("c", &compacted).ok());  // renumbered shards
   EXPECT_GT(compacted.rows_removed, 0u);
   Write("c", 600, 50, 4, &live);
 
@@ -384,7 +383,7 @@ TEST_F(SnapshotTest, ADatabaseClosedWithSnapshotsHeldFreesThem) {
   const Snapshot* snap = nullptr;
   ASSERT_TRUE(db_->GetSnapshot(&snap).ok());
   DeleteRange("c", 0, 9, &live);  // pins
-  db_.reset();                     // must not leak or crash (ASan checks the leak)
+  db_.reset();                    // must not leak or crash (ASan checks the leak)
   Open();
   ExpectReads("c", nullptr, live);
 }
