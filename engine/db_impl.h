@@ -40,6 +40,10 @@ struct CollectionState {
   // Set by DropCollection under `mu` held exclusively; callers that still hold the state get
   // NotFound. Atomic so that Collection::dropped() may read it without the lock.
   std::atomic<bool> dropped{false};
+  // Bumped by every schema change (AlterCollection, RenameCollection) under `mu` held
+  // exclusively: a read that parsed its request against a copy of the schema taken before it
+  // locked `mu` parses it again when this moved meanwhile. Guarded by `mu`.
+  uint64_t schema_version = 0;
   std::vector<std::unique_ptr<ShardIndex>> shards;
   // The handle DB::GetCollection gave out, while one is held, so that every caller holding
   // a handle to this collection holds the same one. Guarded by DBImpl::mu_.
@@ -78,6 +82,12 @@ class DBImpl : public DB {
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
   Status Compact(const std::string& collection, CompactResult* result) override;
+  Status AlterCollection(const std::string& name, const AlterRequest& request,
+                         AlterResult* result) override;
+  Status RenameCollection(const std::string& name, const std::string& new_name) override;
+  Status PutAlias(const std::string& alias, const std::string& collection) override;
+  Status DropAlias(const std::string& alias) override;
+  Status ListAliases(std::vector<AliasInfo>* aliases) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;
@@ -111,20 +121,34 @@ class DBImpl : public DB {
   // Compact (every collection, or one by name) and a handle's: over these collections.
   Status CompactIn(const std::vector<std::shared_ptr<CollectionState>>& collections,
                    CompactResult* result);
+  // engine/db_alter.cc
+  Status AlterIn(const std::shared_ptr<CollectionState>& c, const AlterRequest& request,
+                 AlterResult* result);
+  Status RenameIn(const std::shared_ptr<CollectionState>& c, const std::string& new_name);
 
  private:
-  // The state of the collection called `name`, from collections_ or read from the store.
-  // NotFound when there is none.
-  Status FindCollection(const std::string& name, std::shared_ptr<CollectionState>* out);
+  // The state of the collection called `name`, from collections_ or read from the store; with
+  // `follow_alias`, of the collection the alias `name` names when there is no collection of
+  // that name. NotFound when there is none; without `follow_alias`, InvalidArgument naming the
+  // collection when `name` is an alias (`op` names the call).
+  Status FindCollection(const std::string& name, std::shared_ptr<CollectionState>* out,
+                        bool follow_alias = true, const char* op = nullptr);
+  // The state of the collection called `name`. REQUIRES: mu_ held.
+  Status FindCollectionLocked(const std::string& name, std::shared_ptr<CollectionState>* out);
+  // Reads the aliases from the store once. REQUIRES: mu_ held.
+  Status LoadAliasesLocked();
   // Loads every shard when not yet loaded. REQUIRES: c->mu held exclusively.
   Status LoadLocked(CollectionState* c, bool vectors = true);
   // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
   Status EnsureLoaded(CollectionState* c, double* load_ms, bool vectors = true);
   Status CheckNotDropped(const CollectionState& c) const;
+  // A copy of the collection's schema and its schema_version, read under its lock (reads parse
+  // their requests against it before they lock `mu` for the image).
+  CollectionSpec SpecOf(CollectionState* c, uint64_t* version) const;
   // NotSupported when the database was opened read-only, before a write looks at its input.
   Status RefuseIfReadOnly(const char* op) const;
   // Checks a batch's dimension, vectors and attribute values; `op` names the call in messages.
-  Status ValidateBatch(const CollectionState& c, const RowBatch& rows, const char* op) const;
+  Status ValidateBatch(const CollectionSpec& spec, const RowBatch& rows, const char* op) const;
   // Per shard, the ordinals of the live rows with these ids. REQUIRES: c loaded, mu held.
   void SelectByIds(const CollectionState& c, const int64_t* ids, size_t n,
                    std::vector<RowSet>* sets) const;
@@ -165,6 +189,10 @@ class DBImpl : public DB {
   FilterCache filter_cache_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<CollectionState>> collections_;
+  // Alias → collection name, as stored (read on first use, then kept by this DB's own alias
+  // and rename calls). Guarded by mu_.
+  bool aliases_loaded_ = false;
+  std::map<std::string, std::string> aliases_;
   std::unique_ptr<Executors> executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
   std::map<std::string, PlannerRule> thresholds_;

@@ -24,6 +24,12 @@ Status DBImpl::CheckNotDropped(const CollectionState& c) const {
   return Status::OK();
 }
 
+CollectionSpec DBImpl::SpecOf(CollectionState* c, uint64_t* version) const {
+  std::shared_lock<std::shared_mutex> lock(c->mu);
+  *version = c->schema_version;
+  return c->meta.spec;
+}
+
 Status DBImpl::SelectByFilter(const CollectionState& c, const std::string& filter,
                               std::vector<RowSet>* sets) const {
   std::unique_ptr<Filter> f;
@@ -47,11 +53,16 @@ Status DBImpl::GetIn(const std::shared_ptr<CollectionState>& c, const int64_t* i
   *result = GetResult();
   if (n > 0 && ids == nullptr) return Status::InvalidArgument("get: ids is null");
   std::vector<size_t> attrs;
-  SIEVE_RETURN_IF_ERROR(ResolveInclude(c->meta.spec, include, &attrs, &result->attribute_names));
+  uint64_t version = 0;
+  SIEVE_RETURN_IF_ERROR(
+      ResolveInclude(SpecOf(c.get(), &version), include, &attrs, &result->attribute_names));
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, include.vector));
   std::shared_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
+  if (c->schema_version != version) {  // altered meanwhile: resolve against the image's schema
+    SIEVE_RETURN_IF_ERROR(ResolveInclude(c->meta.spec, include, &attrs, &result->attribute_names));
+  }
   const uint32_t nshards = c->meta.spec.shards;
   result->found.assign(n, false);
   result->rows.resize(n);
@@ -80,11 +91,15 @@ Status DBImpl::CountIn(const std::shared_ptr<CollectionState>& c, const std::str
                        uint64_t* count) {
   *count = 0;
   std::unique_ptr<Filter> f;
-  SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
+  uint64_t version = 0;
+  SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, SpecOf(c.get(), &version), &f));
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, /*vectors=*/false));
   std::shared_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
+  if (c->schema_version != version) {  // altered meanwhile: parse against the image's schema
+    SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
+  }
   for (const auto& shard : c->shards) *count += f->Compile(*shard).Cardinality();
   return Status::OK();
 }
@@ -109,14 +124,20 @@ Status DBImpl::ScanIn(const std::shared_ptr<CollectionState>& c, const ScanReque
                                    std::to_string(request.limit));
   }
   std::vector<size_t> attrs;
-  SIEVE_RETURN_IF_ERROR(
-      ResolveInclude(c->meta.spec, request.include, &attrs, &result->attribute_names));
+  uint64_t version = 0;
+  const CollectionSpec spec = SpecOf(c.get(), &version);
+  SIEVE_RETURN_IF_ERROR(ResolveInclude(spec, request.include, &attrs, &result->attribute_names));
   std::unique_ptr<Filter> f;
-  SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, c->meta.spec, &f));
+  SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, spec, &f));
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(EnsureLoaded(c.get(), &load_ms, request.include.vector));
   std::shared_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
+  if (c->schema_version != version) {  // altered meanwhile: parse against the image's schema
+    SIEVE_RETURN_IF_ERROR(
+        ResolveInclude(c->meta.spec, request.include, &attrs, &result->attribute_names));
+    SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, c->meta.spec, &f));
+  }
 
   // Per shard: its live rows in id order from the cursor on, and the rows passing the filter.
   struct Cursor {

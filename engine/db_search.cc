@@ -22,7 +22,8 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   Explain& ex = result->explain;
   ex.memory_budget_bytes = budget_.bytes();
   StageTimer timer(&ex);
-  const CollectionSpec& spec = c->meta.spec;
+  uint64_t version = 0;
+  CollectionSpec spec = SpecOf(c.get(), &version);
 
   ParsedSearch parsed;
   SIEVE_RETURN_IF_ERROR(
@@ -38,6 +39,12 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   if (load_ms > 0) timer.Add("load", load_ms);
   std::shared_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
+  if (c->schema_version != version) {
+    // The schema changed since the request was parsed: parse it again against the image's.
+    spec = c->meta.spec;
+    parsed = ParsedSearch();
+    SIEVE_RETURN_IF_ERROR(ParseSearch(spec, request, &parsed, result));
+  }
   if (!c->vectors_loaded) {
     return Status::Internal("search: collection '" + spec.name + "' is loaded without vectors");
   }

@@ -864,9 +864,10 @@ HttpResponse Router::Update(const std::string& name, const HttpRequest& req) {
   Status s = db_->GetCollection(name, &collection);
   if (!s.ok()) return Error(s);
   UpdateRequest request;
+  const CollectionSpec schema = collection->spec();
   for (const auto& [attr, value] : j["set"].items()) {
     const AttributeSpec* spec = nullptr;
-    for (const AttributeSpec& a : collection->spec().attributes) {
+    for (const AttributeSpec& a : schema.attributes) {
       if (a.name == attr) spec = &a;
     }
     Value v;
