@@ -10,6 +10,8 @@
 //   POST /collections/NAME/query  POST /collections/NAME/delete
 //   POST /collections/NAME/get    POST /collections/NAME/scroll   POST /collections/NAME/count
 //   POST /collections/NAME/update POST /collections/NAME/compact
+//   POST /collections/NAME/alter  POST /collections/NAME/rename
+//   GET  /aliases   PUT /aliases/NAME   DELETE /aliases/NAME
 //
 // Errors answer 4xx with {"error": "..."} naming what was wrong; 5xx only for internal
 // failures. A write is answered only after the DB call returned, i.e. once it is durable.
@@ -79,6 +81,11 @@ class Router {
   HttpResponse Update(const std::string& name, const HttpRequest& req);
   HttpResponse Drop(const std::string& name);
   HttpResponse Compact(const std::string& name);
+  HttpResponse Alter(const std::string& name, const HttpRequest& req);
+  HttpResponse Rename(const std::string& name, const HttpRequest& req);
+  HttpResponse Aliases();
+  HttpResponse PutAlias(const std::string& alias, const HttpRequest& req);
+  HttpResponse DropAlias(const std::string& alias);
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
