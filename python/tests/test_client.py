@@ -208,7 +208,7 @@ def test_alter_rename_and_aliases_over_http(server):
     c = client.create_collection("items_v1", DIM, attributes={"cat": "int", "price": "float"})
     c.ingest(rows, attributes={"cat": cat, "price": cat * 0.5})
     assert c.add_attribute("stock", "int", default=4)["stock"] == "int"
-    assert len(c.search(rows[:1], k=100, filter="stock = 4").ids[0]) == 50
+    assert (c.search(rows[:1], k=100, filter="stock = 4").ids[0] >= 0).sum() == 50
     assert "cat" not in c.drop_attribute("cat")
     c.rename_attribute("price", "cost")
     assert list(c.attributes) == ["cost", "stock"]
