@@ -663,10 +663,10 @@ class DB {
                       ScanResult* result) = 0;
 
   // Removes the collection and every row of it, durably; its name may be reused. NotFound when
-  // there is no such collection; InvalidArgument when `name` is an alias, or when an alias names
-  // the collection (the message lists them). Every handle to it becomes stale (Collection above); a call
-  // on the collection that runs while it is dropped, by name or through a handle, returns OK
-  // (it ran first) or NotFound (it came second), never another error.
+  // there is no such collection; InvalidArgument when `name` is an alias, or when an alias
+  // names the collection (the message lists them). Every handle to it becomes stale (Collection
+  // above); a call on the collection that runs while it is dropped, by name or through a
+  // handle, returns OK (it ran first) or NotFound (it came second), never another error.
   virtual Status DropCollection(const std::string& name) = 0;
 
   // Changes the schema of the collection `name` (an alias is followed): adds, drops or

@@ -273,8 +273,10 @@ TEST(AlterCrashChild, Alterer) {
     Store::AlterStats stats;
     ASSERT_TRUE(store->GetCollection("c", &meta).ok());
     if (meta.spec.attributes.size() == 2) {
-      ASSERT_TRUE(store->AlterColumns(meta, with, {{0, Value()}, {1, Value()}, {-1, Value(int64_t{i})}},
-                                      false, &altered, &stats)
+      ASSERT_TRUE(store
+                      ->AlterColumns(meta, with,
+                                     {{0, Value()}, {1, Value()}, {-1, Value(int64_t{i})}}, false,
+                                     &altered, &stats)
                       .ok());
     } else {
       ASSERT_TRUE(store->AlterColumns(meta, Spec(), {{0, Value()}, {1, Value()}}, i % 4 == 0,

@@ -12,7 +12,8 @@ def load(path):
 before, after = load(sys.argv[1]), load(sys.argv[2])
 vec_before = {k: v for k, v in before.items() if v.get("family") == "vectors"}
 vec_after = {k: v for k, v in after.items() if v.get("family") == "vectors"}
-same = all(after.get(k) == v for k, v in vec_before.items()) and vec_after.keys() == vec_before.keys()
+same = (all(after.get(k) == v for k, v in vec_before.items())
+        and vec_after.keys() == vec_before.keys())
 new = {k: v for k, v in after.items() if k not in before}
 gone = [k for k in before if k not in after]
 print(json.dumps({
