@@ -171,7 +171,19 @@ Status RocksStore::AlterColumns(const CollectionMeta& meta, const CollectionSpec
     // The old chunks still hold the dropped columns in older table files: compact the
     // collection's attribute ranges (the rows family only) so those bytes are given back.
     // The commit is durable already; a failure here only delays that to RocksDB's own
-    // compactions.
+    // compactions (and, like a failed write, has the store reopened by its next call). The
+    // memtables (which hold the new chunks) are flushed first, so a failure to write them is
+    // told apart from one of the compaction in the log.
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    rocksdb::Status flushed = db_->Flush(fo, handles_);
+    if (!flushed.ok()) {
+      write_failed_.store(true);
+      rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, layout_.db.info_log,
+                   "Sieve: flushing before reclaiming the dropped columns of %s: %s",
+                   Where(*altered).c_str(), flushed.ToString().c_str());
+      return Status::OK();
+    }
     for (uint32_t shard = 0; shard < spaces.size(); ++shard) {
       auto [begin, end] = PartKeys(fmt::kColumnsTag, spaces[shard], shard);
       const rocksdb::Slice b(begin), e(end);
@@ -179,6 +191,7 @@ Status RocksStore::AlterColumns(const CollectionMeta& meta, const CollectionSpec
       co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
       rocksdb::Status rs = db_->CompactRange(co, rows_, &b, &e);
       if (!rs.ok()) {
+        write_failed_.store(true);
         rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, layout_.db.info_log,
                      "Sieve: reclaiming the dropped columns of %s: %s",
                      Where(*altered, shard).c_str(), rs.ToString().c_str());

