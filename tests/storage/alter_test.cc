@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -254,6 +255,48 @@ TEST(AlterStoreTest, RenameAndAliasesShareOneNamespace) {
   ASSERT_TRUE(store->GetCollection("b", &got).ok());
   ASSERT_TRUE(store->DropCollection(got).ok());
   ExpectClean(store.get());
+}
+
+// Repair rebuilds a damaged store with its altered schema and its aliases.
+TEST(AlterStoreTest, RepairKeepsTheSchemaAndTheAliases) {
+  test::ScratchDir dir;
+  const std::string path = dir.Join("db");
+  {
+    std::unique_ptr<Store> store;
+    ASSERT_TRUE(Store::Open(StoreOptions(), path, &store).ok());
+    CollectionMeta meta, altered;
+    ASSERT_TRUE(store->CreateCollection(Spec(), &meta).ok());
+    ASSERT_TRUE(Append(store.get(), meta, 0, Rows(0, 500, 1)).ok());
+    CollectionSpec spec = Spec();
+    spec.attributes.push_back({"x", AttrType::kInt});
+    Store::AlterStats stats;
+    ASSERT_TRUE(store
+                    ->AlterColumns(meta, spec,
+                                   {{0, Value()}, {1, Value()}, {-1, Value(int64_t{3})}}, false,
+                                   &altered, &stats)
+                    .ok());
+    ASSERT_TRUE(store->PutAlias("live", "c").ok());
+    ASSERT_TRUE(store->Flush().ok());
+  }
+  std::remove((path + "/SIEVE-LEDGER").c_str());  // damage: the commit ledger is gone
+  RepairReport report;
+  Status s = Store::Repair(StoreOptions(), path, &report);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(report.repaired);
+  EXPECT_EQ(report.rows_lost, 0u);
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(Store::Open(StoreOptions(), path, &store).ok());
+  ExpectClean(store.get());
+  std::vector<std::pair<std::string, std::string>> aliases;
+  ASSERT_TRUE(store->ListAliases(&aliases).ok());
+  ASSERT_EQ(aliases.size(), 1u);
+  EXPECT_EQ(aliases[0], std::make_pair(std::string("live"), std::string("c")));
+  CollectionMeta meta;
+  ASSERT_TRUE(store->GetCollection("c", &meta).ok());
+  ASSERT_EQ(meta.spec.attributes.size(), 3u);
+  std::vector<Chunk> chunks = Scan(store.get(), meta, 0);
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_EQ(std::get<int64_t>(chunks[0].columns[2].Get(0)), 3);
 }
 
 // Run in a child process by the test below: adds attribute x then drops it, again and again,
