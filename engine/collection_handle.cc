@@ -2,9 +2,26 @@
 
 #include "engine/collection_handle.h"
 
+#include <mutex>
+#include <shared_mutex>
+
 #include "engine/no_throw_db.h"
 
 namespace sieve {
+
+CollectionSpec CollectionHandle::spec() const {
+  // Under the lock AlterCollection and RenameCollection take to change it.
+  std::shared_lock<std::shared_mutex> l(state_->mu);
+  return state_->meta.spec;
+}
+
+Status CollectionHandle::Alter(const AlterRequest& request, AlterResult* result) {
+  return CatchExceptions("alter", [&] { return db_->AlterIn(state_, request, result); });
+}
+
+Status CollectionHandle::Rename(const std::string& new_name) {
+  return CatchExceptions("rename", [&] { return db_->RenameIn(state_, new_name); });
+}
 
 Status CollectionHandle::GetStats(CollectionStats* stats) {
   return CatchExceptions("stats", [&] { return db_->GetStatsIn(state_, stats); });

@@ -24,7 +24,7 @@ class CollectionHandle final : public Collection {
   CollectionHandle(DBImpl* db, std::shared_ptr<CollectionState> state)
       : db_(db), state_(std::move(state)) {}
 
-  const CollectionSpec& spec() const override { return state_->meta.spec; }
+  CollectionSpec spec() const override;
   bool dropped() const override { return state_->dropped; }
 
   Status GetStats(CollectionStats* stats) override;
@@ -42,6 +42,8 @@ class CollectionHandle final : public Collection {
   Status Search(const SearchRequest& request, const SearchOptions& options,
                 SearchResult* result) override;
   Status Compact(CompactResult* result) override;
+  Status Alter(const AlterRequest& request, AlterResult* result) override;
+  Status Rename(const std::string& new_name) override;
 
  private:
   DBImpl* const db_;

@@ -70,9 +70,29 @@ Status DBImpl::ListCollections(std::vector<std::string>* names) {
   return Status::OK();
 }
 
-Status DBImpl::FindCollection(const std::string& name,
-                              std::shared_ptr<CollectionState>* out) {
+Status DBImpl::FindCollection(const std::string& name, std::shared_ptr<CollectionState>* out,
+                              bool follow_alias, const char* op) {
   std::lock_guard<std::mutex> l(mu_);
+  // A collection and an alias never share a name, so the order of these lookups only saves
+  // the store's lookup of a name that is an alias.
+  SIEVE_RETURN_IF_ERROR(LoadAliasesLocked());
+  auto alias = aliases_.find(name);
+  if (alias == aliases_.end()) return FindCollectionLocked(name, out);
+  if (!follow_alias) {
+    return Status::InvalidArgument(std::string(op != nullptr ? op : "this call") + ": '" + name +
+                                   "' is an alias (of collection '" + alias->second +
+                                   "'); give the collection's own name");
+  }
+  Status s = FindCollectionLocked(alias->second, out);
+  if (s.IsNotFound()) {
+    return Status::NotFound("alias '" + name + "' names collection '" + alias->second +
+                            "', which does not exist");
+  }
+  return s;
+}
+
+Status DBImpl::FindCollectionLocked(const std::string& name,
+                                    std::shared_ptr<CollectionState>* out) {
   auto it = collections_.find(name);
   if (it != collections_.end()) {
     *out = it->second;
@@ -84,6 +104,15 @@ Status DBImpl::FindCollection(const std::string& name,
   SIEVE_RETURN_IF_ERROR(s);
   collections_[name] = c;
   *out = c;
+  return Status::OK();
+}
+
+Status DBImpl::LoadAliasesLocked() {
+  if (aliases_loaded_) return Status::OK();
+  std::vector<std::pair<std::string, std::string>> stored;
+  SIEVE_RETURN_IF_ERROR(store_->ListAliases(&stored));
+  aliases_ = std::map<std::string, std::string>(stored.begin(), stored.end());
+  aliases_loaded_ = true;
   return Status::OK();
 }
 

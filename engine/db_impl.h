@@ -41,6 +41,10 @@ struct CollectionState {
   // Set by DropCollection under `mu` held exclusively; callers that still hold the state get
   // NotFound. Atomic so that Collection::dropped() may read it without the lock.
   std::atomic<bool> dropped{false};
+  // Bumped by every schema change (AlterCollection, RenameCollection) under `mu` held
+  // exclusively: a read that parsed its request against a copy of the schema taken before it
+  // locked `mu` parses it again when this moved meanwhile. Guarded by `mu`.
+  uint64_t schema_version = 0;
   std::vector<std::shared_ptr<ShardIndex>> shards;
   // The handle DB::GetCollection gave out, while one is held, so that every caller holding
   // a handle to this collection holds the same one. Guarded by DBImpl::mu_.
@@ -56,17 +60,21 @@ struct PinnedCollection {
   std::vector<std::shared_ptr<ShardIndex>> shards;
 };
 
-// DB::GetSnapshot's snapshot: the collections that existed (name → id) when it was taken, and
+// DB::GetSnapshot's snapshot: the collections that existed (name → id) and the aliases when it
+// was taken, and
 // the images pinned for it so far: a collection is pinned by its first read through the
 // snapshot or by the first write to it after the snapshot, whichever comes first (until then
 // its live image is still the snapshot's). `pinned` is guarded by DBImpl::snapshots_mu_.
 class SnapshotImpl final : public Snapshot {
  public:
-  SnapshotImpl(uint64_t id, std::map<std::string, uint32_t> ids)
-      : id_(id), ids_(std::move(ids)) {}
+  SnapshotImpl(uint64_t id, std::map<std::string, uint32_t> ids,
+               std::map<std::string, std::string> aliases)
+      : id_(id), ids_(std::move(ids)), aliases_(std::move(aliases)) {}
   ~SnapshotImpl() override = default;
   uint64_t id() const override { return id_; }
   const std::map<std::string, uint32_t>& ids() const { return ids_; }
+  // Alias → collection name, as they were when the snapshot was taken.
+  const std::map<std::string, std::string>& aliases() const { return aliases_; }
   // Whether the collection with this internal id existed when the snapshot was taken.
   bool Holds(uint32_t collection_id) const;
 
@@ -75,6 +83,7 @@ class SnapshotImpl final : public Snapshot {
  private:
   const uint64_t id_;
   const std::map<std::string, uint32_t> ids_;
+  const std::map<std::string, std::string> aliases_;
 };
 
 // What one read sees of a collection: the live image (loaded, `lock` held shared, the
@@ -82,7 +91,14 @@ class SnapshotImpl final : public Snapshot {
 struct ReadView {
   std::shared_lock<std::shared_mutex> lock;
   std::shared_ptr<const PinnedCollection> pinned;  // null for the live image
-  const CollectionMeta* meta = nullptr;
+  // The schema the read checks its request against (a copy: an alter may change the live one),
+  // and for the live image the CollectionState::schema_version it was copied at.
+  CollectionSpec spec;
+  uint64_t schema_version = 0;
+  // Set by BeginRead when an alter changed the live schema since ResolveRead: `spec` is then
+  // the image's, and the read checks its request again.
+  bool reparse = false;
+  const CollectionMeta* meta = nullptr;  // set by BeginRead
   const std::vector<std::shared_ptr<ShardIndex>>* shards = nullptr;
 };
 
@@ -122,6 +138,12 @@ class DBImpl : public DB {
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
   Status Compact(const std::string& collection, CompactResult* result) override;
+  Status AlterCollection(const std::string& name, const AlterRequest& request,
+                         AlterResult* result) override;
+  Status RenameCollection(const std::string& name, const std::string& new_name) override;
+  Status PutAlias(const std::string& alias, const std::string& collection) override;
+  Status DropAlias(const std::string& alias) override;
+  Status ListAliases(std::vector<AliasInfo>* aliases) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;
@@ -155,11 +177,22 @@ class DBImpl : public DB {
   // Compact (every collection, or one by name) and a handle's: over these collections.
   Status CompactIn(const std::vector<std::shared_ptr<CollectionState>>& collections,
                    CompactResult* result);
+  // engine/db_alter.cc
+  Status AlterIn(const std::shared_ptr<CollectionState>& c, const AlterRequest& request,
+                 AlterResult* result);
+  Status RenameIn(const std::shared_ptr<CollectionState>& c, const std::string& new_name);
 
  private:
-  // The state of the collection called `name`, from collections_ or read from the store.
-  // NotFound when there is none.
-  Status FindCollection(const std::string& name, std::shared_ptr<CollectionState>* out);
+  // The state of the collection called `name`, from collections_ or read from the store; with
+  // `follow_alias`, of the collection the alias `name` names when there is no collection of
+  // that name. NotFound when there is none; without `follow_alias`, InvalidArgument naming the
+  // collection when `name` is an alias (`op` names the call).
+  Status FindCollection(const std::string& name, std::shared_ptr<CollectionState>* out,
+                        bool follow_alias = true, const char* op = nullptr);
+  // The state of the collection called `name`. REQUIRES: mu_ held.
+  Status FindCollectionLocked(const std::string& name, std::shared_ptr<CollectionState>* out);
+  // Reads the aliases from the store once. REQUIRES: mu_ held.
+  Status LoadAliasesLocked();
   // FindCollection as `snapshot` (null: now) sees the name: the state of the collection that
   // had that name when the snapshot was taken. NotFound when there was none, or it was dropped
   // before the snapshot could pin it.
@@ -169,11 +202,12 @@ class DBImpl : public DB {
   // Snapshots (engine/snapshots.cc). The live snapshot `snapshot` points to; InvalidArgument
   // when this DB did not give it or it was released. REQUIRES: snapshots_mu_ held.
   Status LiveSnapshot(const Snapshot* snapshot, SnapshotImpl** out) const;
-  // A read of `c` in two steps. ResolveRead sets view->meta (whose spec the read checks its
-  // request against): with a snapshot, the snapshot's image of c (view->pinned, pinned now
-  // when neither a read nor a write has pinned it yet); else c's own. BeginRead then takes the
-  // lock, and for the live image loads it (with the vectors when `vectors`) and checks that c
-  // is not dropped; view->shards is then the image to read.
+  // A read of `c` in two steps. ResolveRead sets view->spec (the schema the read checks its
+  // request against): with a snapshot, that of the snapshot's image of c (view->pinned, pinned
+  // now when neither a read nor a write has pinned it yet); else c's own. BeginRead then takes
+  // the lock, and for the live image loads it (with the vectors when `vectors`), checks that c
+  // is not dropped and sets view->reparse when an alter came between; view->meta and
+  // view->shards are then the image to read.
   Status ResolveRead(const std::shared_ptr<CollectionState>& c, const Snapshot* snapshot,
                      ReadView* view);
   Status BeginRead(const std::shared_ptr<CollectionState>& c, bool vectors, double* load_ms,
@@ -197,10 +231,13 @@ class DBImpl : public DB {
   // Loads under a shared lock: upgrades by taking the exclusive lock when needed.
   Status EnsureLoaded(CollectionState* c, double* load_ms, bool vectors = true);
   Status CheckNotDropped(const CollectionState& c) const;
+  // A copy of the collection's schema and its schema_version, read under its lock (reads parse
+  // their requests against it before they lock `mu` for the image).
+  CollectionSpec SpecOf(CollectionState* c, uint64_t* version) const;
   // NotSupported when the database was opened read-only, before a write looks at its input.
   Status RefuseIfReadOnly(const char* op) const;
   // Checks a batch's dimension, vectors and attribute values; `op` names the call in messages.
-  Status ValidateBatch(const CollectionState& c, const RowBatch& rows, const char* op) const;
+  Status ValidateBatch(const CollectionSpec& spec, const RowBatch& rows, const char* op) const;
   // Per shard, the ordinals of the live rows with these ids. REQUIRES: c loaded, mu held.
   void SelectByIds(const CollectionState& c, const int64_t* ids, size_t n,
                    std::vector<RowSet>* sets) const;
@@ -242,6 +279,10 @@ class DBImpl : public DB {
   FilterCache filter_cache_;
   std::mutex mu_;  // guards collections_ and the executors
   std::map<std::string, std::shared_ptr<CollectionState>> collections_;
+  // Alias → collection name, as stored (read on first use, then kept by this DB's own alias
+  // and rename calls). Guarded by mu_.
+  bool aliases_loaded_ = false;
+  std::map<std::string, std::string> aliases_;
   std::unique_ptr<Executors> executors_;
   // Executor name → the thresholds its searches use (stored calibration, else defaults).
   std::map<std::string, PlannerRule> thresholds_;

@@ -24,6 +24,12 @@ Status DBImpl::CheckNotDropped(const CollectionState& c) const {
   return Status::OK();
 }
 
+CollectionSpec DBImpl::SpecOf(CollectionState* c, uint64_t* version) const {
+  std::shared_lock<std::shared_mutex> lock(c->mu);
+  *version = c->schema_version;
+  return c->meta.spec;
+}
+
 Status DBImpl::SelectByFilter(const CollectionState& c, const std::string& filter,
                               std::vector<RowSet>* sets) const {
   std::unique_ptr<Filter> f;
@@ -50,10 +56,13 @@ Status DBImpl::GetIn(const std::shared_ptr<CollectionState>& c, const ReadOption
   SIEVE_RETURN_IF_ERROR(ResolveRead(c, options.snapshot, &view));
   std::vector<size_t> attrs;
   SIEVE_RETURN_IF_ERROR(
-      ResolveInclude(view.meta->spec, include, &attrs, &result->attribute_names));
+      ResolveInclude(view.spec, include, &attrs, &result->attribute_names));
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(BeginRead(c, include.vector, &load_ms, &view));
-  const uint32_t nshards = view.meta->spec.shards;
+  if (view.reparse) {  // altered meanwhile: resolve against the image's schema
+    SIEVE_RETURN_IF_ERROR(ResolveInclude(view.spec, include, &attrs, &result->attribute_names));
+  }
+  const uint32_t nshards = view.spec.shards;
   result->found.assign(n, false);
   result->rows.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -83,9 +92,12 @@ Status DBImpl::CountIn(const std::shared_ptr<CollectionState>& c, const ReadOpti
   ReadView view;
   SIEVE_RETURN_IF_ERROR(ResolveRead(c, options.snapshot, &view));
   std::unique_ptr<Filter> f;
-  SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, view.meta->spec, &f));
+  SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, view.spec, &f));
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(BeginRead(c, /*vectors=*/false, &load_ms, &view));
+  if (view.reparse) {  // altered meanwhile: parse against the image's schema
+    SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, view.spec, &f));
+  }
   for (const auto& shard : *view.shards) *count += f->Compile(*shard).Cardinality();
   return Status::OK();
 }
@@ -113,11 +125,16 @@ Status DBImpl::ScanIn(const std::shared_ptr<CollectionState>& c, const ScanReque
   SIEVE_RETURN_IF_ERROR(ResolveRead(c, request.snapshot, &view));
   std::vector<size_t> attrs;
   SIEVE_RETURN_IF_ERROR(
-      ResolveInclude(view.meta->spec, request.include, &attrs, &result->attribute_names));
+      ResolveInclude(view.spec, request.include, &attrs, &result->attribute_names));
   std::unique_ptr<Filter> f;
-  SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, view.meta->spec, &f));
+  SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, view.spec, &f));
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(BeginRead(c, request.include.vector, &load_ms, &view));
+  if (view.reparse) {  // altered meanwhile: parse against the image's schema
+    SIEVE_RETURN_IF_ERROR(
+        ResolveInclude(view.spec, request.include, &attrs, &result->attribute_names));
+    SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, view.spec, &f));
+  }
 
   // Per shard: its live rows in id order from the cursor on, and the rows passing the filter.
   struct Cursor {

@@ -24,7 +24,7 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   StageTimer timer(&ex);
   ReadView view;  // the live image, or the snapshot's (options.snapshot)
   SIEVE_RETURN_IF_ERROR(ResolveRead(c, options.snapshot, &view));
-  const CollectionSpec& spec = view.meta->spec;
+  const CollectionSpec& spec = view.spec;
 
   ParsedSearch parsed;
   SIEVE_RETURN_IF_ERROR(
@@ -38,6 +38,11 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   double load_ms = 0;
   SIEVE_RETURN_IF_ERROR(BeginRead(c, /*vectors=*/true, &load_ms, &view));
   if (load_ms > 0) timer.Add("load", load_ms);
+  if (view.reparse) {
+    // The schema changed since the request was parsed: parse it again against the image's.
+    parsed = ParsedSearch();
+    SIEVE_RETURN_IF_ERROR(ParseSearch(spec, request, &parsed, result));
+  }
   result->results.resize(request.num_queries);
   if (request.num_queries == 0) return Status::OK();
 

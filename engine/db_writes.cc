@@ -33,8 +33,8 @@ std::string KnownAttributes(const CollectionSpec& spec) {
 
 }  // namespace
 
-Status DBImpl::ValidateBatch(const CollectionState& c, const RowBatch& rows, const char* op) const {
-  const CollectionSpec& spec = c.meta.spec;
+Status DBImpl::ValidateBatch(const CollectionSpec& spec, const RowBatch& rows,
+                             const char* op) const {
   const std::string what = op;
   if (rows.num_rows == 0) return Status::OK();
   if (rows.vectors == nullptr) return Status::InvalidArgument(what + ": no vectors given");
@@ -113,12 +113,14 @@ Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowB
   *result = IngestResult();
   const char* op = upsert ? "upsert" : "ingest";
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(op));
-  SIEVE_RETURN_IF_ERROR(ValidateBatch(*c, rows, op));
+  // The schema changes only under write_mu: the batch is checked against the one it commits
+  // under (readers go on meanwhile).
+  std::lock_guard<std::mutex> write_lock(c->write_mu);
+  SIEVE_RETURN_IF_ERROR(ValidateBatch(c->meta.spec, rows, op));
   const size_t n = rows.num_rows;
   if (upsert && n > 0 && rows.ids == nullptr) {
     return Status::InvalidArgument("upsert: every row needs an id (RowBatch::ids is null)");
   }
-  std::lock_guard<std::mutex> write_lock(c->write_mu);
   SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
@@ -373,9 +375,9 @@ Status DBImpl::DeleteByFilterIn(const std::shared_ptr<CollectionState>& c,
   *deleted = 0;
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("delete"));
   SIEVE_RETURN_IF_ERROR(ValidateSelectingFilter("delete", filter));
+  std::lock_guard<std::mutex> write_lock(c->write_mu);  // the schema stays as parsed
   std::unique_ptr<Filter> f;
   SIEVE_RETURN_IF_ERROR(Filter::Parse(filter, c->meta.spec, &f));
-  std::lock_guard<std::mutex> write_lock(c->write_mu);
   SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
@@ -413,6 +415,7 @@ Status DBImpl::UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateR
                         uint64_t* updated) {
   *updated = 0;
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("update"));
+  std::lock_guard<std::mutex> write_lock(c->write_mu);  // the schema stays as resolved
   const CollectionSpec& spec = c->meta.spec;
   const bool by_ids = request.ids != nullptr || request.num_ids > 0;
   const bool by_filter = !by_ids;
@@ -447,7 +450,6 @@ Status DBImpl::UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateR
   std::unique_ptr<Filter> f;
   if (by_filter) SIEVE_RETURN_IF_ERROR(Filter::Parse(request.filter, spec, &f));
 
-  std::lock_guard<std::mutex> write_lock(c->write_mu);
   SIEVE_RETURN_IF_ERROR(PinForSnapshots(c));
   std::unique_lock<std::shared_mutex> lock(c->mu);
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
@@ -479,7 +481,7 @@ Status DBImpl::UpdateIn(const std::shared_ptr<CollectionState>& c, const UpdateR
 Status DBImpl::DropCollection(const std::string& name) {
   SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly("drop"));
   std::shared_ptr<CollectionState> c;
-  SIEVE_RETURN_IF_ERROR(FindCollection(name, &c));
+  SIEVE_RETURN_IF_ERROR(FindCollection(name, &c, /*follow_alias=*/false, "drop"));
   std::lock_guard<std::mutex> write_lock(c->write_mu);
   // Snapshots keep reading the collection. One that cannot be kept (its rows no longer load)
   // must not stop the drop: such a snapshot then reports the collection dropped.

@@ -91,6 +91,27 @@ Status NoThrowDB::DropCollection(const std::string& name) {
   return CatchExceptions("drop", [&] { return db_->DropCollection(name); });
 }
 
+Status NoThrowDB::AlterCollection(const std::string& name, const AlterRequest& request,
+                                  AlterResult* result) {
+  return CatchExceptions("alter", [&] { return db_->AlterCollection(name, request, result); });
+}
+
+Status NoThrowDB::RenameCollection(const std::string& name, const std::string& new_name) {
+  return CatchExceptions("rename", [&] { return db_->RenameCollection(name, new_name); });
+}
+
+Status NoThrowDB::PutAlias(const std::string& alias, const std::string& collection) {
+  return CatchExceptions("alias", [&] { return db_->PutAlias(alias, collection); });
+}
+
+Status NoThrowDB::DropAlias(const std::string& alias) {
+  return CatchExceptions("alias", [&] { return db_->DropAlias(alias); });
+}
+
+Status NoThrowDB::ListAliases(std::vector<AliasInfo>* aliases) {
+  return CatchExceptions("aliases", [&] { return db_->ListAliases(aliases); });
+}
+
 Status NoThrowDB::Compact(const std::string& collection, CompactResult* result) {
   return CatchExceptions("compact", [&] { return db_->Compact(collection, result); });
 }

@@ -50,6 +50,12 @@ class NoThrowDB final : public DB {
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
   Status Compact(const std::string& collection, CompactResult* result) override;
+  Status AlterCollection(const std::string& name, const AlterRequest& request,
+                         AlterResult* result) override;
+  Status RenameCollection(const std::string& name, const std::string& new_name) override;
+  Status PutAlias(const std::string& alias, const std::string& collection) override;
+  Status DropAlias(const std::string& alias) override;
+  Status ListAliases(std::vector<AliasInfo>* aliases) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;

@@ -203,4 +203,28 @@ Status Include::AttributeNames(const CollectionSpec& spec, std::vector<std::stri
   return ResolveInclude(spec, *this, &attrs, names);
 }
 
+AlterRequest AlterRequest::AddAttribute(std::string name, AttrType type, Value default_value) {
+  AlterRequest r;
+  r.op = Op::kAddAttribute;
+  r.name = std::move(name);
+  r.type = type;
+  r.default_value = std::move(default_value);
+  return r;
+}
+
+AlterRequest AlterRequest::DropAttribute(std::string name) {
+  AlterRequest r;
+  r.op = Op::kDropAttribute;
+  r.name = std::move(name);
+  return r;
+}
+
+AlterRequest AlterRequest::RenameAttribute(std::string name, std::string new_name) {
+  AlterRequest r;
+  r.op = Op::kRenameAttribute;
+  r.name = std::move(name);
+  r.new_name = std::move(new_name);
+  return r;
+}
+
 }  // namespace sieve

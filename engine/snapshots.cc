@@ -24,6 +24,12 @@ bool SnapshotImpl::Holds(uint32_t collection_id) const {
 Status DBImpl::GetSnapshot(const Snapshot** snapshot) {
   if (snapshot == nullptr) return Status::InvalidArgument("snapshot: the out pointer is null");
   *snapshot = nullptr;
+  std::map<std::string, std::string> aliases;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    SIEVE_RETURN_IF_ERROR(LoadAliasesLocked().WithContext("snapshot"));
+    aliases = aliases_;
+  }
   std::lock_guard<std::mutex> l(snapshots_mu_);
   // Under snapshots_mu_, so that a write that pins before it changes anything either sees this
   // snapshot or changed the store before it was listed.
@@ -32,7 +38,7 @@ Status DBImpl::GetSnapshot(const Snapshot** snapshot) {
   std::map<std::string, uint32_t> ids;
   for (const CollectionMeta& m : metas) ids.emplace(m.spec.name, m.id);
   const uint64_t id = next_snapshot_id_++;
-  auto s = std::make_unique<SnapshotImpl>(id, std::move(ids));
+  auto s = std::make_unique<SnapshotImpl>(id, std::move(ids), std::move(aliases));
   *snapshot = s.get();
   snapshots_.emplace(id, std::move(s));
   return Status::OK();
@@ -66,15 +72,22 @@ Status DBImpl::FindCollectionAt(const Snapshot* snapshot, const std::string& nam
                                 std::shared_ptr<CollectionState>* out) {
   if (snapshot == nullptr) return FindCollection(name, out);
   uint32_t id = 0;
+  std::string target;  // the collection's name in the snapshot (an alias's collection)
   {
     std::lock_guard<std::mutex> l(snapshots_mu_);
     SnapshotImpl* s = nullptr;
     SIEVE_RETURN_IF_ERROR(LiveSnapshot(snapshot, &s));
     auto named = s->ids().find(name);
     if (named == s->ids().end()) {
+      // An alias reads the collection it named when the snapshot was taken.
+      auto alias = s->aliases().find(name);
+      if (alias != s->aliases().end()) named = s->ids().find(alias->second);
+    }
+    if (named == s->ids().end()) {
       return Status::NotFound("no collection named '" + name + "' in snapshot " +
                               std::to_string(s->id()));
     }
+    target = named->first;
     id = named->second;
     auto pinned = s->pinned.find(id);
     if (pinned != s->pinned.end()) {
@@ -84,7 +97,7 @@ Status DBImpl::FindCollectionAt(const Snapshot* snapshot, const std::string& nam
   }
   // Not pinned yet, so not written since the snapshot: the collection of that name now is
   // the one the snapshot saw (a drop or rename would have pinned it first).
-  SIEVE_RETURN_IF_ERROR(FindCollection(name, out));
+  SIEVE_RETURN_IF_ERROR(FindCollection(target, out, /*follow_alias=*/false));
   if ((*out)->meta.id != id) {
     return Status::NotFound("collection '" + name + "' was dropped");
   }
@@ -170,11 +183,11 @@ ShardIndex* DBImpl::MutableShard(CollectionState* c, uint32_t s) {
 Status DBImpl::ResolveRead(const std::shared_ptr<CollectionState>& c, const Snapshot* snapshot,
                            ReadView* view) {
   if (snapshot == nullptr) {
-    view->meta = &c->meta;
+    view->spec = SpecOf(c.get(), &view->schema_version);
     return Status::OK();
   }
   SIEVE_RETURN_IF_ERROR(PinnedFor(snapshot, c, &view->pinned));
-  view->meta = &view->pinned->meta;
+  view->spec = view->pinned->meta.spec;
   return Status::OK();
 }
 
@@ -183,6 +196,7 @@ Status DBImpl::BeginRead(const std::shared_ptr<CollectionState>& c, bool vectors
   *load_ms = 0;
   if (view->pinned != nullptr) {
     view->lock = std::shared_lock<std::shared_mutex>(c->mu);
+    view->meta = &view->pinned->meta;
     view->shards = &view->pinned->shards;
     return Status::OK();
   }
@@ -191,6 +205,10 @@ Status DBImpl::BeginRead(const std::shared_ptr<CollectionState>& c, bool vectors
   SIEVE_RETURN_IF_ERROR(CheckNotDropped(*c));
   if (vectors && !c->vectors_loaded) {
     return Status::Internal("collection '" + c->meta.spec.name + "' is loaded without vectors");
+  }
+  if (c->schema_version != view->schema_version) {
+    view->spec = c->meta.spec;
+    view->reparse = true;
   }
   view->meta = &c->meta;
   view->shards = &c->shards;

@@ -213,6 +213,44 @@ std::string CollectionKey(std::string_view name) {
   return std::string(kCollectionKeyPrefix) + std::string(name);
 }
 
+std::string AliasKey(std::string_view alias) {
+  return std::string(kAliasKeyPrefix) + std::string(alias);
+}
+
+std::string EncodeAlias(std::string_view collection) {
+  nlohmann::ordered_json j;
+  j["format_version"] = kFormatVersion;
+  j["collection"] = std::string(collection);
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+Status DecodeAlias(std::string_view value, std::string* collection) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      return Status::Corruption("alias value is not a JSON object");
+    }
+    auto version = j.find("format_version");
+    if (version == j.end() || !version->is_number_unsigned() ||
+        version->get<uint64_t>() != kFormatVersion) {
+      return Status::Corruption("alias value lacks 'format_version' " + Num(kFormatVersion));
+    }
+    auto target = j.find("collection");
+    if (target == j.end() || !target->is_string()) {
+      return Status::Corruption("alias value lacks a string 'collection'");
+    }
+    CollectionSpec probe;
+    probe.name = target->get<std::string>();
+    probe.dim = 1;
+    Status s = ValidateSpec(probe);
+    if (!s.ok()) return Status::Corruption("alias names a bad collection name: " + s.message());
+    *collection = std::move(probe.name);
+    return Status::OK();
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string("alias value cannot be decoded: ") + e.what());
+  }
+}
+
 std::string ShardStateKey(uint32_t collection_id, uint32_t shard) {
   std::string key = kShardKeyPrefix;
   PutFixed32BE(&key, collection_id);

@@ -39,6 +39,8 @@ inline constexpr char kSpaceKeyPrefix[] = "space/";
 inline constexpr char kCommitSeqKey[] = "commit_seq";
 // Database-wide settings: kSettingKeyPrefix + name.
 inline constexpr char kSettingKeyPrefix[] = "setting/";
+// Aliases: kAliasKeyPrefix + alias name; the value names the collection (EncodeAlias).
+inline constexpr char kAliasKeyPrefix[] = "alias/";
 
 // First byte of a chunk key: which part of a chunk the value holds.
 inline constexpr char kVectorsTag = 'v';  // vectors family
@@ -91,6 +93,12 @@ bool ParseChunkKey(std::string_view key, char* tag, uint32_t* collection_id, uin
 // Collection metadata as one JSON object.
 std::string EncodeMeta(const CollectionMeta& meta);
 Status DecodeMeta(std::string_view value, CollectionMeta* meta);
+
+std::string AliasKey(std::string_view alias);
+// An alias's value: {"format_version":1,"collection":"<name>"}.
+std::string EncodeAlias(std::string_view collection);
+// Corruption unless `value` is an alias value naming a valid collection name.
+Status DecodeAlias(std::string_view value, std::string* collection);
 
 // InvalidArgument naming the problem when `spec` breaks a rule of CollectionSpec.
 Status ValidateSpec(const CollectionSpec& spec);

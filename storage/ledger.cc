@@ -62,7 +62,7 @@ bool DecodePayload(std::string_view p, LedgerRecord* r) {
   auto need = [&](size_t n) { return p.size() - pos >= n; };
   if (!need(20) || static_cast<uint8_t>(p[0]) != kRecordVersion) return false;
   const uint8_t kind = static_cast<uint8_t>(p[1]);
-  if (kind < 1 || kind > 7) return false;
+  if (kind < 1 || kind > 10) return false;
   r->kind = static_cast<LedgerKind>(kind);
   r->seq = fmt::GetFixed64(p.data() + 4);
   r->collection_id = fmt::GetFixed32(p.data() + 12);
@@ -104,6 +104,9 @@ const char* LedgerKindName(LedgerKind kind) {
     case LedgerKind::kDrop: return "drop";
     case LedgerKind::kRewrite: return "compact";
     case LedgerKind::kUpdate: return "update";
+    case LedgerKind::kAlter: return "alter";
+    case LedgerKind::kRename: return "rename";
+    case LedgerKind::kAlias: return "alias";
   }
   return "unknown";
 }

@@ -38,6 +38,9 @@ enum class LedgerKind : uint8_t {
   kDrop = 5,     // a collection dropped
   kRewrite = 6,  // a shard's chunks rewritten (compaction)
   kUpdate = 7,   // attribute chunks replaced
+  kAlter = 8,    // a collection's schema changed (its attribute chunks rewritten)
+  kRename = 9,   // a collection renamed (with the aliases naming it)
+  kAlias = 10,   // an alias created, switched or dropped
 };
 
 const char* LedgerKindName(LedgerKind kind);

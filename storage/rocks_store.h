@@ -156,6 +156,18 @@ class RocksStore final : public Store {
   Status BeginRewrite(const CollectionMeta& meta, uint32_t shard,
                       std::unique_ptr<ShardRewrite>* rewrite) override;
   Status DiskBytes(uint64_t* bytes) override;
+  // store_alter.cc
+  Status AlterColumns(const CollectionMeta& meta, const CollectionSpec& spec,
+                      const std::vector<ColumnSource>& sources, bool reclaim,
+                      CollectionMeta* altered, AlterStats* stats) override;
+  Status RenameCollection(const CollectionMeta& meta, const std::string& new_name,
+                          CollectionMeta* renamed) override;
+  Status PutAlias(const std::string& alias, const std::string& collection) override;
+  Status DropAlias(const std::string& alias) override;
+  Status ListAliases(std::vector<std::pair<std::string, std::string>>* aliases) override;
+  // The aliases naming collection `name`, sorted. REQUIRES: create_mu_ held (or none can
+  // change meanwhile).
+  Status AliasesOf(const std::string& name, std::vector<std::string>* aliases);
 
   // Runs `fn` as a public call does (Run): for objects handed out by the store.
   Status WithDb(std::string_view what, const std::function<Status()>& fn);

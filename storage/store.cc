@@ -414,6 +414,14 @@ Status RocksStore::DoCreateCollection(const CollectionSpec& spec, CollectionMeta
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &value);
   if (rs.ok()) return Status::AlreadyExists("collection '" + spec.name + "' already exists");
   if (!rs.IsNotFound()) return FromRocks(rs, "reading collection '" + spec.name + "'");
+  rs = db_->Get(rocksdb::ReadOptions(), meta_, fmt::AliasKey(spec.name), &value);
+  if (rs.ok()) {
+    std::string target;
+    (void)fmt::DecodeAlias(value, &target);
+    return Status::AlreadyExists("'" + spec.name + "' is an alias (of collection '" + target +
+                                 "'); a collection cannot take its name");
+  }
+  if (!rs.IsNotFound()) return FromRocks(rs, "reading alias '" + spec.name + "'");
 
   rs = db_->Get(rocksdb::ReadOptions(), meta_, fmt::kNextCollectionIdKey, &value);
   SIEVE_RETURN_IF_ERROR(FromRocks(rs, "reading the collection id counter of " + path_));

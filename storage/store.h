@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sieve/db.h"
@@ -134,7 +135,8 @@ class Store {
 
   // Atomically removes a collection: its metadata, shard states and every chunk (one synced
   // commit of range deletions), then has RocksDB drop the files that held them. The name may be
-  // used again afterwards (for a new collection with a new id). NotFound when it is gone.
+  // used again afterwards (for a new collection with a new id). NotFound when it is gone;
+  // InvalidArgument, nothing written, while an alias names it.
   virtual Status DropCollection(const CollectionMeta& meta) = 0;
 
   // Sets attribute values of stored rows, in one atomic synced commit: the attribute chunks
@@ -166,6 +168,56 @@ class Store {
   // write to the collection.
   virtual Status BeginRewrite(const CollectionMeta& meta, uint32_t shard,
                               std::unique_ptr<ShardRewrite>* rewrite) = 0;
+
+  // A schema change (DB::AlterCollection): `spec` is the collection's new spec, equal to the
+  // stored one but for its attributes; sources[i] says what new attribute i holds: the column
+  // of old attribute `from`, or (from < 0) `fill` in every row. Every attribute chunk of every
+  // shard is rewritten to the new schema (ids and vectors are not touched) and the new metadata
+  // written, in one atomic synced commit; then, with `reclaim` (an attribute was dropped), the
+  // rows family's files holding the old chunks are compacted so their bytes go back to the file
+  // system. *altered is the metadata written. InvalidArgument (nothing written) for a spec that
+  // breaks CollectionSpec's rules or changes more than the attributes, or a bad source.
+  struct ColumnSource {
+    int64_t from = -1;  // index into the old schema, or < 0 for a new column
+    Value fill;         // a new column's value in every stored row (null: monostate)
+  };
+  struct AlterStats {
+    uint64_t rows = 0;    // rows whose columns were rewritten
+    uint64_t chunks = 0;  // attribute chunks rewritten
+  };
+  virtual Status AlterColumns(const CollectionMeta& meta, const CollectionSpec& spec,
+                              const std::vector<ColumnSource>& sources, bool reclaim,
+                              CollectionMeta* altered, AlterStats* stats) {
+    (void)meta, (void)spec, (void)sources, (void)reclaim, (void)altered, (void)stats;
+    return Status::NotSupported("altering a collection");
+  }
+
+  // Renames a collection in one atomic synced commit: its metadata moves to the new name's key
+  // and every alias naming it is rewritten to the new name; no chunk is touched (chunk keys
+  // carry the collection id). AlreadyExists when `new_name` is a collection or an alias;
+  // InvalidArgument for a bad name. *renamed is the metadata written.
+  virtual Status RenameCollection(const CollectionMeta& meta, const std::string& new_name,
+                                  CollectionMeta* renamed) {
+    (void)meta, (void)new_name, (void)renamed;
+    return Status::NotSupported("renaming a collection");
+  }
+
+  // Aliases (FORMAT.md, meta key "alias/<name>"): PutAlias creates or switches one, synced;
+  // InvalidArgument for a bad name or a target that is an alias, AlreadyExists when `alias` is
+  // a collection, NotFound when `collection` is none. DropAlias: NotFound when there is no such
+  // alias. ListAliases: (alias, collection) pairs in alias order. GetAlias: NotFound when none.
+  virtual Status PutAlias(const std::string& alias, const std::string& collection) {
+    (void)alias, (void)collection;
+    return Status::NotSupported("aliases");
+  }
+  virtual Status DropAlias(const std::string& alias) {
+    (void)alias;
+    return Status::NotSupported("aliases");
+  }
+  virtual Status ListAliases(std::vector<std::pair<std::string, std::string>>* aliases) {
+    aliases->clear();
+    return Status::OK();
+  }
 
   // Bytes the store's files take on disk (every file of its directory).
   virtual Status DiskBytes(uint64_t* bytes) = 0;

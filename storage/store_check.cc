@@ -134,6 +134,7 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
   std::vector<std::pair<std::string, std::string>> shard_values;
   std::set<uint32_t> pending_spaces;  // compactions that have not committed
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> space_owner;  // space → (collection, shard)
+  std::vector<std::pair<std::string, std::string>> aliases;  // (alias, collection)
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
     const std::string_view collection_prefix = fmt::kCollectionKeyPrefix;
@@ -156,6 +157,15 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
         }
       } else if (key.rfind(fmt::kSettingKeyPrefix, 0) == 0) {
         // A setting's value is opaque to the store.
+      } else if (key.rfind(fmt::kAliasKeyPrefix, 0) == 0) {
+        std::string target;
+        Status s = fmt::DecodeAlias(value, &target);
+        if (!s.ok()) {
+          report.Add("metadata key '" + key + "': " + s.message());
+        } else {
+          aliases.emplace_back(key.substr(std::string_view(fmt::kAliasKeyPrefix).size()),
+                               std::move(target));
+        }
       } else if (key.compare(0, collection_prefix.size(), collection_prefix) == 0) {
         CollectionMeta m;
         Status s = fmt::DecodeMeta(value, &m);
@@ -184,6 +194,18 @@ Status RocksStore::DoCheckFormat(std::vector<std::string>* problems) {
       }
     }
     if (!it->status().ok()) return FromRocks(it->status(), "checking metadata of " + path_);
+  }
+  {
+    std::set<std::string> names;
+    for (const auto& [id, c] : collections) names.insert(c.meta.spec.name);
+    for (const auto& [alias, target] : aliases) {
+      if (names.count(alias)) {
+        report.Add("alias '" + alias + "' has the name of a collection");
+      }
+      if (!names.count(target)) {
+        report.Add("alias '" + alias + "' names collection '" + target + "', which does not exist");
+      }
+    }
   }
   if (!next_id) {
     report.Add("metadata: next_collection_id is missing");

@@ -504,6 +504,27 @@ Status DoRepair(const StoreOptions& options, const std::string& path, RepairRepo
                               .WithContext("repair: writing collection '" + meta.spec.name + "'"));
     report->rows_kept += rebuilder.kept();
   }
+  // Aliases, once the collections they name exist again.
+  {
+    rocksdb::ReadOptions ro;
+    std::unique_ptr<rocksdb::Iterator> it(
+        damaged->db()->NewIterator(ro, damaged->meta_family()));
+    const std::string prefix = fmt::kAliasKeyPrefix;
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      const std::string alias = it->key().ToString().substr(prefix.size());
+      std::string target;
+      Status s = fmt::DecodeAlias(std::string_view(it->value().data(), it->value().size()),
+                                  &target);
+      if (s.ok()) s = fresh->PutAlias(alias, target);
+      if (!s.ok()) {
+        report->notes.push_back("alias '" + alias + "' is lost: " + s.message());
+      }
+    }
+    if (!it->status().ok()) {
+      report->notes.push_back("the alias list stopped at damage: " + it->status().ToString() +
+                              "; aliases after it are lost");
+    }
+  }
   SIEVE_RETURN_IF_ERROR(fresh->Flush());
   fresh.reset();
   damaged.reset();

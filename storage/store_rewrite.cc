@@ -275,8 +275,20 @@ Status RocksStore::DropCollection(const CollectionMeta& meta) {
     const std::string where = "dropping " + Where(meta);
     SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(where));
     SIEVE_RETURN_IF_ERROR(RefuseWhileDiskFull(where));
+    // Under the names' lock: no alias may come to name the collection while it goes.
+    std::unique_lock<std::mutex> names(create_mu_);
     CollectionMeta current;
     SIEVE_RETURN_IF_ERROR(ReadCurrentMeta(meta, &current));
+    std::vector<std::string> aliases;
+    SIEVE_RETURN_IF_ERROR(AliasesOf(current.spec.name, &aliases));
+    if (!aliases.empty()) {
+      std::string list;
+      for (const std::string& a : aliases) list += (list.empty() ? "'" : ", '") + a + "'";
+      return Status::InvalidArgument(
+          "collection '" + current.spec.name + "' is named by the alias" +
+          (aliases.size() > 1 ? "es " : " ") + list +
+          "; switch them to another collection or drop them first");
+    }
     rocksdb::WriteBatch batch;
     std::vector<uint32_t> spaces(current.spec.shards);
     for (uint32_t s = 0; s < current.spec.shards; ++s) {
@@ -294,6 +306,7 @@ Status RocksStore::DropCollection(const CollectionMeta& meta) {
     record.collection_id = current.id;
     record.name = current.spec.name;
     SIEVE_RETURN_IF_ERROR(Commit(&batch, std::move(record), where));
+    names.unlock();
     for (uint32_t s = 0; s < current.spec.shards; ++s) {
       ReclaimSpace(spaces[s], s);
       if (spaces[s] != current.id) ReclaimSpace(current.id, s);

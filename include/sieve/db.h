@@ -472,6 +472,38 @@ struct UpdateRequest {
 Status ParseAssignment(std::string_view text, const CollectionSpec& spec, std::string* name,
                        Value* value);
 
+// One schema change of a collection (DB::AlterCollection): adds, drops or renames one
+// attribute. Vectors are never rewritten; the attribute columns of the stored rows are (ids
+// untouched), in one atomic, durable commit. Build one with the factories below.
+struct AlterRequest {
+  enum class Op : uint8_t { kAddAttribute = 0, kDropAttribute = 1, kRenameAttribute = 2 };
+  Op op = Op::kAddAttribute;
+  // The attribute added, dropped or renamed. An added name follows ValidateAttributeName and
+  // must not be taken (as CreateCollection's attributes).
+  std::string name;
+  AttrType type = AttrType::kInt;  // kAddAttribute: its type
+  // kAddAttribute: the value every row stored before the change gets; null (monostate) by
+  // default. Checked as an ingested value is (an int is taken for a float attribute).
+  Value default_value;
+  std::string new_name;  // kRenameAttribute: the new name (rules as for an added one)
+
+  static AlterRequest AddAttribute(std::string name, AttrType type, Value default_value = Value());
+  static AlterRequest DropAttribute(std::string name);
+  static AlterRequest RenameAttribute(std::string name, std::string new_name);
+};
+
+struct AlterResult {
+  CollectionSpec spec;           // the collection's schema after the change
+  uint64_t rows = 0;             // stored rows (live and deleted) whose columns were rewritten
+  uint64_t chunks_rewritten = 0; // attribute chunks replaced
+};
+
+// A name that stands for a collection (DB::PutAlias).
+struct AliasInfo {
+  std::string alias;
+  std::string collection;
+};
+
 struct CompactResult {
   uint64_t bytes_before = 0;      // the store's files before (Store: every file of its directory)
   uint64_t bytes_after = 0;
@@ -523,7 +555,11 @@ struct RepairReport {
 // through any handle or by name) invalidates every handle to it for good. Every operation
 // through a stale handle then returns NotFound ("collection 'x' was dropped"), including one
 // that raced the drop, and a collection created later under the same name is a new collection
-// that a stale handle never reaches; get a new handle for it.
+// that a stale handle never reaches; get a new handle for it. Renaming the collection
+// (DB::RenameCollection) and changing its schema (DB::AlterCollection) keep every handle
+// working: it follows the collection to its new name and schema. A handle taken through an
+// alias (DB::PutAlias) is a handle to the collection the alias named then; it does not follow
+// later switches of the alias (call by the alias's name, or take a new handle, for that).
 //
 // Thread-safety: a handle may be used from many threads at once, as the DB may.
 // Ownership: shared (std::shared_ptr). A handle may be destroyed before or after its DB, but
@@ -535,10 +571,10 @@ class Collection {
   Collection& operator=(const Collection&) = delete;
   virtual ~Collection() = default;
 
-  // The collection's schema as it was created (never changes while the collection exists);
-  // still readable after the drop. The reference lives as long as the handle.
-  virtual const CollectionSpec& spec() const = 0;
-  const std::string& name() const { return spec().name; }
+  // The collection's schema now (a copy: AlterCollection and RenameCollection change it);
+  // after a drop, the schema it had when it was dropped.
+  virtual CollectionSpec spec() const = 0;
+  std::string name() const { return spec().name; }
   // Whether the collection has been dropped. A false answer may be out of date by the time
   // the caller reads it; the operations themselves check under the collection's lock.
   virtual bool dropped() const = 0;
@@ -565,6 +601,9 @@ class Collection {
   virtual Status Search(const SearchRequest& request, const SearchOptions& options,
                         SearchResult* result) = 0;
   virtual Status Compact(CompactResult* result) = 0;
+  virtual Status Alter(const AlterRequest& request, AlterResult* result) = 0;
+  // DB::RenameCollection of this collection to `new_name`.
+  virtual Status Rename(const std::string& new_name) = 0;
 };
 
 class DB {
@@ -682,10 +721,54 @@ class DB {
                       ScanResult* result) = 0;
 
   // Removes the collection and every row of it, durably; its name may be reused. NotFound when
-  // there is no such collection. Every handle to it becomes stale (Collection above); a call
-  // on the collection that runs while it is dropped, by name or through a handle, returns OK
-  // (it ran first) or NotFound (it came second), never another error.
+  // there is no such collection; InvalidArgument when `name` is an alias, or when an alias
+  // names the collection (the message lists them). Every handle to it becomes stale (Collection
+  // above); a call on the collection that runs while it is dropped, by name or through a
+  // handle, returns OK (it ran first) or NotFound (it came second), never another error.
   virtual Status DropCollection(const std::string& name) = 0;
+
+  // Changes the schema of the collection `name` (an alias is followed): adds, drops or
+  // renames one attribute (AlterRequest), in one atomic, durable commit (after a crash the
+  // collection has the old schema or the new, whole). Vectors and ids are never rewritten;
+  // the stored attribute columns are. An added attribute goes last in the schema and rows
+  // stored before it hold request.default_value; dropping one gives its bytes back to the file
+  // system (its stored columns are rewritten without it and the rows family's files holding the
+  // old ones compacted away) and its index back to memory. Filters, includes, gets, scans,
+  // updates and ingests see the new schema as soon as the call returns; a search or read of the
+  // collection running meanwhile finishes on the old schema (writes and reads wait for the
+  // commit), and the first search after it reloads the collection's image from the store, as
+  // after opening. Handles stay valid (Collection). InvalidArgument for an unknown attribute
+  // (the message lists the valid ones), a name taken or breaking the naming rules, or a default
+  // of the wrong type; NotFound without such a collection; NotSupported when read-only.
+  virtual Status AlterCollection(const std::string& name, const AlterRequest& request,
+                                 AlterResult* result) = 0;
+
+  // Renames the collection `name` to `new_name` in one atomic, durable commit: no row is
+  // rewritten (rows are keyed by the collection's internal id). Aliases naming it follow it, in
+  // the same commit. Handles to it stay valid and report the new name; calls by the old name
+  // get NotFound, and the old name is free for a new collection. InvalidArgument for a bad new
+  // name, or when `name` is an alias (rename the collection it names); AlreadyExists when
+  // `new_name` is a collection or an alias; NotFound without such a collection.
+  virtual Status RenameCollection(const std::string& name, const std::string& new_name) = 0;
+
+  // Aliases: names that stand for a collection, stored durably in the database. Every call that
+  // takes a collection's name also takes an alias (reads and writes alike: search, get, count,
+  // scan, stats, ingest, upsert, delete, update, compact, alter, GetCollection), resolved when
+  // the call starts, so switching an alias (PutAlias on an existing alias) swaps a rebuilt
+  // collection in under live readers: each call runs wholly on the collection the alias named
+  // when it started. DropCollection and RenameCollection take only a collection's own name.
+  //
+  // PutAlias creates `alias` or switches it to `collection` (which must be a collection, not an
+  // alias), in one durable write. An alias and a collection never share a name: InvalidArgument
+  // for a bad alias name (the rules of ValidateCollectionName) or an alias naming an alias,
+  // AlreadyExists when `alias` is a collection's name, NotFound without such a collection.
+  // A collection that an alias names cannot be dropped (DropCollection returns InvalidArgument
+  // naming the aliases): switch or drop them first, so no alias is ever left dangling.
+  virtual Status PutAlias(const std::string& alias, const std::string& collection) = 0;
+  // Removes an alias (the collection stays). NotFound when there is no such alias.
+  virtual Status DropAlias(const std::string& alias) = 0;
+  // Every alias and the collection it names, sorted by alias.
+  virtual Status ListAliases(std::vector<AliasInfo>* aliases) = 0;
 
   // Rewrites every shard holding deleted rows without them (collection "" = every
   // collection) and gives their space back to the file system; ids stay as they are and

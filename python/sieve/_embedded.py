@@ -184,6 +184,32 @@ class Database:
         """Removes the collection and every row of it, durably (NotFound when there is none)."""
         self._db.drop_collection(name)
 
+    def rename_collection(self, name: str, new_name: str) -> None:
+        """Renames collection ``name`` (see :meth:`Collection.rename`); ``name`` may not be an
+        alias."""
+        self._db.rename(name, new_name)
+
+    def set_alias(self, alias: str, collection: str) -> None:
+        """Points ``alias`` at ``collection`` (creating it, or switching it: one atomic, durable
+        write). Every call that takes a collection's name takes an alias, resolved when the call
+        starts, so a switch swaps a rebuilt collection in under live readers; a collection and
+        an alias never share a name.
+
+        Raises:
+            AlreadyExists: ``alias`` is a collection's name.
+            InvalidArgument: a bad alias name, or ``collection`` is itself an alias.
+            NotFound: there is no such collection.
+        """
+        self._db.put_alias(alias, collection)
+
+    def drop_alias(self, alias: str) -> None:
+        """Removes ``alias`` (NotFound when there is none); the collection stays."""
+        self._db.drop_alias(alias)
+
+    def aliases(self) -> dict[str, str]:
+        """``{alias: collection}``, sorted by alias."""
+        return dict(self._db.list_aliases())
+
     def compact(self) -> dict[str, int]:
         """Compacts every collection (see :meth:`Collection.compact`)."""
         return dict(self._db.compact(""))
@@ -283,14 +309,20 @@ class Database:
 class Collection:
     """One collection of a :class:`Database`. Cheap to create; thread-safe like its database.
 
-    Attributes (its schema, fixed at creation): ``name``, ``dim``, ``metric``, ``dtype``,
-    ``attributes`` (``{name: type}`` in schema order) and ``shards``.
+    Attributes: ``dim``, ``metric``, ``dtype`` and ``shards`` (fixed at creation); ``name``
+    and ``attributes`` (``{name: type}`` in schema order), which follow :meth:`rename` and the
+    schema changes (:meth:`add_attribute`, :meth:`drop_attribute`, :meth:`rename_attribute`),
+    made through any object or process.
+
+    The object acts on one collection, not on a name: it keeps working after the collection is
+    renamed, and raises NotFound once it is dropped. One taken through an alias
+    (:meth:`Database.set_alias`) acts on the collection the alias named then; to follow the
+    alias's switches, take a new one per use (``db["alias"]``).
     """
 
     def __init__(self, db: Database, name: str) -> None:
         self._db = db
         self._core = db._db
-        self.name = name
         # The engine's handle: every call acts on this collection, and raises NotFound once it
         # is dropped, also after another collection takes its name.
         self._handle = self._core.collection(name)  # NotFound for an unknown name
@@ -299,8 +331,58 @@ class Collection:
         self.metric: str = spec["metric"]
         self.dtype: str = spec["dtype"]
         self.shards: int = spec["shards"]
-        self.attributes: dict[str, str] = dict(spec["attributes"])
-        self._schema = list(self.attributes)
+
+    @property
+    def name(self) -> str:
+        """The collection's name now (it follows :meth:`rename`)."""
+        return str(self._handle.name)
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """``{name: type}`` in schema order, as the schema is now."""
+        return dict(json.loads(self._core.stats_json(self._handle))["attributes"])
+
+    @property
+    def _schema(self) -> list[str]:
+        return list(self.attributes)
+
+    def add_attribute(self, name: str, type: str,  # noqa: A002 - the schema's word
+                      default: Any = None) -> dict[str, str]:
+        """Adds attribute ``name`` of ``type`` (as :meth:`Database.create_collection` takes)
+        at the end of the schema, in one atomic, durable change; rows already stored get
+        ``default`` (None: null). Vectors are not rewritten. Returns the new schema
+        (:attr:`attributes`).
+
+        Raises:
+            InvalidArgument: the name is taken or breaks the naming rules, an unknown type, or a
+                default of the wrong type.
+        """
+        return self._alter("add", name, type, default, "")
+
+    def drop_attribute(self, name: str) -> dict[str, str]:
+        """Removes attribute ``name`` and gives its stored bytes and index memory back, in one
+        atomic, durable change. Returns the new schema. InvalidArgument for an unknown name."""
+        return self._alter("drop", name, "", None, "")
+
+    def rename_attribute(self, name: str, new_name: str) -> dict[str, str]:
+        """Renames attribute ``name`` to ``new_name`` (atomic, durable). Returns the new
+        schema. InvalidArgument for an unknown name or a new name that is taken or bad."""
+        return self._alter("rename", name, "", None, new_name)
+
+    def _alter(self, op: str, name: str, type_: str, default: Any,
+               new_name: str) -> dict[str, str]:
+        _, attributes, _, _ = self._core.alter(self._handle, op, name, type_, default, new_name)
+        return dict(attributes)
+
+    def rename(self, new_name: str) -> None:
+        """Renames the collection (atomic, durable; no row is rewritten). Aliases naming it
+        follow it; this object and others on the collection keep working under the new name.
+
+        Raises:
+            InvalidArgument: a bad name.
+            AlreadyExists: a collection or an alias has that name.
+        """
+        self._core.rename_collection(self._handle, new_name)
 
     def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
                batch_rows: int = 65536, upsert: bool = False,

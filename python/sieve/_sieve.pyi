@@ -84,6 +84,26 @@ class _DB:
     def drop_collection(self, name: str) -> None:
         """DB::DropCollection."""
 
+    def alter(self, collection: _Collection, op: str, name: str, type: str, default: object | None, new_name: str) -> tuple:
+        """
+        Collection::Alter (op: add, drop or rename); returns (collection name, [(attribute, type)], rows rewritten, chunks rewritten).
+        """
+
+    def rename_collection(self, collection: _Collection, new_name: str) -> None:
+        """Collection::Rename."""
+
+    def rename(self, name: str, new_name: str) -> None:
+        """DB::RenameCollection."""
+
+    def put_alias(self, alias: str, collection: str) -> None:
+        """DB::PutAlias."""
+
+    def drop_alias(self, alias: str) -> None:
+        """DB::DropAlias."""
+
+    def list_aliases(self) -> list[tuple[str, str]]:
+        """DB::ListAliases as (alias, collection) pairs."""
+
     def compact(self, name: str) -> dict:
         """DB::Compact ("": every collection); returns its CompactResult."""
 

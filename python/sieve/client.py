@@ -189,6 +189,24 @@ class Client:
         """The collection called ``name``. Raises NotFound when there is none."""
         return RemoteCollection(self, name)
 
+    def rename_collection(self, name: str, new_name: str) -> None:
+        """As :meth:`sieve.Database.rename_collection` (POST /collections/NAME/rename)."""
+        self._post("/collections/" + _quote(name) + "/rename", {"to": new_name},
+                   idempotent=False)
+
+    def set_alias(self, alias: str, collection: str) -> None:
+        """As :meth:`sieve.Database.set_alias` (PUT /aliases/ALIAS)."""
+        self._request("PUT", "/aliases/" + _quote(alias),
+                      json.dumps({"collection": collection}).encode("utf-8"))
+
+    def drop_alias(self, alias: str) -> None:
+        """As :meth:`sieve.Database.drop_alias` (DELETE /aliases/ALIAS)."""
+        self._request("DELETE", "/aliases/" + _quote(alias), idempotent=False)
+
+    def aliases(self) -> dict[str, str]:
+        """As :meth:`sieve.Database.aliases` (GET /aliases)."""
+        return {a["alias"]: a["collection"] for a in self._request("GET", "/aliases")["aliases"]}
+
     def __getitem__(self, name: str) -> "RemoteCollection":
         return RemoteCollection(self, name)
 
@@ -231,6 +249,31 @@ class RemoteCollection:
     def stats(self) -> dict[str, Any]:
         """As :meth:`sieve.Collection.stats`."""
         return self._client._request("GET", self._path)
+
+    def add_attribute(self, name: str, type: str,  # noqa: A002 - the schema's word
+                      default: Any = None) -> dict[str, str]:
+        """As :meth:`sieve.Collection.add_attribute` (POST /collections/NAME/alter)."""
+        return self._alter({"add_attribute": {"name": name, "type": type, "default": default}})
+
+    def drop_attribute(self, name: str) -> dict[str, str]:
+        """As :meth:`sieve.Collection.drop_attribute`."""
+        return self._alter({"drop_attribute": name})
+
+    def rename_attribute(self, name: str, new_name: str) -> dict[str, str]:
+        """As :meth:`sieve.Collection.rename_attribute`."""
+        return self._alter({"rename_attribute": {"from": name, "to": new_name}})
+
+    def _alter(self, body: dict[str, Any]) -> dict[str, str]:
+        r = self._client._post(self._path + "/alter", body, idempotent=False)
+        self.attributes = {a["name"]: a["type"] for a in r["attributes"]}
+        self._schema = list(self.attributes)
+        return dict(self.attributes)
+
+    def rename(self, new_name: str) -> None:
+        """As :meth:`sieve.Collection.rename`; this object then uses the new name."""
+        self._client.rename_collection(self.name, new_name)
+        self.name = new_name
+        self._path = "/collections/" + _quote(new_name)
 
     def __len__(self) -> int:
         return int(self.stats()["rows"])

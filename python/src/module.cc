@@ -485,6 +485,98 @@ class PyDB {
     ThrowIfError(s);
   }
 
+  // Collection::Alter: op is "add", "drop" or "rename"; returns the schema after it as
+  // (name, [(attribute, type)...], rows rewritten, chunks rewritten).
+  nb::tuple Alter(const PyCollection& h, const std::string& op, const std::string& name,
+                  const std::string& type, nb::handle default_value,
+                  const std::string& new_name) {
+    std::shared_ptr<DB> db = Get();
+    AlterRequest request;
+    if (op == "add") {
+      AttrType t = AttrType::kInt;
+      ThrowIfError(ParseAttrType(type, &t));
+      Value v;
+      if (!default_value.is_none()) {
+        ThrowIfError(PythonToValue(default_value, name, &v).WithContext("default"));
+      }
+      request = AlterRequest::AddAttribute(name, t, std::move(v));
+    } else if (op == "drop") {
+      request = AlterRequest::DropAttribute(name);
+    } else if (op == "rename") {
+      request = AlterRequest::RenameAttribute(name, new_name);
+    } else {
+      Raise(Status::InvalidArgument("alter: unknown operation '" + op + "'"));
+    }
+    AlterResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = h.c->Alter(request, &result);
+    }
+    ThrowIfError(s);
+    nb::list attrs;
+    for (const AttributeSpec& a : result.spec.attributes) {
+      attrs.append(nb::make_tuple(a.name, AttrTypeName(a.type)));
+    }
+    return nb::make_tuple(result.spec.name, attrs, result.rows, result.chunks_rewritten);
+  }
+
+  // Collection::Rename.
+  void RenameCollection(const PyCollection& h, const std::string& new_name) {
+    std::shared_ptr<DB> db = Get();
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = h.c->Rename(new_name);
+    }
+    ThrowIfError(s);
+  }
+
+  // DB::RenameCollection, by name.
+  void RenameByName(const std::string& name, const std::string& new_name) {
+    std::shared_ptr<DB> db = Get();
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->RenameCollection(name, new_name);
+    }
+    ThrowIfError(s);
+  }
+
+  void PutAlias(const std::string& alias, const std::string& collection) {
+    std::shared_ptr<DB> db = Get();
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->PutAlias(alias, collection);
+    }
+    ThrowIfError(s);
+  }
+
+  void DropAlias(const std::string& alias) {
+    std::shared_ptr<DB> db = Get();
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->DropAlias(alias);
+    }
+    ThrowIfError(s);
+  }
+
+  std::vector<std::pair<std::string, std::string>> ListAliases() {
+    std::shared_ptr<DB> db = Get();
+    std::vector<AliasInfo> aliases;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->ListAliases(&aliases);
+    }
+    ThrowIfError(s);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const AliasInfo& a : aliases) out.emplace_back(a.alias, a.collection);
+    return out;
+  }
+
   // DB::Compact over every collection ("").
   nb::dict CompactAll(const std::string& name) {
     std::shared_ptr<DB> db = Get();
@@ -778,6 +870,16 @@ NB_MODULE(_sieve, m) {
       .def("collection", &PyDB::OpenCollection, "name"_a,
            "DB::GetCollection: the handle of the collection called name.")
       .def("drop_collection", &PyDB::DropCollection, "name"_a, "DB::DropCollection.")
+      .def("alter", &PyDB::Alter, "collection"_a, "op"_a, "name"_a, "type"_a,
+           "default"_a.none(), "new_name"_a,
+           "Collection::Alter (op: add, drop or rename); returns (collection name, [(attribute, "
+           "type)], rows rewritten, chunks rewritten).")
+      .def("rename_collection", &PyDB::RenameCollection, "collection"_a, "new_name"_a,
+           "Collection::Rename.")
+      .def("rename", &PyDB::RenameByName, "name"_a, "new_name"_a, "DB::RenameCollection.")
+      .def("put_alias", &PyDB::PutAlias, "alias"_a, "collection"_a, "DB::PutAlias.")
+      .def("drop_alias", &PyDB::DropAlias, "alias"_a, "DB::DropAlias.")
+      .def("list_aliases", &PyDB::ListAliases, "DB::ListAliases as (alias, collection) pairs.")
       .def("compact", &PyDB::CompactAll, "name"_a,
            "DB::Compact (\"\": every collection); returns its CompactResult.")
       .def("compact_collection", &PyDB::Compact, "collection"_a,

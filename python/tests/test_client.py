@@ -200,3 +200,26 @@ def test_same_answers_as_the_embedded_api(tmp_path):
         assert np.array_equal(a.ids, b.ids) and np.array_equal(a.distances, b.distances)
         assert np.array_equal(a.counts, b.counts)
     assert pathlib.Path(tmp_path / "embedded").is_dir()
+
+
+def test_alter_rename_and_aliases_over_http(server):
+    client = sieve.Client(server.url)
+    rows, cat, _ = data(50)
+    c = client.create_collection("items_v1", DIM, attributes={"cat": "int", "price": "float"})
+    c.ingest(rows, attributes={"cat": cat, "price": cat * 0.5})
+    assert c.add_attribute("stock", "int", default=4)["stock"] == "int"
+    assert (c.search(rows[:1], k=100, filter="stock = 4").ids[0] >= 0).sum() == 50
+    assert "cat" not in c.drop_attribute("cat")
+    c.rename_attribute("price", "cost")
+    assert list(c.attributes) == ["cost", "stock"]
+    c.rename("items_v2")
+    assert client.collections() == ["items_v2"]
+    client.set_alias("items", "items_v2")
+    assert client.aliases() == {"items": "items_v2"}
+    assert len(client["items"]) == 50
+    with pytest.raises(sieve.InvalidArgument, match="alias"):
+        client._request("DELETE", "/collections/items_v2")
+    client.drop_alias("items")
+    with pytest.raises(sieve.NotFound):
+        client.drop_alias("items")
+    assert client.aliases() == {}

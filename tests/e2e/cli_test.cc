@@ -814,6 +814,64 @@ TEST_F(CliTest, UpsertUpdateDropAndCompact) {
 // Issue 32 item 8: get, update and delete take the same id forms (--ids .npy or text,
 // --id N... or repeated); a blank filter is refused by update and delete alike; a negative id
 // is refused by --ids as by --id-field.
+TEST_F(CliTest, AlterRenameAndAliasKeepTheContract) {
+  CreateAndIngest("l2", 300);
+  rows_.resize(300);
+  size_t cat3 = 0;
+  for (const Row& r : rows_) cat3 += r.has_cat && r.cat == 3;
+  auto a = Run({"alter", db_, "--collection", "c", "--add-attr", "stock:int", "--default", "4"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.Lines()[0]["rows"], 300);
+  EXPECT_EQ(a.Lines()[0]["attributes"].back(), json::parse(R"({"name": "stock", "type": "int"})"));
+  auto c = Run({"count", db_, "--collection", "c", "--filter", "stock = 4 AND cat = 3"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.Lines()[0]["count"], cat3);
+  a = Run({"alter", db_, "--collection", "c", "--rename-attr", "cat", "kind"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  a = Run({"alter", db_, "--collection", "c", "--drop-attr", "tags"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  auto g = Run({"get", db_, "--collection", "c", "--id", std::to_string(rows_[0].id)});
+  ASSERT_EQ(g.code, 0) << g.err;
+  EXPECT_EQ(g.Lines()[0]["attributes"]["stock"], 4);
+  EXPECT_FALSE(g.Lines()[0]["attributes"].contains("tags"));
+  EXPECT_FALSE(g.Lines()[0]["attributes"].contains("cat"));
+  // Bad input: one line on stderr, exit 1, nothing changed.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"alter", db_, "--collection", "c", "--drop-attr", "nope"},
+        {"alter", db_, "--collection", "c", "--add-attr", "kind:int"},
+        {"alter", db_, "--collection", "c", "--add-attr", "b:bool", "--default", "3"},
+        {"alter", db_, "--collection", "c", "--add-attr", "x:int", "--drop-attr", "kind"},
+        {"alter", db_, "--collection", "c"},
+        {"rename", db_, "c"},
+        {"alias", db_, "c", "--to", "c"},
+        {"alias", db_, "x", "--to", "none"}}) {
+    auto r = Run(bad);
+    EXPECT_EQ(r.code, 1) << bad[4 < bad.size() ? 4 : 2];
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // Rename, then an alias that every command takes as --collection.
+  auto rn = Run({"rename", db_, "c", "c_v1"});
+  ASSERT_EQ(rn.code, 0) << rn.err;
+  EXPECT_EQ(rn.Lines()[0], json::parse(R"({"renamed": "c", "to": "c_v1"})"));
+  auto al = Run({"alias", db_, "c", "--to", "c_v1"});
+  ASSERT_EQ(al.code, 0) << al.err;
+  c = Run({"count", db_, "--collection", "c", "--filter", "kind = 3"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.Lines()[0]["count"], cat3);
+  auto ls = Run({"aliases", db_});
+  ASSERT_EQ(ls.code, 0) << ls.err;
+  EXPECT_EQ(ls.Lines()[0], json::parse(R"({"alias": "c", "collection": "c_v1"})"));
+  auto drop = Run({"drop", db_, "--collection", "c_v1"});
+  EXPECT_EQ(drop.code, 1);
+  EXPECT_NE(drop.err.find("alias"), std::string::npos) << drop.err;
+  al = Run({"alias", db_, "c", "--drop"});
+  ASSERT_EQ(al.code, 0) << al.err;
+  EXPECT_EQ(al.Lines()[0], json::parse(R"({"dropped_alias": "c"})"));
+  auto check = Run({"check", db_});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+}
+
 TEST_F(CliTest, RowCommandsTakeTheSameIdFormsAndRefuseBlankFiltersAndNegativeIds) {
   CreateAndIngest("l2", 20);  // ids 1000, 1007, ..., 1133
   auto r = Run({"get", db_, "--collection", "c", "--id", "1000", "1007", "5"});

@@ -347,6 +347,53 @@ TEST_F(SnapshotTest, PagesReadOneVersionWhileWritesLand) {
   ASSERT_TRUE(db_->ReleaseSnapshot(snap).ok());
 }
 
+// Schema changes, renames and alias switches after a snapshot: reads through it keep the old
+// schema (a dropped attribute still filters, an added one is unknown), the old name and what
+// the alias named then.
+TEST_F(SnapshotTest, KeepsTheSchemaNamesAndAliasesItWasTakenWith) {
+  Create("c");
+  Create("d");
+  Model c_rows, d_rows;
+  Write("c", 0, 120, 20, &c_rows);
+  Write("d", 500, 60, 21, &d_rows);
+  ASSERT_TRUE(db_->PutAlias("current", "c").ok());
+  const Snapshot* snap = nullptr;
+  ASSERT_TRUE(db_->GetSnapshot(&snap).ok());
+
+  AlterResult altered;
+  ASSERT_TRUE(db_->AlterCollection("c", AlterRequest::AddAttribute("fresh", AttrType::kBool),
+                                   &altered).ok());
+  ASSERT_TRUE(db_->AlterCollection("c", AlterRequest::DropAttribute("n"), &altered).ok());
+  ASSERT_TRUE(db_->RenameCollection("c", "c2").ok());
+  ASSERT_TRUE(db_->PutAlias("current", "d").ok());
+
+  ReadOptions ro;
+  ro.snapshot = snap;
+  uint64_t count = 0;
+  // The snapshot's schema: n still filters, fresh is unknown.
+  Status s = db_->Count(ro, "c", "n = 3", &count);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  uint64_t want = 0;
+  for (const auto& [id, row] : c_rows.rows) want += row.second == 3;
+  EXPECT_EQ(count, want);
+  s = db_->Count(ro, "c", "fresh = true", &count);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  ExpectReads("c", snap, c_rows);
+  // The new name did not exist then; the alias still names c.
+  s = db_->Count(ro, "c2", "", &count);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  ASSERT_TRUE(db_->Count(ro, "current", "", &count).ok());
+  EXPECT_EQ(count, c_rows.rows.size());
+  // Now: the new schema, the new name, the switched alias.
+  ASSERT_TRUE(db_->Count("c2", "fresh IS NULL", &count).ok());
+  EXPECT_EQ(count, c_rows.rows.size());
+  EXPECT_TRUE(db_->Count("c2", "n = 3", &count).IsInvalidArgument());
+  ASSERT_TRUE(db_->Count("current", "", &count).ok());
+  EXPECT_EQ(count, d_rows.rows.size());
+  ExpectReads("d", snap, d_rows);
+  ASSERT_TRUE(db_->ReleaseSnapshot(snap).ok());
+}
+
 TEST_F(SnapshotTest, RefusesAReleasedOrForeignSnapshot) {
   Create("c");
   Model live;

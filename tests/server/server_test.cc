@@ -661,6 +661,62 @@ TEST_F(ServerTest, RowRoutesGetScrollCountUpdateUpsertCompactAndDrop) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
+TEST_F(ServerTest, AlterRenameAndAliasRoutes) {
+  StartServer();
+  CreateAndIngest();
+  // Add an attribute with a default: every stored row has it, filters and includes see it.
+  HttpReply r = Http(port_, "POST", "/collections/items/alter",
+                     R"({"add_attribute": {"name": "w", "type": "int", "default": 7}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json res = json::parse(r.body);
+  EXPECT_EQ(res["rows"], kRows);
+  EXPECT_EQ(res["attributes"].size(), 3u);
+  r = Http(port_, "POST", "/collections/items/count", R"({"filter": "w = 7"})");
+  EXPECT_EQ(json::parse(r.body)["count"], kRows);
+  r = Http(port_, "POST", "/collections/items/alter",
+           R"({"rename_attribute": {"from": "price", "to": "cost"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Http(port_, "POST", "/collections/items/get",
+           "{\"ids\": [" + std::to_string(ids_[3]) + "], \"include\": \"cost,w\"}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["rows"][0]["attributes"]["cost"].get<double>(), attrs_[3].price);
+  r = Http(port_, "POST", "/collections/items/alter", R"({"drop_attribute": "cat"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Http(port_, "POST", "/collections/items/count", R"({"filter": "cat = 3"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  // Bad requests: two operations, a default of the wrong type, an unknown attribute.
+  r = Http(port_, "POST", "/collections/items/alter",
+           R"({"drop_attribute": "w", "rename": "x"})");
+  EXPECT_EQ(r.status, 400);
+  r = Http(port_, "POST", "/collections/items/alter",
+           R"({"add_attribute": {"name": "b", "type": "bool", "default": "yes"}})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = Http(port_, "POST", "/collections/items/alter", R"({"drop_attribute": "nope"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  // Rename, then an alias that queries reach the collection through.
+  r = Http(port_, "POST", "/collections/items/rename", R"({"to": "items_v1"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Http(port_, "GET", "/collections/items").status, 404);
+  r = Http(port_, "PUT", "/aliases/items", R"({"collection": "items_v1"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string q = VectorsJson(vectors_.data(), 1, kDim);
+  r = Http(port_, "POST", "/collections/items/query", "{\"vectors\": " + q + ", \"k\": 4}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ExpectOracle(vectors_.data(), 4, "", json::parse(r.body)["results"][0]);
+  r = Http(port_, "GET", "/aliases");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["aliases"],
+            json::parse(R"([{"alias": "items", "collection": "items_v1"}])"));
+  EXPECT_EQ(Http(port_, "POST", "/collections", R"({"name": "items", "dim": 2})").status, 409);
+  EXPECT_EQ(Http(port_, "DELETE", "/collections/items_v1").status, 400);  // an alias names it
+  EXPECT_EQ(Http(port_, "PUT", "/aliases/x", R"({"collection": "none"})").status, 404);
+  EXPECT_EQ(Http(port_, "POST", "/aliases/items", "{}").status, 405);
+  r = Http(port_, "DELETE", "/aliases/items");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Http(port_, "DELETE", "/aliases/items").status, 404);
+  EXPECT_EQ(Http(port_, "DELETE", "/collections/items_v1").status, 200);
+}
+
 // Requests that race a DELETE of their collection answer 200 (they ran first) or 404 (second),
 // never 500; the name is then free for a collection of another dim, searched with its own.
 TEST_F(ServerTest, RequestsRacingADropAnswer404) {

@@ -40,6 +40,11 @@ int Export(const Args& args);
 int Update(const Args& args);
 int Drop(const Args& args);
 int Compact(const Args& args);
+// tools/cli/schema_commands.cc
+int Alter(const Args& args);
+int Rename(const Args& args);
+int Alias(const Args& args);
+int Aliases(const Args& args);
 
 }  // namespace sieve::cli
 

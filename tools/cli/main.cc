@@ -32,6 +32,10 @@ const char kUsage[] =
     "  update       set attributes of rows chosen by id or filter\n"
     "  drop         remove a collection and its files\n"
     "  compact      reclaim the space of deleted rows\n"
+    "  alter        add, drop or rename an attribute (vectors are not rewritten)\n"
+    "  rename       rename a collection\n"
+    "  alias        point a name at a collection (or switch or drop it)\n"
+    "  aliases      list the aliases\n"
     "  stats        rows, dim, metric and schema of the collections\n"
     "  collections  list the collections\n"
     "  check        verify every invariant of the store and every byte of its files\n"
@@ -56,6 +60,10 @@ int Dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "update") return Update(args);
   if (cmd == "drop") return Drop(args);
   if (cmd == "compact") return Compact(args);
+  if (cmd == "alter") return Alter(args);
+  if (cmd == "rename") return Rename(args);
+  if (cmd == "alias") return Alias(args);
+  if (cmd == "aliases") return Aliases(args);
   if (cmd == "stats") return Stats(args);
   if (cmd == "collections") return Collections(args);
   if (cmd == "check") return Check(args);

@@ -376,16 +376,20 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
   std::string route = "other";
   if (path_ok) {
     if (parts.size() == 1 && (parts[0] == "health" || parts[0] == "metrics" ||
-                              parts[0] == "collections" || parts[0] == "snapshots")) {
+                              parts[0] == "collections" || parts[0] == "snapshots" ||
+                              parts[0] == "aliases")) {
       route = "/" + parts[0];
     } else if (parts.size() == 2 && parts[0] == "snapshots") {
       route = "/snapshots/{token}";
     } else if (parts.size() == 2 && parts[0] == "collections") {
       route = "/collections/{name}";
+    } else if (parts.size() == 2 && parts[0] == "aliases") {
+      route = "/aliases/{name}";
     } else if (parts.size() == 3 && parts[0] == "collections" &&
                (parts[2] == "rows" || parts[2] == "query" || parts[2] == "delete" ||
                 parts[2] == "get" || parts[2] == "scroll" || parts[2] == "count" ||
-                parts[2] == "update" || parts[2] == "compact")) {
+                parts[2] == "update" || parts[2] == "compact" || parts[2] == "alter" ||
+                parts[2] == "rename")) {
       route = "/collections/{name}/" + parts[2];
     }
   }
@@ -461,6 +465,23 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
       if (allow("POST")) done(Update(parts[1], req));
     } else if (route == "/collections/{name}/compact") {
       if (allow("POST")) done(Compact(parts[1]));
+    } else if (route == "/collections/{name}/alter") {
+      if (allow("POST")) done(Alter(parts[1], req));
+    } else if (route == "/collections/{name}/rename") {
+      if (allow("POST")) done(Rename(parts[1], req));
+    } else if (route == "/aliases") {
+      if (allow("GET")) done(Aliases());
+    } else if (route == "/aliases/{name}") {
+      if (req.method == "PUT") {
+        done(PutAlias(parts[1], req));
+      } else if (req.method == "DELETE") {
+        done(DropAlias(parts[1]));
+      } else {
+        HttpResponse r = Error(405, "method " + req.method + " is not allowed on " + route +
+                                        " (use PUT or DELETE)");
+        r.allow = "PUT, DELETE";
+        done(std::move(r));
+      }
     }
   } catch (const json::exception& e) {
     done(Error(400, "bad request body: " + JsonErrorText(e)));
@@ -935,9 +956,10 @@ HttpResponse Router::Update(const std::string& name, const HttpRequest& req) {
   Status s = db_->GetCollection(name, &collection);
   if (!s.ok()) return Error(s);
   UpdateRequest request;
+  const CollectionSpec schema = collection->spec();
   for (const auto& [attr, value] : j["set"].items()) {
     const AttributeSpec* spec = nullptr;
-    for (const AttributeSpec& a : collection->spec().attributes) {
+    for (const AttributeSpec& a : schema.attributes) {
       if (a.name == attr) spec = &a;
     }
     Value v;
@@ -980,6 +1002,113 @@ HttpResponse Router::Compact(const std::string& name) {
                         {"bytes_after", result.bytes_after},
                         {"rows_removed", result.rows_removed},
                         {"shards_rewritten", result.shards_rewritten}});
+}
+
+HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"add_attribute", "drop_attribute", "rename_attribute", "rename"}, &err)) {
+    return err;
+  }
+  if (j.size() != 1) {
+    return Error(400, "give exactly one of 'add_attribute', 'drop_attribute', "
+                      "'rename_attribute' and 'rename'");
+  }
+  if (j.contains("rename")) {
+    if (!j["rename"].is_string()) return Error(400, "'rename' must be a string");
+    const std::string to = j["rename"].get<std::string>();
+    Status s = db_->RenameCollection(name, to);
+    if (!s.ok()) return Error(s);
+    return Json(200, json{{"renamed", name}, {"to", to}});
+  }
+  AlterRequest request;
+  if (j.contains("add_attribute")) {
+    const json& a = j["add_attribute"];
+    if (!a.is_object()) {
+      return Error(400, "'add_attribute' must be an object {\"name\": ..., \"type\": ..., "
+                        "\"default\": ...}");
+    }
+    if (!OnlyKeys(a, {"name", "type", "default"}, &err)) return err;
+    if (!a.contains("name") || !a["name"].is_string() || !a.contains("type") ||
+        !a["type"].is_string()) {
+      return Error(400, "'add_attribute' needs a string 'name' and a string 'type'");
+    }
+    AttrType type = AttrType::kInt;
+    Status s = ParseAttrType(a["type"].get<std::string>(), &type);
+    if (!s.ok()) return Error(s.WithContext("add_attribute.type"));
+    Value value;
+    if (a.contains("default")) {
+      s = ParseValue(a["default"], type, &value);
+      if (!s.ok()) return Error(s.WithContext("add_attribute.default"));
+    }
+    request = AlterRequest::AddAttribute(a["name"].get<std::string>(), type, std::move(value));
+  } else if (j.contains("drop_attribute")) {
+    if (!j["drop_attribute"].is_string()) return Error(400, "'drop_attribute' must be a string");
+    request = AlterRequest::DropAttribute(j["drop_attribute"].get<std::string>());
+  } else {
+    const json& r = j["rename_attribute"];
+    if (!r.is_object() || !r.contains("from") || !r["from"].is_string() || !r.contains("to") ||
+        !r["to"].is_string() || r.size() != 2) {
+      return Error(400, "'rename_attribute' must be {\"from\": OLD, \"to\": NEW}");
+    }
+    request = AlterRequest::RenameAttribute(r["from"].get<std::string>(),
+                                            r["to"].get<std::string>());
+  }
+  AlterResult result;
+  Status s = db_->AlterCollection(name, request, &result);
+  if (!s.ok()) return Error(s);
+  json attrs = json::array();
+  for (const AttributeSpec& a : result.spec.attributes) {
+    attrs.push_back({{"name", a.name}, {"type", AttrTypeName(a.type)}});
+  }
+  return Json(200, json{{"altered", result.spec.name},
+                        {"attributes", std::move(attrs)},
+                        {"rows", result.rows},
+                        {"chunks_rewritten", result.chunks_rewritten}});
+}
+
+HttpResponse Router::Rename(const std::string& name, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"to"}, &err)) return err;
+  if (!j.contains("to") || !j["to"].is_string()) return Error(400, "'to' (a string) is required");
+  const std::string to = j["to"].get<std::string>();
+  Status s = db_->RenameCollection(name, to);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"renamed", name}, {"to", to}});
+}
+
+HttpResponse Router::Aliases() {
+  std::vector<AliasInfo> aliases;
+  Status s = db_->ListAliases(&aliases);
+  if (!s.ok()) return Error(s);
+  json list = json::array();
+  for (const AliasInfo& a : aliases) {
+    list.push_back({{"alias", a.alias}, {"collection", a.collection}});
+  }
+  return Json(200, json{{"aliases", std::move(list)}});
+}
+
+HttpResponse Router::PutAlias(const std::string& alias, const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"collection"}, &err)) return err;
+  if (!j.contains("collection") || !j["collection"].is_string()) {
+    return Error(400, "'collection' (a string) is required");
+  }
+  const std::string collection = j["collection"].get<std::string>();
+  Status s = db_->PutAlias(alias, collection);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"alias", alias}, {"collection", collection}});
+}
+
+HttpResponse Router::DropAlias(const std::string& alias) {
+  Status s = db_->DropAlias(alias);
+  if (!s.ok()) return Error(s);
+  return Json(200, json{{"dropped_alias", alias}});
 }
 
 }  // namespace sieve::server

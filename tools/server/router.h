@@ -10,6 +10,8 @@
 //   POST /collections/NAME/query  POST /collections/NAME/delete
 //   POST /collections/NAME/get    POST /collections/NAME/scroll   POST /collections/NAME/count
 //   POST /collections/NAME/update POST /collections/NAME/compact
+//   POST /collections/NAME/alter  POST /collections/NAME/rename
+//   GET  /aliases   PUT /aliases/NAME   DELETE /aliases/NAME
 //   POST /snapshots               DELETE /snapshots/TOKEN
 //   (query, get, count and scroll read a snapshot named by "snapshot": TOKEN)
 //
@@ -92,6 +94,11 @@ class Router {
   // names none); false with *err set for a bad or unknown token.
   bool ReadSnapshot(const nlohmann::ordered_json& body, std::shared_ptr<Snapshots::Lease>* lease,
                     HttpResponse* err);
+  HttpResponse Alter(const std::string& name, const HttpRequest& req);
+  HttpResponse Rename(const std::string& name, const HttpRequest& req);
+  HttpResponse Aliases();
+  HttpResponse PutAlias(const std::string& alias, const HttpRequest& req);
+  HttpResponse DropAlias(const std::string& alias);
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
