@@ -76,6 +76,12 @@ struct StoreOptions {
   // on a full disk, and beside a process that has the store open for writing. Mutations
   // return NotSupported. Ignores create_if_missing (NotFound without a database).
   bool read_only = false;
+  // With read_only: read one version of the store, as it was at Open, however a writer changes
+  // the files meanwhile (storage/pinned_file_system.h). False: RocksDB's plain read-only mode,
+  // which opens files by name as it reads and fails on a file a writer has deleted. When no
+  // whole version can be pinned (the store keeps changing through every attempt, or RocksDB
+  // refuses the open), the plain mode is used.
+  bool read_only_fixed_view = true;
   // Test hook: when non-null, a rocksdb::Env* to use instead of the default (fault injection).
   // It also carries the vector files CommitAppend writes and ingests.
   void* env = nullptr;

@@ -72,6 +72,14 @@ struct Options {
   // process had committed when Open ran. Writes return NotSupported. With read_only, a path
   // without a database is NotFound whatever create_if_missing says. Default: false.
   bool read_only = false;
+  // With read_only: every read of this DB sees one version of the store, the one committed when
+  // Open ran, however long it stays open and whatever a writer does meanwhile (its ingests,
+  // compactions and RocksDB's background work delete files; the files of that version are kept
+  // open, so their space returns to the file system when this DB is closed). Open tries a few
+  // times when the writer moves files during it, and uses the plain mode below when no whole
+  // version can be held. false: RocksDB's plain read-only mode, which opens files by name as it
+  // reads and may report a file a writer deleted meanwhile as missing. Default: true.
+  bool read_only_fixed_view = true;
   // Host memory that the searches of this DB may hold at once, in bytes. Every Search computes
   // what it will allocate (filter row sets, the executor's tiles, bitsets and heaps, the
   // candidates of every shard and the results) before allocating it and reserves that much:
