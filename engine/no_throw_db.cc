@@ -81,8 +81,9 @@ Status NoThrowDB::DropCollection(const std::string& name) {
   return CatchExceptions("drop", [&] { return db_->DropCollection(name); });
 }
 
-Status NoThrowDB::Compact(const std::string& collection, CompactResult* result) {
-  return CatchExceptions("compact", [&] { return db_->Compact(collection, result); });
+Status NoThrowDB::Compact(const std::string& collection, const CompactOptions& options,
+                          CompactResult* result) {
+  return CatchExceptions("compact", [&] { return db_->Compact(collection, options, result); });
 }
 
 Status NoThrowDB::Check(std::vector<std::string>* report) {

@@ -45,7 +45,9 @@ class NoThrowDB final : public DB {
   Status Scan(const std::string& collection, const ScanRequest& request,
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
-  Status Compact(const std::string& collection, CompactResult* result) override;
+  using DB::Compact;
+  Status Compact(const std::string& collection, const CompactOptions& options,
+                 CompactResult* result) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;

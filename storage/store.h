@@ -173,7 +173,9 @@ class Store {
   virtual Status BeginRewrite(const CollectionMeta& meta, uint32_t shard,
                               std::unique_ptr<ShardRewrite>* rewrite) = 0;
 
-  // Bytes the store's files take on disk (every file of its directory).
+  // Bytes the store's files take on disk (every file of its directory), counted once RocksDB's
+  // background flushes and compactions are done (waiting up to 10 s) and with the info log's
+  // buffered lines written out.
   virtual Status DiskBytes(uint64_t* bytes) = 0;
 
   // Small named settings of the database as a whole (e.g. "planner/<device>": the planner's

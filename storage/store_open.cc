@@ -137,12 +137,18 @@ DirListing ListFiles(rocksdb::Env* env, const std::string& path) {
   return files;
 }
 
-std::vector<std::string> WalNames(const DirListing& files) {
-  std::vector<std::string> wals;
+// What RocksDB reads a version from: the MANIFEST (name and size) and the write-ahead logs
+// (names; they only grow, by commits whose files the MANIFEST already lists).
+DirListing VersionFiles(const DirListing& files) {
+  DirListing version;
   for (const auto& [name, size] : files) {
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0) wals.push_back(name);
+    if (name == "CURRENT" || name.rfind("MANIFEST-", 0) == 0) {
+      version.emplace_back(name, size);
+    } else if (name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0) {
+      version.emplace_back(name, 0);
+    }
   }
-  return wals;
+  return version;
 }
 
 // Pins every table and blob file of the version `db` opened (see PinnedFileSystem). False when
@@ -170,9 +176,11 @@ constexpr int kMaxPinnedOpenAttempts = 20;
 // One open of the store at `path`. With `pin` (a read-only open that holds one version,
 // StoreOptions::read_only_fixed_view), *moved says whether the attempt should be made again:
 // it failed while the writer changed the directory (a MANIFEST read while it was being written,
-// a table file deleted between the MANIFEST's listing and its open), or a write-ahead log came
-// or went during it (RocksDB may then have read the MANIFEST from before a flush and the logs
-// from after it, and missed the flushed commits), or a file of the version could not be pinned.
+// a table file deleted between the MANIFEST's listing and its open), or the MANIFEST or the set
+// of write-ahead logs changed during it (RocksDB reads the MANIFEST first and the logs after:
+// a commit whose files were added to the MANIFEST meanwhile would be seen without them, and a
+// flush meanwhile deletes a log whose commits the MANIFEST read does not hold yet), or a file
+// of the version could not be pinned.
 // Unless `last`, such an attempt returns non-OK; the last one keeps what it opened.
 Status OpenOnce(const StoreOptions& options, const std::string& path, OpenMode mode,
                 rocksdb::Env* base_env, bool pin, bool last, bool* moved,
@@ -225,7 +233,7 @@ Status OpenOnce(const StoreOptions& options, const std::string& path, OpenMode m
   bool whole = true;
   if (pin) {
     whole = PinVersion(raw, handles, files.get()) &&
-            WalNames(ListFiles(env, path)) == WalNames(before);
+            VersionFiles(ListFiles(env, path)) == VersionFiles(before);
   }
   auto result = std::make_unique<RocksStore>(path, std::move(owned_env), base_env, mode,
                                              std::move(layout), std::unique_ptr<rocksdb::DB>(raw),

@@ -78,7 +78,7 @@ class Router {
   HttpResponse Count(const std::string& name, const HttpRequest& req);
   HttpResponse Update(const std::string& name, const HttpRequest& req);
   HttpResponse Drop(const std::string& name);
-  HttpResponse Compact(const std::string& name);
+  HttpResponse Compact(const std::string& name, const HttpRequest& req);
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
