@@ -2,8 +2,15 @@
 //
 // Opening a RocksStore (storage/rocks_store.h): the Env that leaves a failed write's recovery
 // to the next write, the vector files a crash left behind, the ingested vector file RocksDB
-// 7.8 may lose on a failed MANIFEST sync (put back at open), the open's own messages, and
-// Store::Open.
+// 7.8 may lose on a failed MANIFEST sync (put back at open), the open's own messages, the
+// read-only open that holds one version beside a writer (pinned files, tried again while the
+// writer moves the MANIFEST or the logs), and Store::Open.
+//
+// Why not RocksDB's secondary instance (DB::OpenAsSecondary), which is built for reading beside
+// a primary: in 7.8 it replays the MANIFEST in point-in-time mode, and a blob file that was
+// added and later deleted (a compaction dropped every reference to it) counts as missing for
+// good, so the vectors family stops at the version before that blob file and its later chunks
+// are not seen at all (a sound store then reads as "vectors chunks end at ordinal 0").
 
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
