@@ -437,7 +437,8 @@ Status RocksStore::DoDiskBytes(uint64_t* bytes) {
            {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
         if (db_->GetIntProperty(property, &n)) busy += n;
       }
-      for (const char* property : {"rocksdb.mem-table-flush-pending", "rocksdb.compaction-pending"}) {
+      for (const char* property :
+           {"rocksdb.mem-table-flush-pending", "rocksdb.compaction-pending"}) {
         if (db_->GetAggregatedIntProperty(property, &n)) busy += n;
       }
       if (busy == 0) break;
