@@ -70,8 +70,8 @@ Status CollectionHandle::Scan(const ScanRequest& request, ScanResult* result) {
   return s;
 }
 
-Status CollectionHandle::Compact(CompactResult* result) {
-  return CatchExceptions("compact", [&] { return db_->CompactIn({state_}, result); });
+Status CollectionHandle::Compact(const CompactOptions& options, CompactResult* result) {
+  return CatchExceptions("compact", [&] { return db_->CompactIn({state_}, options, result); });
 }
 
 Status CollectionHandle::Search(const SearchRequest& request, const SearchOptions& options,

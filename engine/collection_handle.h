@@ -41,7 +41,8 @@ class CollectionHandle final : public Collection {
   Status Scan(const ScanRequest& request, ScanResult* result) override;
   Status Search(const SearchRequest& request, const SearchOptions& options,
                 SearchResult* result) override;
-  Status Compact(CompactResult* result) override;
+  using Collection::Compact;
+  Status Compact(const CompactOptions& options, CompactResult* result) override;
   Status Alter(const AlterRequest& request, AlterResult* result) override;
   Status Rename(const std::string& new_name) override;
 

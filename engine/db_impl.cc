@@ -18,6 +18,7 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   so.create_if_missing = options.create_if_missing;
   so.error_if_exists = options.error_if_exists;
   so.read_only = options.read_only;
+  so.read_only_fixed_view = options.read_only_fixed_view;
   SIEVE_RETURN_IF_ERROR(ValidateDeviceOptions(options).WithContext("Options"));
   return CatchExceptions("open", [&] {
     std::unique_ptr<Store> store;

@@ -8,6 +8,7 @@
 #define SIEVE_ENGINE_DB_IMPL_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -137,7 +138,9 @@ class DBImpl : public DB {
   Status Scan(const std::string& collection, const ScanRequest& request,
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
-  Status Compact(const std::string& collection, CompactResult* result) override;
+  using DB::Compact;
+  Status Compact(const std::string& collection, const CompactOptions& options,
+                 CompactResult* result) override;
   Status AlterCollection(const std::string& name, const AlterRequest& request,
                          AlterResult* result) override;
   Status RenameCollection(const std::string& name, const std::string& new_name) override;
@@ -176,7 +179,7 @@ class DBImpl : public DB {
                   const SearchOptions& options, SearchResult* result);
   // Compact (every collection, or one by name) and a handle's: over these collections.
   Status CompactIn(const std::vector<std::shared_ptr<CollectionState>>& collections,
-                   CompactResult* result);
+                   const CompactOptions& options, CompactResult* result);
   // engine/db_alter.cc
   Status AlterIn(const std::shared_ptr<CollectionState>& c, const AlterRequest& request,
                  AlterResult* result);
@@ -241,8 +244,12 @@ class DBImpl : public DB {
   // Per shard, the ordinals of the live rows with these ids. REQUIRES: c loaded, mu held.
   void SelectByIds(const CollectionState& c, const int64_t* ids, size_t n,
                    std::vector<RowSet>* sets) const;
-  Status CompactCollection(const std::shared_ptr<CollectionState>& c, CompactResult* result,
-                           bool* any);
+  // Rewrites the shards of `c` worth rewriting (see Compact). `begin` runs once, before the
+  // first rewrite of the whole compaction (*any says whether it ran). Adds the bytes the
+  // deleted rows of skipped shards hold to *skipped_bytes.
+  Status CompactCollection(const std::shared_ptr<CollectionState>& c,
+                           const CompactOptions& options, const std::function<Status()>& begin,
+                           CompactResult* result, bool* any, uint64_t* skipped_bytes);
 
   // Compiles `filter` ("" = every live row) on every shard. REQUIRES: c loaded, mu held.
   Status SelectByFilter(const CollectionState& c, const std::string& filter,

@@ -112,8 +112,9 @@ Status NoThrowDB::ListAliases(std::vector<AliasInfo>* aliases) {
   return CatchExceptions("aliases", [&] { return db_->ListAliases(aliases); });
 }
 
-Status NoThrowDB::Compact(const std::string& collection, CompactResult* result) {
-  return CatchExceptions("compact", [&] { return db_->Compact(collection, result); });
+Status NoThrowDB::Compact(const std::string& collection, const CompactOptions& options,
+                          CompactResult* result) {
+  return CatchExceptions("compact", [&] { return db_->Compact(collection, options, result); });
 }
 
 Status NoThrowDB::Check(std::vector<std::string>* report) {

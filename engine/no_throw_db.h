@@ -49,7 +49,9 @@ class NoThrowDB final : public DB {
   Status Scan(const std::string& collection, const ScanRequest& request,
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
-  Status Compact(const std::string& collection, CompactResult* result) override;
+  using DB::Compact;
+  Status Compact(const std::string& collection, const CompactOptions& options,
+                 CompactResult* result) override;
   Status AlterCollection(const std::string& name, const AlterRequest& request,
                          AlterResult* result) override;
   Status RenameCollection(const std::string& name, const std::string& new_name) override;

@@ -210,6 +210,7 @@ class RocksStore final : public Store {
   Status DoCommitShardStates(const CollectionMeta& meta,
                              const std::vector<std::pair<uint32_t, ShardState>>& states);
   Status DoCheckFormat(std::vector<std::string>* problems);  // store_check.cc
+  Status DoDiskBytes(uint64_t* bytes);                       // store_rewrite.cc
 
   // Every public call goes through Run: it runs `fn` under the shared lock, turning
   // exceptions into Status. After a failed write it first reopens RocksDB (once the disk has

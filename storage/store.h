@@ -77,6 +77,14 @@ struct StoreOptions {
   // on a full disk, and beside a process that has the store open for writing. Mutations
   // return NotSupported. Ignores create_if_missing (NotFound without a database).
   bool read_only = false;
+  // With read_only: read one version of the store, as it was at Open, however a writer changes
+  // the files meanwhile: the open is tried again (up to 20 times) while the writer moves the
+  // MANIFEST or the write-ahead logs under it, and every table and blob file of the version it
+  // got is then kept open (storage/pinned_file_system.h). The last attempt keeps what it
+  // opened. A failed open whose directory did not change is the store's own failure, reported
+  // at once. False: RocksDB's plain read-only mode, which opens files by name as it reads and
+  // fails on a file a writer has deleted.
+  bool read_only_fixed_view = true;
   // Test hook: when non-null, a rocksdb::Env* to use instead of the default (fault injection).
   // It also carries the vector files CommitAppend writes and ingests.
   void* env = nullptr;
@@ -219,7 +227,9 @@ class Store {
     return Status::OK();
   }
 
-  // Bytes the store's files take on disk (every file of its directory).
+  // Bytes the store's files take on disk (every file of its directory), counted once RocksDB's
+  // background flushes and compactions are done (waiting up to 10 s) and with the info log's
+  // buffered lines written out.
   virtual Status DiskBytes(uint64_t* bytes) = 0;
 
   // Small named settings of the database as a whole (e.g. "planner/<device>": the planner's

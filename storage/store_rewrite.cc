@@ -9,10 +9,11 @@
 #include <rocksdb/sst_file_writer.h>
 
 #include <algorithm>
-#include <map>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -435,6 +436,30 @@ Status RocksStore::BeginRewrite(const CollectionMeta& meta, uint32_t shard,
 
 Status RocksStore::DiskBytes(uint64_t* bytes) {
   *bytes = 0;
+  return WithDb("DiskBytes", [&] { return DoDiskBytes(bytes); });
+}
+
+Status RocksStore::DoDiskBytes(uint64_t* bytes) {
+  if (mode_ == OpenMode::kReadWrite) {
+    // RocksDB's background flushes and compactions delete and write files: counted when they
+    // are done, the figure is the store's, not a moment of their work.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < give_up) {
+      uint64_t busy = 0, n = 0;
+      for (const char* property :
+           {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
+        if (db_->GetIntProperty(property, &n)) busy += n;
+      }
+      for (const char* property :
+           {"rocksdb.mem-table-flush-pending", "rocksdb.compaction-pending"}) {
+        if (db_->GetAggregatedIntProperty(property, &n)) busy += n;
+      }
+      if (busy == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  // Lines the info log still buffers belong to the count.
+  if (layout_.db.info_log != nullptr) layout_.db.info_log->Flush();
   std::vector<std::string> children;
   SIEVE_RETURN_IF_ERROR(FromRocks(env_->GetChildren(path_, &children), "listing " + path_));
   for (const std::string& name : children) {

@@ -72,6 +72,14 @@ struct Options {
   // process had committed when Open ran. Writes return NotSupported. With read_only, a path
   // without a database is NotFound whatever create_if_missing says. Default: false.
   bool read_only = false;
+  // With read_only: every read of this DB sees one version of the store, the one committed when
+  // Open ran, however long it stays open and whatever a writer does meanwhile (its ingests,
+  // compactions and RocksDB's background work delete files; the files of that version are kept
+  // open, so their space returns to the file system when this DB is closed). Open tries a few
+  // times when the writer moves files during it, and uses the plain mode below when no whole
+  // version can be held. false: RocksDB's plain read-only mode, which opens files by name as it
+  // reads and may report a file a writer deleted meanwhile as missing. Default: true.
+  bool read_only_fixed_view = true;
   // Host memory that the searches of this DB may hold at once, in bytes. Every Search computes
   // what it will allocate (filter row sets, the executor's tiles, bitsets and heaps, the
   // candidates of every shard and the results) before allocating it and reserves that much:
@@ -504,11 +512,28 @@ struct AliasInfo {
   std::string collection;
 };
 
+struct CompactOptions {
+  // Rewrite every shard that holds deleted rows, even where the rows hold fewer bytes than the
+  // rewrite costs (the store may then grow; CompactResult::note says by how much and why), for
+  // example to remove deleted rows' data from the disk. Default: false.
+  bool force = false;
+};
+
 struct CompactResult {
-  uint64_t bytes_before = 0;      // the store's files before (Store: every file of its directory)
+  // The store's files (every file of its directory) when the compaction began and when it
+  // ended, each counted once RocksDB's background work was done. bytes_after is at most
+  // bytes_before, unless `note` says why not.
+  uint64_t bytes_before = 0;
   uint64_t bytes_after = 0;
   uint64_t rows_removed = 0;      // deleted rows whose space was reclaimed
   uint32_t shards_rewritten = 0;
+  // Shards holding deleted rows that were left as they are, because their deleted rows hold
+  // fewer bytes than rewriting the shard writes (CompactOptions::force rewrites them), and
+  // the deleted rows they still hold.
+  uint32_t shards_skipped = 0;
+  uint64_t rows_left_deleted = 0;
+  // Empty, or one sentence for an operator: why deleted rows were left, or why the store grew.
+  std::string note;
 };
 
 struct CollectionStats {
@@ -600,10 +625,11 @@ class Collection {
   virtual Status Scan(const ScanRequest& request, ScanResult* result) = 0;
   virtual Status Search(const SearchRequest& request, const SearchOptions& options,
                         SearchResult* result) = 0;
-  virtual Status Compact(CompactResult* result) = 0;
   virtual Status Alter(const AlterRequest& request, AlterResult* result) = 0;
   // DB::RenameCollection of this collection to `new_name`.
   virtual Status Rename(const std::string& new_name) = 0;
+  virtual Status Compact(const CompactOptions& options, CompactResult* result) = 0;
+  Status Compact(CompactResult* result) { return Compact(CompactOptions(), result); }
 };
 
 class DB {
@@ -772,9 +798,16 @@ class DB {
 
   // Rewrites every shard holding deleted rows without them (collection "" = every
   // collection) and gives their space back to the file system; ids stay as they are and
-  // searches stay exact. result reports the store's bytes before and after. Searches go on
-  // meanwhile (they wait only for each shard's switch); other writes to the collection wait.
-  virtual Status Compact(const std::string& collection, CompactResult* result) = 0;
+  // searches stay exact. A shard whose deleted rows hold fewer bytes than its rewrite would
+  // write is left as it is (result->shards_skipped, rows_left_deleted and note say so) unless
+  // options.force; a compaction with nothing to rewrite writes nothing. result reports the
+  // store's bytes before and after. Searches go on meanwhile (they wait only for each shard's
+  // switch); other writes to the collection wait.
+  virtual Status Compact(const std::string& collection, const CompactOptions& options,
+                         CompactResult* result) = 0;
+  Status Compact(const std::string& collection, CompactResult* result) {
+    return Compact(collection, CompactOptions(), result);
+  }
 
   // Exact filtered k-nearest-neighbour search. Returns InvalidArgument for k < 1 or k >
   // 1000000, a query component that is not finite, a query whose norm is outside the range of

@@ -210,9 +210,9 @@ class Database:
         """``{alias: collection}``, sorted by alias."""
         return dict(self._db.list_aliases())
 
-    def compact(self) -> dict[str, int]:
+    def compact(self, force: bool = False) -> dict[str, Any]:
         """Compacts every collection (see :meth:`Collection.compact`)."""
-        return dict(self._db.compact(""))
+        return dict(self._db.compact("", force))
 
     def snapshot(self) -> Snapshot:
         """Takes a snapshot of the whole database (:class:`Snapshot`): pass it as
@@ -484,11 +484,13 @@ class Collection:
         id_array = None if ids is None else _arrays.ids(ids)
         return int(self._core.update(self._handle, id_array, filter or "", dict(set)))
 
-    def compact(self) -> dict[str, int]:
+    def compact(self, force: bool = False) -> dict[str, Any]:
         """Rewrites this collection's shards that hold deleted rows and gives their space back;
-        ids stay. Returns ``{"bytes_before", "bytes_after", "rows_removed",
-        "shards_rewritten"}``."""
-        return dict(self._core.compact_collection(self._handle))
+        ids stay. A shard whose deleted rows hold fewer bytes than its rewrite writes is left as
+        it is unless ``force``. Returns ``{"bytes_before", "bytes_after", "rows_removed",
+        "shards_rewritten", "shards_skipped", "rows_left_deleted"}``, and ``"note"`` (why rows
+        were left, or why the store grew) when there is something to say."""
+        return dict(self._core.compact_collection(self._handle, force))
 
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",

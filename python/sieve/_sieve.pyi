@@ -104,10 +104,10 @@ class _DB:
     def list_aliases(self) -> list[tuple[str, str]]:
         """DB::ListAliases as (alias, collection) pairs."""
 
-    def compact(self, name: str) -> dict:
+    def compact(self, name: str, force: bool = False) -> dict:
         """DB::Compact ("": every collection); returns its CompactResult."""
 
-    def compact_collection(self, collection: _Collection) -> dict:
+    def compact_collection(self, collection: _Collection, force: bool = False) -> dict:
         """Collection::Compact; returns its CompactResult."""
 
     def delete_ids(self, collection: _Collection, ids: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> int:

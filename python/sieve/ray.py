@@ -283,8 +283,8 @@ class _Shard:
         return tuple(self.coll._core.scan(self.coll._handle, filter, include, after, int(limit)))
 
     @_guarded
-    def compact(self) -> dict[str, int]:
-        return self.coll.compact()
+    def compact(self, force: bool = False) -> dict[str, Any]:
+        return self.coll.compact(force=force)
 
     @_guarded
     def drop(self) -> None:
@@ -723,10 +723,21 @@ class ShardedCollection:
 
         return heapq.merge(*(pages(s) for s in range(self.shards)), key=lambda r: r["id"])
 
-    def compact(self) -> dict[str, int]:
-        """Compacts every shard (:meth:`sieve.Collection.compact`); the figures added up."""
-        done = self._each("compact", lambda s: ())
-        return {key: sum(d[key] for d in done.values()) for key in next(iter(done.values()))}
+    def compact(self, force: bool = False) -> dict[str, Any]:
+        """Compacts every shard (:meth:`sieve.Collection.compact`); the figures added up, and
+        the shards' notes (``"shard N: ..."``) joined."""
+        done = self._each("compact", lambda s: (force,))
+        out: dict[str, Any] = {}
+        notes = []
+        for shard, d in sorted(done.items()):
+            for key, value in d.items():
+                if key == "note":
+                    notes.append(f"shard {shard}: {value}")
+                else:
+                    out[key] = out.get(key, 0) + value
+        if notes:
+            out["note"] = "; ".join(notes)
+        return out
 
     def delete(self, ids: Any = None, filter: str | None = None) -> int:
         """Deletes the live rows with these ids, or passing ``filter`` (give exactly one), on

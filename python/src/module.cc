@@ -578,25 +578,29 @@ class PyDB {
   }
 
   // DB::Compact over every collection ("").
-  nb::dict CompactAll(const std::string& name) {
+  nb::dict CompactAll(const std::string& name, bool force) {
     std::shared_ptr<DB> db = Get();
+    CompactOptions options;
+    options.force = force;
     CompactResult result;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = db->Compact(name, &result);
+      s = db->Compact(name, options, &result);
     }
     ThrowIfError(s);
     return CompactDict(result);
   }
 
-  nb::dict Compact(const PyCollection& h) {
+  nb::dict Compact(const PyCollection& h, bool force) {
     std::shared_ptr<DB> db = Get();
+    CompactOptions options;
+    options.force = force;
     CompactResult result;
     Status s;
     {
       nb::gil_scoped_release release;
-      s = h.c->Compact(&result);
+      s = h.c->Compact(options, &result);
     }
     ThrowIfError(s);
     return CompactDict(result);
@@ -608,6 +612,9 @@ class PyDB {
     d["bytes_after"] = result.bytes_after;
     d["rows_removed"] = result.rows_removed;
     d["shards_rewritten"] = result.shards_rewritten;
+    d["shards_skipped"] = result.shards_skipped;
+    d["rows_left_deleted"] = result.rows_left_deleted;
+    if (!result.note.empty()) d["note"] = result.note;
     return d;
   }
 
@@ -880,9 +887,9 @@ NB_MODULE(_sieve, m) {
       .def("put_alias", &PyDB::PutAlias, "alias"_a, "collection"_a, "DB::PutAlias.")
       .def("drop_alias", &PyDB::DropAlias, "alias"_a, "DB::DropAlias.")
       .def("list_aliases", &PyDB::ListAliases, "DB::ListAliases as (alias, collection) pairs.")
-      .def("compact", &PyDB::CompactAll, "name"_a,
+      .def("compact", &PyDB::CompactAll, "name"_a, "force"_a = false,
            "DB::Compact (\"\": every collection); returns its CompactResult.")
-      .def("compact_collection", &PyDB::Compact, "collection"_a,
+      .def("compact_collection", &PyDB::Compact, "collection"_a, "force"_a = false,
            "Collection::Compact; returns its CompactResult.")
       .def("delete_ids", &PyDB::DeleteIds, "collection"_a, "ids"_a.noconvert(), "DB::DeleteByIds.")
       .def("delete_filter", &PyDB::DeleteFilter, "collection"_a, "filter"_a, "DB::DeleteByFilter.")

@@ -466,8 +466,20 @@ TEST_F(RowsTest, CompactKeepsIdsAndAnswersAndGivesSpaceBack) {
   ASSERT_TRUE(db_->DeleteByFilter("c", "id < 4500", &deleted).ok());
   for (int64_t id = 0; id < 4500; ++id) oracle_.erase(id);
   CompactResult r;
+  // 1,500 deleted rows a shard hold less than a rewrite writes: left in place, nothing written.
   ASSERT_TRUE(db_->Compact("", &r).ok());
+  EXPECT_EQ(r.rows_removed, 0u);
+  EXPECT_EQ(r.shards_rewritten, 0u);
+  EXPECT_EQ(r.shards_skipped, 3u);
+  EXPECT_EQ(r.rows_left_deleted, 4500u);
+  EXPECT_EQ(r.bytes_after, r.bytes_before);
+  EXPECT_NE(r.note.find("4500 deleted rows in 3 shards were left"), std::string::npos) << r.note;
+  CompactOptions force;
+  force.force = true;
+  ASSERT_TRUE(db_->Compact("", force, &r).ok());
   EXPECT_EQ(r.rows_removed, 4500u);
+  EXPECT_EQ(r.shards_skipped, 0u);
+  EXPECT_EQ(r.rows_left_deleted, 0u);
   EXPECT_EQ(r.shards_rewritten, 3u);
   EXPECT_LT(r.bytes_after, r.bytes_before);
   CollectionStats stats;
@@ -488,11 +500,12 @@ TEST_F(RowsTest, CompactKeepsIdsAndAnswersAndGivesSpaceBack) {
   std::vector<std::string> report;
   EXPECT_TRUE(db_->Check(&report).ok()) << (report.empty() ? "" : report[0]);
   // Nothing deleted: nothing rewritten.
-  ASSERT_TRUE(db_->Compact("c", &r).ok());
+  ASSERT_TRUE(db_->Compact("c", force, &r).ok());
   EXPECT_EQ(r.rows_removed, 10u);  // the rows the upsert above replaced
   EXPECT_GE(r.shards_rewritten, 1u);
-  ASSERT_TRUE(db_->Compact("c", &r).ok());
+  ASSERT_TRUE(db_->Compact("c", force, &r).ok());
   EXPECT_EQ(r.shards_rewritten, 0u);
+  EXPECT_EQ(r.bytes_after, r.bytes_before);
   EXPECT_TRUE(db_->Compact("nope", &r).IsNotFound());
 }
 

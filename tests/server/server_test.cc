@@ -647,9 +647,18 @@ TEST_F(ServerTest, RowRoutesGetScrollCountUpdateUpsertCompactAndDrop) {
   r = Http(port_, "POST", "/collections/items/rows", "{\"vectors\": " + one + "}");
   EXPECT_EQ(r.status, 400) << r.body;  // no ids into a collection with rows
   EXPECT_NE(r.body.find("auto"), std::string::npos) << r.body;
+  // One replaced row holds less than a rewrite writes: left, unless forced.
   r = Http(port_, "POST", "/collections/items/compact", "");
   ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["rows_removed"], 0);
+  EXPECT_EQ(json::parse(r.body)["rows_left_deleted"], 1);
+  EXPECT_TRUE(json::parse(r.body).contains("note")) << r.body;
+  r = Http(port_, "POST", "/collections/items/compact", "{\"force\": 1}");
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = Http(port_, "POST", "/collections/items/compact", "{\"force\": true}");
+  ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["rows_removed"], 1);
+  EXPECT_EQ(json::parse(r.body)["rows_left_deleted"], 0);
   // drop, then the name is free for another dim.
   r = Http(port_, "DELETE", "/collections/items");
   ASSERT_EQ(r.status, 200) << r.body;

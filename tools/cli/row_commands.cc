@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sieve/db.h"
 #include "tools/cli/cli_util.h"
 #include "tools/cli/commands.h"
@@ -60,11 +62,13 @@ const char kDropUsage[] =
     "  Removes the collection and every row of it, durably. stdout: {\"dropped\": \"NAME\"}\n";
 
 const char kCompactUsage[] =
-    "usage: sieve compact DB [--collection NAME]\n"
+    "usage: sieve compact DB [--collection NAME] [--force]\n"
     "  Rewrites every shard holding deleted rows without them (of one collection, or all) and\n"
-    "  gives their space back; ids stay as they are.\n"
+    "  gives their space back; ids stay as they are. A shard whose deleted rows hold fewer\n"
+    "  bytes than its rewrite writes is left as it is (\"note\" says so), unless --force.\n"
     "  stdout: {\"bytes_before\": B, \"bytes_after\": A, \"rows_removed\": N,\n"
-    "           \"shards_rewritten\": S}\n";
+    "           \"shards_rewritten\": S, \"shards_skipped\": K, \"rows_left_deleted\": L\n"
+    "           [, \"note\": \"why rows were left, or why the store grew\"]}\n";
 
 // Writes `text` to stdout in large pieces.
 void Flush(std::string* text) {
@@ -408,20 +412,24 @@ int Drop(const Args& args) {
 }
 
 int Compact(const Args& args) {
-  Flags flags({"collection"}, {});
+  Flags flags({"collection"}, {"force"});
   std::string path;
   if (int rc = ParseFlags("compact", kCompactUsage, args, &flags, &path); rc >= 0) return rc;
   std::unique_ptr<DB> db;
   Status s = OpenDb(path, OpenFor::kWrite, &db);
+  CompactOptions options;
+  options.force = flags.Has("force");
   CompactResult result;
-  if (s.ok()) s = db->Compact(flags.Get("collection"), &result);
+  if (s.ok()) s = db->Compact(flags.Get("collection"), options, &result);
   if (!s.ok()) return Fail("compact", s);
-  std::printf(
-      "{\"bytes_before\": %llu, \"bytes_after\": %llu, \"rows_removed\": %llu, "
-      "\"shards_rewritten\": %u}\n",
-      static_cast<unsigned long long>(result.bytes_before),
-      static_cast<unsigned long long>(result.bytes_after),
-      static_cast<unsigned long long>(result.rows_removed), result.shards_rewritten);
+  nlohmann::ordered_json out = {{"bytes_before", result.bytes_before},
+                                {"bytes_after", result.bytes_after},
+                                {"rows_removed", result.rows_removed},
+                                {"shards_rewritten", result.shards_rewritten},
+                                {"shards_skipped", result.shards_skipped},
+                                {"rows_left_deleted", result.rows_left_deleted}};
+  if (!result.note.empty()) out["note"] = result.note;
+  std::printf("%s\n", out.dump().c_str());
   return 0;
 }
 

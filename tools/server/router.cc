@@ -464,7 +464,7 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
     } else if (route == "/collections/{name}/update") {
       if (allow("POST")) done(Update(parts[1], req));
     } else if (route == "/collections/{name}/compact") {
-      if (allow("POST")) done(Compact(parts[1]));
+      if (allow("POST")) done(Compact(parts[1], req));
     } else if (route == "/collections/{name}/alter") {
       if (allow("POST")) done(Alter(parts[1], req));
     } else if (route == "/collections/{name}/rename") {
@@ -994,14 +994,30 @@ HttpResponse Router::Drop(const std::string& name) {
   return Json(200, json{{"dropped", name}});
 }
 
-HttpResponse Router::Compact(const std::string& name) {
+HttpResponse Router::Compact(const std::string& name, const HttpRequest& req) {
+  CompactOptions options;
+  // The body is optional: none, or {"force": bool}.
+  if (req.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+    json j;
+    HttpResponse err;
+    if (!ParseObject(req.body, &j, &err)) return err;
+    if (!OnlyKeys(j, {"force"}, &err)) return err;
+    if (j.contains("force") && !j["force"].is_null()) {
+      if (!j["force"].is_boolean()) return Error(400, "'force' must be true or false");
+      options.force = j["force"].get<bool>();
+    }
+  }
   CompactResult result;
-  Status s = db_->Compact(name, &result);
+  Status s = db_->Compact(name, options, &result);
   if (!s.ok()) return Error(s);
-  return Json(200, json{{"bytes_before", result.bytes_before},
-                        {"bytes_after", result.bytes_after},
-                        {"rows_removed", result.rows_removed},
-                        {"shards_rewritten", result.shards_rewritten}});
+  json out = {{"bytes_before", result.bytes_before},
+              {"bytes_after", result.bytes_after},
+              {"rows_removed", result.rows_removed},
+              {"shards_rewritten", result.shards_rewritten},
+              {"shards_skipped", result.shards_skipped},
+              {"rows_left_deleted", result.rows_left_deleted}};
+  if (!result.note.empty()) out["note"] = result.note;
+  return Json(200, out);
 }
 
 HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {

@@ -87,7 +87,7 @@ class Router {
   HttpResponse Count(const std::string& name, const HttpRequest& req);
   HttpResponse Update(const std::string& name, const HttpRequest& req);
   HttpResponse Drop(const std::string& name);
-  HttpResponse Compact(const std::string& name);
+  HttpResponse Compact(const std::string& name, const HttpRequest& req);
   HttpResponse OpenSnapshot();
   HttpResponse ReleaseSnapshot(const std::string& token);
   // The snapshot a read's body names ("snapshot": a token), leased into *lease (null when it
