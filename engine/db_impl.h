@@ -78,6 +78,7 @@ class DBImpl : public DB {
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
   Status Compact(const std::string& collection, CompactResult* result) override;
+  Status Backup(const BackupOptions& options, BackupResult* result) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;

@@ -81,6 +81,10 @@ Status NoThrowDB::DropCollection(const std::string& name) {
   return CatchExceptions("drop", [&] { return db_->DropCollection(name); });
 }
 
+Status NoThrowDB::Backup(const BackupOptions& options, BackupResult* result) {
+  return CatchExceptions("backup", [&] { return db_->Backup(options, result); });
+}
+
 Status NoThrowDB::Compact(const std::string& collection, CompactResult* result) {
   return CatchExceptions("compact", [&] { return db_->Compact(collection, result); });
 }

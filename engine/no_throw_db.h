@@ -46,6 +46,7 @@ class NoThrowDB final : public DB {
               ScanResult* result) override;
   Status DropCollection(const std::string& name) override;
   Status Compact(const std::string& collection, CompactResult* result) override;
+  Status Backup(const BackupOptions& options, BackupResult* result) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;

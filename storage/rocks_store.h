@@ -150,6 +150,7 @@ class RocksStore final : public Store {
   Status PutSetting(const std::string& name, const std::string& value) override;
   Status GetSetting(const std::string& name, std::string* value) override;
   Status Flush() override;
+  Status Backup(const BackupOptions& options, BackupResult* result) override;
   Status DropCollection(const CollectionMeta& meta) override;
   Status UpdateColumns(const CollectionMeta& meta,
                        const std::vector<ColumnChange>& changes) override;

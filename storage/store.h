@@ -93,6 +93,16 @@ class Store {
   static Status Repair(const StoreOptions& options, const std::string& path,
                        RepairReport* report);
 
+  // See DB::BackupStore, DB::RestoreBackup, DB::ListBackups and DB::VerifyBackup, which these
+  // implement (storage/store_backup.cc). `options.env` (tests) is the store's Env.
+  static Status BackupClosed(const StoreOptions& options, const std::string& path,
+                             const BackupOptions& backup, BackupResult* result);
+  static Status RestoreBackup(const StoreOptions& options, const std::string& dest,
+                              uint32_t backup_id, const std::string& path, RestoreResult* result);
+  static Status ListBackups(const std::string& dest, BackupListing* listing);
+  static Status VerifyBackup(const std::string& dest, uint32_t backup_id,
+                             BackupListing* listing);
+
   // Opens or creates the database at `path`. IOError when it is open in this process already,
   // locked by another process or cannot be opened; Corruption when its metadata cannot be decoded.
   static Status Open(const StoreOptions& options, const std::string& path,
@@ -181,6 +191,12 @@ class Store {
   virtual Status GetSetting(const std::string& name, std::string* value) {
     (void)name, (void)value;
     return Status::NotSupported("settings");
+  }
+
+  // See DB::Backup, which this implements. NotSupported when read-only.
+  virtual Status Backup(const BackupOptions& options, BackupResult* result) {
+    (void)options, (void)result;
+    return Status::NotSupported("backup");
   }
 
   // Writes every memtable to table files (all families at once) and waits, so every

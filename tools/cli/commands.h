@@ -40,6 +40,11 @@ int Export(const Args& args);
 int Update(const Args& args);
 int Drop(const Args& args);
 int Compact(const Args& args);
+// tools/cli/backup_commands.cc
+int Backup(const Args& args);
+int Restore(const Args& args);
+int VerifyBackup(const Args& args);
+int Backups(const Args& args);
 
 }  // namespace sieve::cli
 
