@@ -374,8 +374,8 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
   const bool path_ok = SplitPath(req.target, &parts);
   std::string route = "other";
   if (path_ok) {
-    if (parts.size() == 1 &&
-        (parts[0] == "health" || parts[0] == "metrics" || parts[0] == "collections")) {
+    if (parts.size() == 1 && (parts[0] == "health" || parts[0] == "metrics" ||
+                              parts[0] == "collections" || parts[0] == "backup")) {
       route = "/" + parts[0];
     } else if (parts.size() == 2 && parts[0] == "collections") {
       route = "/collections/{name}";
@@ -454,6 +454,8 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
       if (allow("POST")) done(Update(parts[1], req));
     } else if (route == "/collections/{name}/compact") {
       if (allow("POST")) done(Compact(parts[1]));
+    } else if (route == "/backup") {
+      if (allow("POST")) done(Backup(req));
     }
   } catch (const json::exception& e) {
     done(Error(400, "bad request body: " + JsonErrorText(e)));
@@ -909,6 +911,29 @@ HttpResponse Router::Compact(const std::string& name) {
                         {"bytes_after", result.bytes_after},
                         {"rows_removed", result.rows_removed},
                         {"shards_rewritten", result.shards_rewritten}});
+}
+
+HttpResponse Router::Backup(const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"dest", "keep"}, &err)) return err;
+  if (!j.contains("dest") || !j["dest"].is_string() || j["dest"].get<std::string>().empty()) {
+    return Error(400, "'dest' must be the backup directory's path on the server, a string");
+  }
+  BackupOptions options;
+  options.dest = j["dest"].get<std::string>();
+  if (j.contains("keep") && !j["keep"].is_null()) {
+    if (!j["keep"].is_number_integer() || j["keep"].get<int64_t>() < 0 ||
+        j["keep"].get<int64_t>() > 1000000) {
+      return Error(400, "'keep' must be an integer from 0 (keep every backup) to 1000000");
+    }
+    options.keep = static_cast<uint32_t>(j["keep"].get<int64_t>());
+  }
+  BackupResult result;
+  Status s = db_->Backup(options, &result);
+  if (!s.ok()) return Error(s);
+  return Json(200, json::parse(result.ToJson()));
 }
 
 }  // namespace sieve::server

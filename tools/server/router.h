@@ -79,6 +79,7 @@ class Router {
   HttpResponse Update(const std::string& name, const HttpRequest& req);
   HttpResponse Drop(const std::string& name);
   HttpResponse Compact(const std::string& name);
+  HttpResponse Backup(const HttpRequest& req);
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
