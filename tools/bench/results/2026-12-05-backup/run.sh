@@ -11,7 +11,7 @@ $S create s --collection c --dim 128 --attr year:int --attr cat:string --attr sc
 echo "ingest_1M_s $(t $S ingest s --collection c --vectors base.npy --attributes base.csv 2>/dev/null)"
 echo "store_bytes $(du -sb s | cut -f1)"
 echo "full_backup_s $(t $S backup s bk) $(cat last.json)"
-$S ingest s --collection c --vectors append.npy --attributes append.csv 2>/dev/null >/dev/null
+$S ingest s --collection c --vectors append.npy --attributes append.csv --auto-ids 2>/dev/null >/dev/null
 echo "incremental_backup_s $(t $S backup s bk) $(cat last.json)"
 echo "restore_s $(t $S restore bk r) $(cat last.json)"
 echo "restored_check $($S check r)"
