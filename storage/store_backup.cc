@@ -143,8 +143,11 @@ Status OpenReader(rocksdb::Env* env, const std::string& dest, Engine* engine) {
     return Status::NotFound("no backups at '" + dest + "' (not a backup directory)");
   }
   rocksdb::BackupEngineReadOnly* raw = nullptr;
-  rocksdb::IOStatus s =
-      rocksdb::BackupEngineReadOnly::Open(EngineOptions(dest, env, engine->log.get()), env, &raw);
+  rocksdb::BackupEngineOptions options = EngineOptions(dest, env, engine->log.get());
+  // One copying thread: a restore that fails returns while other threads may still be
+  // writing, and what they write after the failure would outlive its cleanup.
+  options.max_background_operations = 1;
+  rocksdb::IOStatus s = rocksdb::BackupEngineReadOnly::Open(options, env, &raw);
   if (!s.ok()) return FromIo(s, "opening the backup directory '" + dest + "'");
   engine->reader.reset(raw);
   return Status::OK();
@@ -387,6 +390,11 @@ Status RocksStore::Backup(const BackupOptions& options, BackupResult* result) {
     const std::string metadata = Metadata(path_, /*secondary=*/false);
     rocksdb::BackupID id = 0;
     SIEVE_RETURN_IF_ERROR(WithDb("backup", [&] {
+      // Commits wait while the files are listed and copied: RocksDB lists the tables before it
+      // measures the write-ahead log, so a commit landing between the two would be in the
+      // copied log while the vector file it ingested is not (measured: a restored shard whose
+      // last batch had ids but no vectors). Reads go on.
+      std::lock_guard<std::mutex> commits(commit_mu_);
       return CreateOne(&engine, db_.get(), options.dest, metadata, &id, result);
     }));
     Status opened = OpenBackupInPlace(&engine, id, &result->commit_seq);

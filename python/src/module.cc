@@ -773,7 +773,7 @@ NB_MODULE(_sieve, m) {
         return result.ToJson();
       },
       "path"_a, "dest"_a, "keep"_a, "secondary_dir"_a, "max_attempts"_a,
-      "sieve::DB::BackupStore; returns sieve::BackupResult::ToJson().");
+      "DB::BackupStore; returns BackupResult::ToJson().");
   m.def(
       "restore_backup",
       [](const std::string& dest, uint32_t backup_id, const std::string& path) {
@@ -786,7 +786,8 @@ NB_MODULE(_sieve, m) {
         ThrowIfError(s);
         return result.ToJson();
       },
-      "dest"_a, "backup_id"_a, "path"_a, "sieve::DB::RestoreBackup; returns sieve::RestoreResult::ToJson().");
+      "dest"_a, "backup_id"_a, "path"_a,
+      "DB::RestoreBackup; returns RestoreResult::ToJson().");
   m.def(
       "list_backups",
       [](const std::string& dest, bool verify, uint32_t backup_id) {
@@ -805,7 +806,7 @@ NB_MODULE(_sieve, m) {
         return std::make_tuple(problem, entries, listing.ToJson());
       },
       "dest"_a, "verify"_a, "backup_id"_a,
-      "sieve::DB::ListBackups, or sieve::DB::VerifyBackup when verify; returns (None or the Corruption "
+      "DB::ListBackups, or DB::VerifyBackup when verify; returns (None or the Corruption "
       "message, sieve::BackupEntry::ToJson() per backup, sieve::BackupListing::ToJson()).");
   m.def(
       "_last_engine_seconds", [] { return static_cast<double>(g_last_engine_ns.load()) * 1e-9; },

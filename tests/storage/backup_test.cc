@@ -288,7 +288,9 @@ TEST(BackupTest, FullDiskDuringBackupLeavesNoBackupAndTheSourceIntact) {
 TEST(BackupChild, Writer) {
   const char* db = std::getenv("SIEVE_BACKUP_DB");
   const char* acks = std::getenv("SIEVE_BACKUP_ACKS");
-  if (db == nullptr || acks == nullptr) GTEST_SKIP() << "only run by BackupTest.BackupOfAStoreAnotherProcessHoldsOpenForWriting";
+  if (db == nullptr || acks == nullptr) {
+    GTEST_SKIP() << "only run by BackupTest.BackupOfAStoreAnotherProcessHoldsOpenForWriting";
+  }
   StoreOptions options;
   options.vector_file_min_bytes = 2048;
   std::unique_ptr<Store> store;
@@ -356,10 +358,12 @@ TEST(BackupTest, BackupOfAStoreAnotherProcessHoldsOpenForWriting) {
   backup.secondary_dir = dir.Join("secondary");
   backup.max_attempts = 100;
   std::vector<std::pair<uint32_t, uint32_t>> bounds;
+  std::vector<uint32_t> ids;  // an attempt discarded takes an id too
   for (int i = 0; i < 3; ++i) {
     const uint32_t before = Acked(acks);
     s = Store::BackupClosed(StoreOptions(), db, backup, &r);
     ASSERT_TRUE(s.ok()) << s.ToString();
+    ids.push_back(r.backup_id);
     bounds.emplace_back(before, Acked(acks) + 1);  // + the one in flight
     EXPECT_TRUE(r.secondary);
     EXPECT_GE(r.attempts, 1u);
@@ -371,10 +375,86 @@ TEST(BackupTest, BackupOfAStoreAnotherProcessHoldsOpenForWriting) {
     EXPECT_EQ(name.find("secondary"), std::string::npos) << name;
   }
   for (uint32_t i = 0; i < bounds.size(); ++i) {
-    const uint32_t n = Restored(backup.dest, i + 1, dir.Join("r" + std::to_string(i)));
-    EXPECT_GE(n, bounds[i].first) << "backup " << i + 1;
-    EXPECT_LE(n, bounds[i].second) << "backup " << i + 1;
+    const uint32_t n = Restored(backup.dest, ids[i], dir.Join("r" + std::to_string(i)));
+    EXPECT_GE(n, bounds[i].first) << "backup " << ids[i];
+    EXPECT_LE(n, bounds[i].second) << "backup " << ids[i];
   }
+}
+
+// Run in a child process by the test below: backs the store up into a directory forever,
+// appending the number of completed backups to an ack file after each.
+TEST(BackupChild, BackerUp) {
+  const char* db = std::getenv("SIEVE_BACKUP_DB");
+  const char* dest = std::getenv("SIEVE_BACKUP_DEST");
+  const char* acks = std::getenv("SIEVE_BACKUP_ACKS");
+  if (db == nullptr || dest == nullptr || acks == nullptr) {
+    GTEST_SKIP() << "only run by BackupTest.KillNineDuringBackups";
+  }
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(Store::Open(StoreOptions(), db, &store).ok());
+  BackupOptions backup;
+  backup.dest = dest;
+  backup.keep = 2;
+  const int fd = ::open(acks, O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  for (uint32_t n = 1;; ++n) {
+    BackupResult r;
+    ASSERT_TRUE(store->Backup(backup, &r).ok());
+    const std::string line = std::to_string(n) + "\n";
+    ASSERT_EQ(::write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  }
+}
+
+TEST(BackupTest, KillNineDuringBackupsLeavesOnlyCompleteBackups) {
+  test::ScratchDir dir;
+  const std::string db = dir.Join("db");
+  const std::string dest = dir.Join("backups");
+  const std::string acks = dir.Join("acks");
+  StoreWith(db, 200).reset();
+  { std::ofstream(acks).flush(); }
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("SIEVE_BACKUP_DB", db.c_str(), 1);
+    setenv("SIEVE_BACKUP_DEST", dest.c_str(), 1);
+    setenv("SIEVE_BACKUP_ACKS", acks.c_str(), 1);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, STDOUT_FILENO);
+      dup2(devnull, STDERR_FILENO);
+    }
+    execl("/proc/self/exe", "storage_tests", "--gtest_filter=BackupChild.BackerUp",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 3000 && Acked(acks) < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // Mid-backup, most likely: each takes a few milliseconds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child exited by itself: status " << status;
+  ASSERT_GE(Acked(acks), 3u);
+  // Every backup listed is complete: it verifies and restores whole.
+  BackupListing listing;
+  Status s = Store::VerifyBackup(dest, 0, &listing);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_FALSE(listing.backups.empty());
+  EXPECT_GE(listing.backups.back().id, Acked(acks));
+  EXPECT_EQ(Restored(dest, 0, dir.Join("r")), 200u);
+  // The source opens and checks clean; the next backup removes whatever the kill left.
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(Store::Open(StoreOptions(), db, &store).ok());
+  BackupOptions backup;
+  backup.dest = dest;
+  BackupResult r;
+  ASSERT_TRUE(store->Backup(backup, &r).ok());
+  ASSERT_TRUE(Store::ListBackups(dest, &listing).ok());
+  EXPECT_EQ(listing.leftover_files, 0u);
+  store.reset();
+  EXPECT_EQ(WholeBatchesAt(db), 200u);
 }
 
 }  // namespace

@@ -30,8 +30,9 @@ const char kBackupUsage[] =
     "  --keep N: afterwards keep only the newest N backups in DEST (default: all)\n"
     "  --max-attempts N: beside a writer, how often a backup overtaken by the writer's file\n"
     "    changes is taken again (default 8)\n"
-    "  stdout: {\"backup_id\", \"timestamp\", \"files_copied\", \"bytes_copied\", \"files_reused\",\n"
-    "          \"bytes_reused\", \"commit_seq\", \"purged\": [...], \"attempts\", \"secondary\"}\n";
+    "  stdout: {\"backup_id\", \"timestamp\", \"files_copied\", \"bytes_copied\",\n"
+    "          \"files_reused\", \"bytes_reused\", \"commit_seq\", \"purged\": [...],\n"
+    "          \"attempts\", \"secondary\"}\n";
 
 const char kRestoreUsage[] =
     "usage: sieve restore DEST DB [--backup N]\n"
@@ -44,8 +45,9 @@ const char kVerifyUsage[] =
     "usage: sieve verify-backup DEST [--backup N]\n"
     "  Reads every file of every backup in DEST (or of backup N) and checks its size and\n"
     "  checksum. Exit 0 when all match, 1 otherwise.\n"
-    "  stdout: one line per backup {\"backup_id\", \"timestamp\", \"bytes\", \"files\"[, \"problem\"]},\n"
-    "          then {\"ok\", \"backups\", \"corrupt\": [...], \"leftover_files\", \"leftover_bytes\"}\n"
+    "  stdout: one line per backup {\"backup_id\", \"timestamp\", \"bytes\", \"files\"\n"
+    "          [, \"problem\"]}, then {\"ok\", \"backups\", \"corrupt\": [...],\n"
+    "          \"leftover_files\", \"leftover_bytes\"}\n"
     "  leftover_*: files an interrupted backup left behind (removed by the next backup)\n";
 
 const char kBackupsUsage[] =
