@@ -109,14 +109,14 @@ def _raise_status(code: int, message: str) -> None:
     """
 
 def backup_store(path: str, dest: str, keep: int, secondary_dir: str, max_attempts: int) -> str:
-    """sieve::DB::BackupStore; returns sieve::BackupResult::ToJson()."""
+    """DB::BackupStore; returns BackupResult::ToJson()."""
 
 def restore_backup(dest: str, backup_id: int, path: str) -> str:
-    """sieve::DB::RestoreBackup; returns sieve::RestoreResult::ToJson()."""
+    """DB::RestoreBackup; returns RestoreResult::ToJson()."""
 
 def list_backups(dest: str, verify: bool, backup_id: int) -> tuple[str | None, list[str], str]:
     """
-    sieve::DB::ListBackups, or sieve::DB::VerifyBackup when verify; returns (None or the Corruption message, sieve::BackupEntry::ToJson() per backup, sieve::BackupListing::ToJson()).
+    DB::ListBackups, or DB::VerifyBackup when verify; returns (None or the Corruption message, sieve::BackupEntry::ToJson() per backup, sieve::BackupListing::ToJson()).
     """
 
 def _last_engine_seconds() -> float:
