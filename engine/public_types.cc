@@ -159,6 +159,7 @@ std::string BackupResult::ToJson() const {
   j["purged"] = purged;
   j["attempts"] = attempts;
   j["secondary"] = secondary;
+  j["logs"] = logs;
   return DumpLine(j);
 }
 
@@ -187,6 +188,7 @@ std::string RestoreResult::ToJson() const {
   j["files"] = files;
   j["bytes"] = bytes;
   j["commit_seq"] = commit_seq;
+  j["leftovers_removed"] = leftovers_removed;
   return DumpLine(j);
 }
 

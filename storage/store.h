@@ -85,6 +85,10 @@ struct StoreOptions {
   // the commit's WriteBatch. Either way the append is atomic (see storage/FORMAT.md).
   // Default: 1 MiB. 0: always a file (tests).
   size_t vector_file_min_bytes = size_t{1} << 20;
+  // Read-only opens only: open without the commit ledger, vouching for nothing beyond what
+  // RocksDB's files hold. A backup opened where it lies, to vet it, has none (a restore
+  // writes it; FORMAT.md, "Backups").
+  bool without_ledger = false;
 };
 
 class Store {

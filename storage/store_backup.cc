@@ -8,11 +8,13 @@
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/utilities/backup_engine.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <iterator>
@@ -68,8 +70,12 @@ Status FromIo(const rocksdb::IOStatus& s, const std::string& context) {
   return FromRocks(s, context);
 }
 
-Status CheckDest(const BackupOptions& options, const std::string& store_path) {
+Status CheckOptions(const BackupOptions& options, const std::string& store_path) {
   if (options.dest.empty()) return Status::InvalidArgument("backup: no destination directory");
+  if (options.max_attempts < 1 || options.max_attempts > 100) {
+    return Status::InvalidArgument("backup: max_attempts must be 1 to 100, not " +
+                                   Num(options.max_attempts));
+  }
   if (Inside(options.dest, store_path) || Inside(store_path, options.dest)) {
     return Status::InvalidArgument("backup: the destination '" + options.dest +
                                    "' must lie outside the store '" + store_path +
@@ -117,8 +123,9 @@ struct Engine {
   }
 };
 
+// `logs`: whether backups copy the write-ahead logs (restores ignore it).
 rocksdb::BackupEngineOptions EngineOptions(const std::string& dest, rocksdb::Env* env,
-                                           rocksdb::Logger* log) {
+                                           rocksdb::Logger* log, bool logs) {
   // Absolute: a backup opened in place (name_for_open) is named from this path.
   rocksdb::BackupEngineOptions o(Resolved(dest), env);
   o.share_table_files = true;
@@ -126,13 +133,15 @@ rocksdb::BackupEngineOptions EngineOptions(const std::string& dest, rocksdb::Env
   o.sync = true;
   o.info_log = log;
   o.max_background_operations = 2;
+  o.backup_log_files = logs;
   return o;
 }
 
-Status OpenWriter(rocksdb::Env* env, const std::string& dest, Engine* engine) {
+Status OpenWriter(rocksdb::Env* env, const std::string& dest, bool logs, Engine* engine) {
+  engine->writer.reset();
   rocksdb::BackupEngine* raw = nullptr;
   rocksdb::IOStatus s =
-      rocksdb::BackupEngine::Open(EngineOptions(dest, env, engine->log.get()), env, &raw);
+      rocksdb::BackupEngine::Open(EngineOptions(dest, env, engine->log.get(), logs), env, &raw);
   if (!s.ok()) return FromIo(s, "backup: opening the backup directory '" + dest + "'");
   engine->writer.reset(raw);
   return Status::OK();
@@ -143,11 +152,8 @@ Status OpenReader(rocksdb::Env* env, const std::string& dest, Engine* engine) {
     return Status::NotFound("no backups at '" + dest + "' (not a backup directory)");
   }
   rocksdb::BackupEngineReadOnly* raw = nullptr;
-  rocksdb::BackupEngineOptions options = EngineOptions(dest, env, engine->log.get());
-  // One copying thread: a restore that fails returns while other threads may still be
-  // writing, and what they write after the failure would outlive its cleanup.
-  options.max_background_operations = 1;
-  rocksdb::IOStatus s = rocksdb::BackupEngineReadOnly::Open(options, env, &raw);
+  rocksdb::IOStatus s = rocksdb::BackupEngineReadOnly::Open(
+      EngineOptions(dest, env, engine->log.get(), /*logs=*/true), env, &raw);
   if (!s.ok()) return FromIo(s, "opening the backup directory '" + dest + "'");
   engine->reader.reset(raw);
   return Status::OK();
@@ -230,18 +236,34 @@ Status CreateOne(Engine* engine, rocksdb::DB* db, const std::string& dest,
   return Status::OK();
 }
 
-// Opens backup `id` where it lies (no copy) and reads its commit_seq: proof that its MANIFEST,
-// table files and write-ahead logs make a database RocksDB opens.
-Status OpenBackupInPlace(Engine* engine, rocksdb::BackupID id, uint64_t* commit_seq) {
+// Opens backup `id` where it lies (no copy) as a read-only store, as a restore will open it
+// (its MANIFEST, table files and write-ahead logs replayed), and checks its structure
+// (RocksStore::CheckStructure): every shard's id, attribute and vector chunks are whole up to
+// its next_ordinal. A backup that fails is deleted. Fills *commit_seq.
+Status VetBackup(Engine* engine, rocksdb::BackupID id, uint64_t* commit_seq) {
   *commit_seq = 0;
   rocksdb::BackupInfo info;
-  rocksdb::Status rs = engine->read()->GetBackupInfo(id, &info, /*include_file_details=*/true);
-  if (!rs.ok()) return FromRocks(rs, "reading backup " + Num(id));
-  if (info.name_for_open.empty() || info.env_for_open == nullptr) {
-    return Status::Internal("backup " + Num(id) + " cannot be opened in place");
+  rocksdb::Status rs = engine->writer->GetBackupInfo(id, &info, /*include_file_details=*/true);
+  Status s = FromRocks(rs, "reading backup " + Num(id));
+  if (s.ok() && (info.name_for_open.empty() || info.env_for_open == nullptr)) {
+    s = Status::Internal("backup " + Num(id) + " cannot be opened in place");
   }
-  return ReadCommitSeq(info.env_for_open.get(), info.name_for_open, commit_seq)
-      .WithContext("backup " + Num(id) + " does not open");
+  if (s.ok()) {
+    StoreOptions so;
+    so.read_only = true;
+    so.without_ledger = true;
+    so.env = info.env_for_open.get();
+    std::unique_ptr<RocksStore> store;
+    s = OpenRocksStore(so, info.name_for_open, OpenMode::kReadOnly, &store)
+            .WithContext("backup " + Num(id) + " does not open");
+    if (s.ok()) {
+      std::vector<std::string> problems;
+      s = store->CheckStructure(&problems).WithContext("backup " + Num(id) + " is not whole");
+      *commit_seq = store->commit_seq();
+    }
+  }
+  if (!s.ok()) (void)engine->writer->DeleteBackup(id);
+  return s;
 }
 
 Status Purge(Engine* engine, const std::string& dest, uint32_t keep, BackupResult* result) {
@@ -265,6 +287,36 @@ std::string Metadata(const std::string& source, bool secondary) {
                       {"source", Resolved(source)},
                       {"secondary", secondary}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+constexpr char kRestoreInfix[] = ".restore-";
+
+// Removes the directories `path`.restore-<time>-<pid> that restores into `path` left when they
+// were killed (the process <pid> is gone); returns how many. A restore still running in
+// another process keeps its directory.
+uint32_t RemoveRestoreLeftovers(const std::string& path) {
+  const fs::path p(path);
+  const std::string prefix = p.filename().string() + kRestoreInfix;
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  uint32_t removed = 0;
+  for (auto it = fs::directory_iterator(parent, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t dash = name.find_last_of('-');
+    const std::string pid_text = name.substr(dash + 1);
+    if (dash < prefix.size() || pid_text.empty() ||
+        pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)) continue;
+    std::error_code rm;
+    fs::remove_all(it->path(), rm);
+    if (!rm) ++removed;
+  }
+  return removed;
 }
 
 std::string Stamp() {
@@ -295,9 +347,6 @@ Status BackupHeld(rocksdb::Env* env, const std::string& path, const BackupOption
   DestLock lock;
   SIEVE_RETURN_IF_ERROR(lock.Acquire(env, options.dest));
   Engine engine;
-  SIEVE_RETURN_IF_ERROR(OpenWriter(env, options.dest, &engine));
-  // Leftovers of an interrupted backup go before this one is written.
-  (void)engine.writer->GarbageCollect();
 
   RocksLayout layout = MakeRocksLayout(env, path, OpenMode::kReadOnly, StoreOptions());
   // A secondary instance must keep every table file open: the writer may delete one the
@@ -323,6 +372,16 @@ Status BackupHeld(rocksdb::Env* env, const std::string& path, const BackupOption
   Status last;
   for (uint32_t attempt = 1; attempt <= options.max_attempts; ++attempt) {
     result->attempts = attempt;
+    // Odd attempts copy the write-ahead logs too, the only place of the writer's commits since
+    // its last flush; even ones take the tables alone, the writer's state at its last flush,
+    // whole commits by RocksDB's atomic flush (FORMAT.md, "Backups"). An attempt with the logs
+    // is overtaken by any commit whose append ingests a vector file between the catch-up and
+    // the copy, which a busy writer makes likely: the attempt after it does not depend on that.
+    const bool logs = attempt % 2 == 1;
+    result->logs = logs;
+    SIEVE_RETURN_IF_ERROR(OpenWriter(env, options.dest, logs, &engine));
+    // Leftovers of an interrupted backup go before this one is written.
+    if (attempt == 1) (void)engine.writer->GarbageCollect();
     // The logs present before the catch-up. The writer deletes logs oldest first, and only
     // after a MANIFEST record the instance may not have read: a backup that lacks one of them
     // could hold later commits without earlier ones, so it is discarded.
@@ -353,18 +412,19 @@ Status BackupHeld(rocksdb::Env* env, const std::string& path, const BackupOption
       std::snprintf(name, sizeof(name), "/%06llu.log", static_cast<unsigned long long>(log));
       if (!env->FileExists(path + name).ok()) missing.push_back(log);
     }
-    if (!rs.ok() || !missing.empty()) {
+    if (logs && (!rs.ok() || !missing.empty())) {
       last = Status::IOError("backup: the writer retired write-ahead log " +
                              (missing.empty() ? std::string("?") : Num(missing.front())) +
                              " while it was being copied");
       (void)engine.writer->DeleteBackup(id);
       continue;
     }
-    last = OpenBackupInPlace(&engine, id, &result->commit_seq);
-    if (!last.ok()) {
-      (void)engine.writer->DeleteBackup(id);
-      continue;
-    }
+    // The instance's view is the MANIFEST as it was read at the catch-up, while the logs are
+    // copied as they are when listed: a commit in between is in the copied log while the
+    // vector file its append ingested before it is not in the view. Such a backup does not
+    // pass the check, and is taken again.
+    last = VetBackup(&engine, id, &result->commit_seq);
+    if (!last.ok()) continue;
     return Purge(&engine, options.dest, options.keep, result);
   }
   return last.WithContext("backup of " + path + " beside its writer failed after " +
@@ -376,33 +436,41 @@ Status BackupHeld(rocksdb::Env* env, const std::string& path, const BackupOption
 Status RocksStore::Backup(const BackupOptions& options, BackupResult* result) {
   *result = BackupResult();
   return Guarded("backup", [&]() -> Status {
-    SIEVE_RETURN_IF_ERROR(RefuseIfReadOnly(
-        "backup (`sieve backup` reads a store that another process has open)"));
-    SIEVE_RETURN_IF_ERROR(CheckDest(options, path_));
+    SIEVE_RETURN_IF_ERROR(
+        RefuseIfReadOnly("backup (`sieve backup` reads a store that another process has open)"));
+    SIEVE_RETURN_IF_ERROR(CheckOptions(options, path_));
     DestLock lock;
     SIEVE_RETURN_IF_ERROR(lock.Acquire(base_env_, options.dest));
     Engine engine;
-    SIEVE_RETURN_IF_ERROR(OpenWriter(base_env_, options.dest, &engine));
-    (void)engine.writer->GarbageCollect();
-    // Best effort: with the memtables in table files the backup needs (almost) no log, and the
-    // tables are shared by later backups. On a full disk the backup carries the log instead.
-    (void)Flush();
     const std::string metadata = Metadata(path_, /*secondary=*/false);
-    rocksdb::BackupID id = 0;
-    SIEVE_RETURN_IF_ERROR(WithDb("backup", [&] {
-      // Commits wait while the files are listed and copied: RocksDB lists the tables before it
-      // measures the write-ahead log, so a commit landing between the two would be in the
-      // copied log while the vector file it ingested is not (measured: a restored shard whose
-      // last batch had ids but no vectors). Reads go on.
-      std::lock_guard<std::mutex> commits(commit_mu_);
-      return CreateOne(&engine, db_.get(), options.dest, metadata, &id, result);
-    }));
-    Status opened = OpenBackupInPlace(&engine, id, &result->commit_seq);
-    if (!opened.ok()) {
-      (void)engine.writer->DeleteBackup(id);
-      return opened;
+    Status last;
+    for (uint32_t attempt = 1; attempt <= options.max_attempts; ++attempt) {
+      result->attempts = attempt;
+      // Every family's memtable into table files at once (RocksDB's atomic flush, under its
+      // write thread): the tables then hold every commit acknowledged so far, and whole
+      // commits only, whatever commits meanwhile. The backup takes the tables without the
+      // write-ahead logs, so a commit after the flush is absent from it whole, with nothing
+      // to pause. (RocksDB's own flush_before_backup picks the families to flush before it
+      // enters the write thread, so a commit in between could be flushed in one family and
+      // not in another.) Should the flush fail (a full disk), the logs are copied instead.
+      const bool flushed = Flush().ok();
+      result->logs = !flushed;
+      SIEVE_RETURN_IF_ERROR(OpenWriter(base_env_, options.dest, /*logs=*/!flushed, &engine));
+      // Leftovers of an interrupted backup go before this one is written.
+      if (attempt == 1) (void)engine.writer->GarbageCollect();
+      rocksdb::BackupID id = 0;
+      last = WithDb("backup", [&] {
+        return CreateOne(&engine, db_.get(), options.dest, metadata, &id, result);
+      });
+      if (last.IsResourceExhausted()) return last;
+      if (!last.ok()) continue;
+      last = VetBackup(&engine, id, &result->commit_seq);
+      if (!last.ok()) continue;
+      return Purge(&engine, options.dest, options.keep, result);
     }
-    return Purge(&engine, options.dest, options.keep, result);
+    if (options.max_attempts == 1) return last;
+    return last.WithContext("backup of " + path_ + " failed after " + Num(options.max_attempts) +
+                            " attempts");
   });
 }
 
@@ -415,11 +483,7 @@ Status Store::BackupClosed(const StoreOptions& options, const std::string& path,
     if (!env->FileExists(path + "/CURRENT").ok()) {
       return Status::NotFound("no Sieve database at '" + path + "'");
     }
-    SIEVE_RETURN_IF_ERROR(CheckDest(backup, path));
-    if (backup.max_attempts < 1 || backup.max_attempts > 100) {
-      return Status::InvalidArgument("backup: max_attempts must be 1 to 100, not " +
-                                     Num(backup.max_attempts));
-    }
+    SIEVE_RETURN_IF_ERROR(CheckOptions(backup, path));
     if (!backup.secondary_dir.empty() &&
         (Inside(backup.secondary_dir, path) || Inside(path, backup.secondary_dir))) {
       return Status::InvalidArgument("backup: the secondary directory '" + backup.secondary_dir +
@@ -442,8 +506,7 @@ Status Store::BackupClosed(const StoreOptions& options, const std::string& path,
 }
 
 Status Store::RestoreBackup(const StoreOptions& options, const std::string& dest,
-                            uint32_t backup_id, const std::string& path_in,
-                            RestoreResult* result) {
+                            uint32_t backup_id, const std::string& path_in, RestoreResult* result) {
   *result = RestoreResult();
   return Guarded("restore", [&]() -> Status {
     rocksdb::Env* env =
@@ -474,16 +537,23 @@ Status Store::RestoreBackup(const StoreOptions& options, const std::string& dest
                                 "' (it holds " + (ids.empty() ? std::string("none") : ids) + ")");
       }
     }
-    const std::string tmp = path + ".restore-" + Stamp() + "-" + Num(getpid());
+    result->leftovers_removed = RemoveRestoreLeftovers(path);
+    const std::string tmp = path + kRestoreInfix + Stamp() + "-" + Num(getpid());
     auto fail = [&](Status s) {
+      // RestoreDBFromBackup returns at the first file that fails while the engine's threads
+      // may still be copying the next ones into tmp: the engine's destructor waits for them.
+      engine.reader.reset();
       fs::remove_all(tmp, ec);
+      if (fs::exists(tmp, ec)) {
+        s = s.WithContext("restore: could not remove " + tmp + " (remove it by hand)");
+      }
       return s;
     };
     rocksdb::IOStatus io =
         engine.reader->RestoreDBFromBackup(rocksdb::RestoreOptions(), info.backup_id, tmp, tmp);
     if (!io.ok()) {
-      return fail(FromIo(io, "restore of backup " + Num(info.backup_id) + " from '" + dest +
-                                 "' into " + tmp));
+      return fail(FromIo(
+          io, "restore of backup " + Num(info.backup_id) + " from '" + dest + "' into " + tmp));
     }
     // The ledger vouches for every commit the restored files hold: it starts at their
     // commit_seq (FORMAT.md, "Backups").
@@ -506,8 +576,8 @@ Status Store::RestoreBackup(const StoreOptions& options, const std::string& dest
     if (!rs.ok()) return fail(FromRocks(rs, "restore: renaming " + tmp + " to " + path));
     const size_t slash = path.find_last_of('/');
     SIEVE_RETURN_IF_ERROR(SyncDir(env, slash == std::string::npos ? "."
-                                       : slash == 0                ? "/"
-                                                                   : path.substr(0, slash)));
+                                       : slash == 0               ? "/"
+                                                                  : path.substr(0, slash)));
     result->backup_id = info.backup_id;
     result->files = info.number_files;
     result->bytes = info.size;

@@ -469,10 +469,12 @@ struct BackupOptions {
   // caller removes it afterwards. Empty: such a store is refused (IOError, "in use").
   // Default: empty.
   std::string secondary_dir;
-  // DB::BackupStore beside another process only: how many times a backup is taken again when
-  // the writer's file changes (a compaction deleting a file being copied, a flush retiring a
-  // write-ahead log) made an attempt unusable. Each retry copies only what changed. 1 to 100.
-  // Default: 8.
+  // How many times a backup is taken before the call gives up. Every backup is vetted before
+  // it is kept (opened where it lies and its structure checked: every shard's chunks whole up
+  // to its next_ordinal); one that fails, or whose copy a writer's file changes overtook (a
+  // compaction deleting a file being copied, a flush retiring a write-ahead log), is deleted
+  // and taken again, copying only what changed. In this process the first attempt succeeds
+  // unless the disk fails; beside a busy writer several may be needed. 1 to 100. Default: 8.
   uint32_t max_attempts = 8;
 };
 
@@ -490,6 +492,10 @@ struct BackupResult {
   uint32_t attempts = 1;         // 1, or more when a backup beside a writer was taken again
   // Taken through a secondary instance, because another process held the store.
   bool secondary = false;
+  // The backup holds RocksDB's write-ahead logs. False: its table files alone, flushed first in
+  // this process, or beside another process the writer's state at its last flush (see
+  // DB::BackupStore).
+  bool logs = false;
   std::string ToJson() const;  // one line
 };
 
@@ -521,6 +527,9 @@ struct RestoreResult {
   uint64_t files = 0;      // files written into the new store
   uint64_t bytes = 0;
   uint64_t commit_seq = 0;  // the restored store's commit count
+  // Directories `path`.restore-<time>-<pid> of earlier restores into `path` that were killed
+  // (their process is gone), removed before this one began.
+  uint32_t leftovers_removed = 0;
   std::string ToJson() const;  // one line
 };
 
@@ -629,9 +638,12 @@ class DB {
   // writing (as DB::Open) for the call. When another process holds it (a server, a long
   // ingest), the backup reads it through a RocksDB secondary instance in
   // options.secondary_dir, never writing into the store's directory: the instance catches up
-  // with the writer and backs up what it sees, and when the writer's flushes or compactions
-  // remove a file the attempt needed, the attempt is discarded and taken again (up to
-  // options.max_attempts), so a backup is whole or absent, never partial. NotFound without a
+  // with the writer and backs up what it sees: odd attempts with the write-ahead logs (every
+  // commit the writer acknowledged before the call), even ones the table files alone (the
+  // writer's state at its last flush, which RocksDB's atomic flush keeps whole; result->logs
+  // says which). An attempt that a writer's commit, flush or compaction overtook fails its
+  // vetting or its copy and is discarded and taken again (up to options.max_attempts), so a
+  // backup is whole or absent, never partial. NotFound without a
   // database; IOError when the store is held and options.secondary_dir is empty, when another
   // backup writes into dest, or when every attempt was overtaken (the message says how many);
   // InvalidArgument for an empty dest, a dest or secondary_dir inside the store, or
@@ -643,10 +655,12 @@ class DB {
   // Creates a new store at `path` from backup `backup_id` of `dest` (0: the newest). The
   // backup is restored into a sibling directory (`path`.restore-<time>-<pid>), checked to
   // open, given a fresh commit ledger, and only then renamed to `path`: a restore interrupted
-  // at any moment leaves `path` as it was (absent or empty), with the sibling to remove. Every
-  // file's checksum is verified as it is copied. InvalidArgument when `path` exists and is not
-  // an empty directory; NotFound when dest holds no such backup (or no backup); Corruption when
-  // a file of the backup fails its checksum; IOError when the store cannot be written.
+  // at any moment leaves `path` as it was (absent or empty), with the sibling, which the next
+  // restore into `path` removes (result->leftovers_removed); a restore that fails removes its
+  // sibling before it returns. Every file's checksum is verified as it is copied.
+  // InvalidArgument when `path` exists and is not an empty directory; NotFound when dest holds
+  // no such backup (or no backup); Corruption when a file of the backup fails its checksum;
+  // IOError when the store cannot be written.
   static Status RestoreBackup(const std::string& dest, uint32_t backup_id,
                               const std::string& path, RestoreResult* result);
 
@@ -750,13 +764,17 @@ class DB {
   // covered (RocksDB's files through its BackupEngine; the commit ledger is rebuilt for that
   // moment at restore). Backups into the same dest are incremental: files an earlier backup
   // there already holds are not copied again (result says how many were copied and reused).
-  // The memtables are flushed first, so the backup depends little on the write-ahead log.
+  // Nothing pauses: every family's memtable is flushed at once (RocksDB's atomic flush, which
+  // holds commits only for its switch to new memtables), then the table files are copied
+  // without the write-ahead logs, so the backup holds exactly the commits made before the
+  // flush (and maybe some after it, whole); RocksDB's file deletions wait until the copy is
+  // done. Each backup is vetted before it is kept (BackupOptions::max_attempts). When the flush
+  // fails (a full disk) the logs are copied instead (result->logs).
   // Files are written synced, their checksums recorded; the backup's description is written
   // last, so a backup interrupted by a crash or a full disk does not exist (its leftovers are
   // removed by the next backup into dest) and the store is never changed by a failure.
   // NotSupported when the DB was opened read-only (use BackupStore, which works beside a
-  // writer); otherwise returns what BackupStore documents (secondary_dir and max_attempts are
-  // ignored).
+  // writer); otherwise returns what BackupStore documents (secondary_dir is ignored).
   virtual Status Backup(const BackupOptions& options, BackupResult* result) = 0;
 
   // Exact filtered k-nearest-neighbour search. Returns InvalidArgument for k < 1 or k >

@@ -152,7 +152,7 @@ class Database:
         Restore with :func:`sieve.restore`; check with :func:`sieve.verify_backup`.
 
         Returns ``{"backup_id", "timestamp", "files_copied", "bytes_copied", "files_reused",
-        "bytes_reused", "commit_seq", "purged", "attempts", "secondary"}``.
+        "bytes_reused", "commit_seq", "purged", "attempts", "secondary", "logs"}``.
 
         Raises:
             NotSupported: the database was opened ``read_only`` (use :func:`sieve.backup`).
@@ -453,7 +453,8 @@ def restore(dest: str | os.PathLike, path: str | os.PathLike,
     """Creates the database ``path`` from backup ``backup`` of ``dest`` (None: the newest).
     ``path`` must not exist (or be an empty directory); the backup is restored beside it and
     renamed into place only when complete, every file's checksum verified on the way. Returns
-    ``{"backup_id", "files", "bytes", "commit_seq"}``; open the result with :func:`sieve.open`.
+    ``{"backup_id", "files", "bytes", "commit_seq", "leftovers_removed"}`` (directories of
+    killed restores into ``path`` removed first); open the result with :func:`sieve.open`.
 
     Raises:
         InvalidArgument: ``path`` exists and is not an empty directory.

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "storage/format.h"
+#include "storage/rocks_store.h"
 #include "storage/store.h"
 #include "tests/storage/fault_fs.h"
 #include "tests/testutil.h"
@@ -171,6 +174,14 @@ TEST(BackupTest, IncrementalNumberedPurgedAndRestoredById) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     results.push_back(r);
   }
+  for (const BackupResult& r : results) {
+    // Flushed first and taken without the write-ahead logs, at the first attempt.
+    EXPECT_FALSE(r.logs);
+    EXPECT_EQ(r.attempts, 1u);
+  }
+  for (const auto& e : fs::recursive_directory_iterator(backup.dest)) {
+    EXPECT_NE(e.path().extension(), ".log") << e.path();
+  }
   EXPECT_EQ(results[0].files_reused, 0u);
   EXPECT_GT(results[0].bytes_copied, 0u);
   // The second backup shares the first's table files: it copies what changed only.
@@ -186,10 +197,22 @@ TEST(BackupTest, IncrementalNumberedPurgedAndRestoredById) {
   EXPECT_EQ(listing.leftover_files, 0u);
   // Backup N holds 40 + N - 1 batches.
   EXPECT_EQ(Restored(backup.dest, 2, dir.Join("r2")), 41u);
-  EXPECT_EQ(Restored(backup.dest, 0, dir.Join("latest")), 43u);
+  // Directories of killed restores into the path go first, unless their process lives.
+  const std::string dead = dir.Join("latest.restore-20260101T000000Z-999999999");
+  const std::string alive =
+      dir.Join("latest.restore-20260101T000000Z-" + std::to_string(getppid()));
+  fs::create_directories(dead + "/sub");
+  fs::create_directories(alive);
+  RestoreResult latest;
+  ASSERT_TRUE(
+      Store::RestoreBackup(StoreOptions(), backup.dest, 0, dir.Join("latest"), &latest).ok());
+  EXPECT_EQ(latest.leftovers_removed, 1u);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(alive));
+  EXPECT_EQ(WholeBatchesAt(dir.Join("latest")), 43u);
   RestoreResult restored;
-  EXPECT_TRUE(Store::RestoreBackup(StoreOptions(), backup.dest, 1, dir.Join("r1"), &restored)
-                  .IsNotFound());
+  EXPECT_TRUE(
+      Store::RestoreBackup(StoreOptions(), backup.dest, 1, dir.Join("r1"), &restored).IsNotFound());
   EXPECT_FALSE(fs::exists(dir.Join("r1")));
   // An existing store is never overwritten; an empty directory is taken.
   Status s = Store::RestoreBackup(StoreOptions(), backup.dest, 3, dir.Join("r2"), &restored);
@@ -202,6 +225,30 @@ TEST(BackupTest, IncrementalNumberedPurgedAndRestoredById) {
   BackupOptions inside;
   inside.dest = dir.Join("db") + "/backups";
   EXPECT_TRUE(store->Backup(inside, &r).IsInvalidArgument());
+}
+
+// What vets each backup before it is kept: a store whose last batch has ids and attributes but
+// no vectors (as a backup whose log holds a commit without the vector file it ingested) fails.
+TEST(BackupTest, CheckStructureFindsABatchWithoutItsVectors) {
+  test::ScratchDir dir;
+  std::unique_ptr<Store> store = StoreWith(dir.Join("db"), 5);
+  auto* rocks = dynamic_cast<RocksStore*>(store.get());
+  ASSERT_NE(rocks, nullptr);
+  std::vector<std::string> problems;
+  ASSERT_TRUE(rocks->CheckStructure(&problems).ok());
+  EXPECT_TRUE(problems.empty());
+  CollectionMeta meta;
+  ASSERT_TRUE(store->GetCollection("items", &meta).ok());
+  rocksdb::WriteOptions wo;
+  ASSERT_TRUE(rocks->db()
+                  ->Delete(wo, rocks->vectors_family(),
+                           format::ChunkKey(format::kVectorsTag, meta.id, 0, 4 * kBatchRows))
+                  .ok());
+  Status s = rocks->CheckStructure(&problems);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("vectors chunks end at ordinal 200"), std::string::npos)
+      << problems[0];
 }
 
 TEST(BackupTest, VerifyDetectsAFlippedByteAndRestoreRefusesIt) {
@@ -356,15 +403,22 @@ TEST(BackupTest, BackupOfAStoreAnotherProcessHoldsOpenForWriting) {
   Status s = Store::BackupClosed(StoreOptions(), db, backup, &r);
   EXPECT_TRUE(s.IsIOError()) << s.ToString();
   backup.secondary_dir = dir.Join("secondary");
-  backup.max_attempts = 100;
+  backup.max_attempts = 20;
   std::vector<std::pair<uint32_t, uint32_t>> bounds;
   std::vector<uint32_t> ids;  // an attempt discarded takes an id too
+  std::vector<bool> logs;
   for (int i = 0; i < 3; ++i) {
     const uint32_t before = Acked(acks);
     s = Store::BackupClosed(StoreOptions(), db, backup, &r);
     ASSERT_TRUE(s.ok()) << s.ToString();
     ids.push_back(r.backup_id);
-    bounds.emplace_back(before, Acked(acks) + 1);  // + the one in flight
+    logs.push_back(r.logs);
+    // With the logs, everything acknowledged before the call; without, the writer's state at
+    // its last flush (every 7 batches) before the call, at the latest.
+    bounds.emplace_back(r.logs ? before : (before > 7 ? before - 7 : 0),
+                        Acked(acks) + 1);  // + the one in flight
+    std::printf("backup %u: %u attempt(s), %s\n", r.backup_id, r.attempts,
+                r.logs ? "with the logs" : "tables only");
     EXPECT_TRUE(r.secondary);
     EXPECT_GE(r.attempts, 1u);
   }

@@ -28,11 +28,11 @@ const char kBackupUsage[] =
     "  is written into DB's directory. Backups into the same DEST are incremental: files a\n"
     "  backup there already holds are not copied again.\n"
     "  --keep N: afterwards keep only the newest N backups in DEST (default: all)\n"
-    "  --max-attempts N: beside a writer, how often a backup overtaken by the writer's file\n"
-    "    changes is taken again (default 8)\n"
+    "  --max-attempts N: how many times a backup that fails its vetting (opened in place,\n"
+    "    every shard whole) or that a writer's file changes overtook is taken (default 8)\n"
     "  stdout: {\"backup_id\", \"timestamp\", \"files_copied\", \"bytes_copied\",\n"
     "          \"files_reused\", \"bytes_reused\", \"commit_seq\", \"purged\": [...],\n"
-    "          \"attempts\", \"secondary\"}\n";
+    "          \"attempts\", \"secondary\", \"logs\"}\n";
 
 const char kRestoreUsage[] =
     "usage: sieve restore DEST DB [--backup N]\n"
