@@ -38,13 +38,19 @@ def test_backup_restore_verify_and_list(tmp_path):
     assert first["files_reused"] == 0 and first["bytes_copied"] > 0
     assert second["files_reused"] > 0 and second["bytes_copied"] < first["bytes_copied"]
     assert third["purged"] == [1]
+    # Flushed first and taken without write-ahead logs, vetted at the first attempt.
+    assert [(b["logs"], b["attempts"]) for b in (first, second, third)] == [(False, 1)] * 3
     listing = sieve.list_backups(dest)
     assert [b["backup_id"] for b in listing["backups"]] == [2, 3]
     assert listing["leftover_files"] == 0
     assert [b["backup_id"] for b in sieve.verify_backup(dest)["backups"]] == [2, 3]
 
     assert sieve.restore(dest, tmp_path / "r2", backup=2)["backup_id"] == 2
-    assert sieve.restore(dest, tmp_path / "latest")["backup_id"] == 3
+    # A killed restore's directory (its process gone) is removed by the next restore there.
+    (tmp_path / "latest.restore-20260101T000000Z-999999999").mkdir()
+    latest = sieve.restore(dest, tmp_path / "latest")
+    assert latest["backup_id"] == 3 and latest["leftovers_removed"] == 1
+    assert not (tmp_path / "latest.restore-20260101T000000Z-999999999").exists()
     with sieve.open(tmp_path / "r2", create=False) as r2:
         assert r2.collection("items").count() == 350
         assert r2.collection("items").get([10, 320], include=["n"]) == want
