@@ -32,6 +32,28 @@ Status DB::Repair(const std::string& path, RepairReport* report) {
   return Store::Repair(StoreOptions(), path, report);
 }
 
+Status DB::BackupStore(const std::string& path, const BackupOptions& options,
+                       BackupResult* result) {
+  return Store::BackupClosed(StoreOptions(), path, options, result);
+}
+
+Status DB::RestoreBackup(const std::string& dest, uint32_t backup_id, const std::string& path,
+                         RestoreResult* result) {
+  return Store::RestoreBackup(StoreOptions(), dest, backup_id, path, result);
+}
+
+Status DB::ListBackups(const std::string& dest, BackupListing* listing) {
+  return Store::ListBackups(dest, listing);
+}
+
+Status DB::VerifyBackup(const std::string& dest, uint32_t backup_id, BackupListing* listing) {
+  return Store::VerifyBackup(dest, backup_id, listing);
+}
+
+Status DBImpl::Backup(const BackupOptions& options, BackupResult* result) {
+  return store_->Backup(options, result);
+}
+
 DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options,
                std::unique_ptr<Executors> executors)
     : store_(std::move(store)),

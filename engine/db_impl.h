@@ -147,6 +147,7 @@ class DBImpl : public DB {
   Status PutAlias(const std::string& alias, const std::string& collection) override;
   Status DropAlias(const std::string& alias) override;
   Status ListAliases(std::vector<AliasInfo>* aliases) override;
+  Status Backup(const BackupOptions& options, BackupResult* result) override;
   Status Search(const std::string& collection, const SearchRequest& request,
                 const SearchOptions& options, SearchResult* result) override;
   Status Check(std::vector<std::string>* report) override;

@@ -91,6 +91,10 @@ Status NoThrowDB::DropCollection(const std::string& name) {
   return CatchExceptions("drop", [&] { return db_->DropCollection(name); });
 }
 
+Status NoThrowDB::Backup(const BackupOptions& options, BackupResult* result) {
+  return CatchExceptions("backup", [&] { return db_->Backup(options, result); });
+}
+
 Status NoThrowDB::AlterCollection(const std::string& name, const AlterRequest& request,
                                   AlterResult* result) {
   return CatchExceptions("alter", [&] { return db_->AlterCollection(name, request, result); });

@@ -1,7 +1,7 @@
 // Copyright 2026 The Sieve Authors.
 //
 // The engine-level public types' own code (include/sieve/db.h, types.h): the JSON forms of
-// Explain, CollectionStats, RepairLoss and RepairReport, and Include's
+// Explain, CollectionStats, RepairLoss and RepairReport, the backup results, and Include's
 // parsing. Status and the enum names are in storage/types.cc, below every layer.
 
 #include <cmath>
@@ -145,6 +145,51 @@ std::string RepairReport::ToJson() const {
   if (!damaged_copy.empty()) j["damaged_copy"] = damaged_copy;
   j["notes"] = notes;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string BackupResult::ToJson() const {
+  nlohmann::ordered_json j;
+  j["backup_id"] = backup_id;
+  j["timestamp"] = timestamp;
+  j["files_copied"] = files_copied;
+  j["bytes_copied"] = bytes_copied;
+  j["files_reused"] = files_reused;
+  j["bytes_reused"] = bytes_reused;
+  j["commit_seq"] = commit_seq;
+  j["purged"] = purged;
+  j["attempts"] = attempts;
+  j["secondary"] = secondary;
+  j["logs"] = logs;
+  return DumpLine(j);
+}
+
+std::string BackupEntry::ToJson() const {
+  nlohmann::ordered_json j;
+  j["backup_id"] = id;
+  j["timestamp"] = timestamp;
+  j["bytes"] = bytes;
+  j["files"] = files;
+  if (!problem.empty()) j["problem"] = problem;
+  return DumpLine(j);
+}
+
+std::string BackupListing::ToJson() const {
+  nlohmann::ordered_json j;
+  j["backups"] = backups.size();
+  j["corrupt"] = corrupt;
+  j["leftover_files"] = leftover_files;
+  j["leftover_bytes"] = leftover_bytes;
+  return DumpLine(j);
+}
+
+std::string RestoreResult::ToJson() const {
+  nlohmann::ordered_json j;
+  j["backup_id"] = backup_id;
+  j["files"] = files;
+  j["bytes"] = bytes;
+  j["commit_seq"] = commit_seq;
+  j["leftovers_removed"] = leftovers_removed;
+  return DumpLine(j);
 }
 
 Status Include::Parse(std::string_view text, Include* out) {

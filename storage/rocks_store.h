@@ -150,6 +150,7 @@ class RocksStore final : public Store {
   Status PutSetting(const std::string& name, const std::string& value) override;
   Status GetSetting(const std::string& name, std::string* value) override;
   Status Flush() override;
+  Status Backup(const BackupOptions& options, BackupResult* result) override;
   Status DropCollection(const CollectionMeta& meta) override;
   Status UpdateColumns(const CollectionMeta& meta,
                        const std::vector<ColumnChange>& changes) override;
@@ -186,6 +187,12 @@ class RocksStore final : public Store {
   std::mutex* create_mu() { return &create_mu_; }
   rocksdb::Env* env() const { return env_; }
   Status CheckFormat(std::vector<std::string>* problems) override;
+  // CheckFormat's structural part: metadata and shard states decode, and every shard's id,
+  // attribute and vector chunks are contiguous from ordinal 0 to next_ordinal with the same
+  // boundaries; ids and attribute chunks are decoded, vector chunks only to their headers
+  // (they are read, not checked for finite values), and no file is digested whole. Used to
+  // vet a backup before it is kept (store_backup.cc).
+  Status CheckStructure(std::vector<std::string>* problems);
 
   rocksdb::DB* db() const { return db_.get(); }
   uint64_t commit_seq() const { return commit_seq_; }
@@ -209,8 +216,9 @@ class RocksStore final : public Store {
                         const std::vector<ShardAppend>& appends);
   Status DoCommitShardStates(const CollectionMeta& meta,
                              const std::vector<std::pair<uint32_t, ShardState>>& states);
-  Status DoCheckFormat(std::vector<std::string>* problems);  // store_check.cc
-  Status DoDiskBytes(uint64_t* bytes);                       // store_rewrite.cc
+  // `whole`: CheckFormat, else CheckStructure. store_check.cc
+  Status DoCheckFormat(std::vector<std::string>* problems, bool whole);
+  Status DoDiskBytes(uint64_t* bytes);  // store_rewrite.cc
 
   // Every public call goes through Run: it runs `fn` under the shared lock, turning
   // exceptions into Status. After a failed write it first reopens RocksDB (once the disk has

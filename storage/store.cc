@@ -228,7 +228,11 @@ Status RocksStore::Flush() {
 }
 
 Status RocksStore::CheckFormat(std::vector<std::string>* problems) {
-  return Run("CheckFormat", [&] { return DoCheckFormat(problems); });
+  return Run("CheckFormat", [&] { return DoCheckFormat(problems, /*whole=*/true); });
+}
+
+Status RocksStore::CheckStructure(std::vector<std::string>* problems) {
+  return Run("CheckStructure", [&] { return DoCheckFormat(problems, /*whole=*/false); });
 }
 
 Status RocksStore::RefuseIfReadOnly(std::string_view what) const {

@@ -94,6 +94,10 @@ struct StoreOptions {
   // the commit's WriteBatch. Either way the append is atomic (see storage/FORMAT.md).
   // Default: 1 MiB. 0: always a file (tests).
   size_t vector_file_min_bytes = size_t{1} << 20;
+  // Read-only opens only: open without the commit ledger, vouching for nothing beyond what
+  // RocksDB's files hold. A backup opened where it lies, to vet it, has none (a restore
+  // writes it; FORMAT.md, "Backups").
+  bool without_ledger = false;
 };
 
 class Store {
@@ -101,6 +105,16 @@ class Store {
   // See DB::Repair, which this implements.
   static Status Repair(const StoreOptions& options, const std::string& path,
                        RepairReport* report);
+
+  // See DB::BackupStore, DB::RestoreBackup, DB::ListBackups and DB::VerifyBackup, which these
+  // implement (storage/store_backup.cc). `options.env` (tests) is the store's Env.
+  static Status BackupClosed(const StoreOptions& options, const std::string& path,
+                             const BackupOptions& backup, BackupResult* result);
+  static Status RestoreBackup(const StoreOptions& options, const std::string& dest,
+                              uint32_t backup_id, const std::string& path, RestoreResult* result);
+  static Status ListBackups(const std::string& dest, BackupListing* listing);
+  static Status VerifyBackup(const std::string& dest, uint32_t backup_id,
+                             BackupListing* listing);
 
   // Opens or creates the database at `path`. IOError when it is open in this process already,
   // locked by another process or cannot be opened; Corruption when its metadata cannot be decoded.
@@ -243,6 +257,12 @@ class Store {
   virtual Status GetSetting(const std::string& name, std::string* value) {
     (void)name, (void)value;
     return Status::NotSupported("settings");
+  }
+
+  // See DB::Backup, which this implements. NotSupported when read-only.
+  virtual Status Backup(const BackupOptions& options, BackupResult* result) {
+    (void)options, (void)result;
+    return Status::NotSupported("backup");
   }
 
   // Writes every memtable to table files (all families at once) and waits, so every

@@ -207,7 +207,11 @@ Status OpenOnce(const StoreOptions& options, const std::string& path, OpenMode m
   // The ledger is read before the store: a writer elsewhere appends to it only after its
   // commit is in the WAL, so the store read next is never behind what was read here.
   LedgerContents ledger;
-  const Status ledger_status = Ledger::Read(env, path, &ledger);
+  if (options.without_ledger && mode != OpenMode::kReadOnly) {
+    return Status::InvalidArgument("opening " + path + ": without a ledger, read-only only");
+  }
+  const Status ledger_status =
+      options.without_ledger ? Status::OK() : Ledger::Read(env, path, &ledger);
   if (!ledger_status.ok() && !ledger_status.IsNotFound() && !ledger_status.IsCorruption()) {
     return ledger_status;
   }

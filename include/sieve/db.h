@@ -536,6 +536,86 @@ struct CompactResult {
   std::string note;
 };
 
+// What DB::Backup and DB::BackupStore do. A backup directory holds numbered backups of one
+// store (RocksDB's BackupEngine layout: meta/, private/, shared_checksum/); table files that
+// several backups share are stored once.
+struct BackupOptions {
+  // The backup directory; created (with its parents) when missing. Required. Must lie outside
+  // the store's directory. One backup at a time may write into it (a second gets IOError).
+  std::string dest;
+  // After the new backup is complete, keep only the newest `keep` backups in dest, deleting the
+  // older ones and the files only they used. 0 keeps every backup. Default: 0.
+  uint32_t keep = 0;
+  // DB::BackupStore only, used when another process holds the store open for writing: a
+  // directory of the caller's choosing, outside the store, where a RocksDB secondary instance
+  // (which reads the store without its lock) keeps its own files. Created when missing; the
+  // caller removes it afterwards. Empty: such a store is refused (IOError, "in use").
+  // Default: empty.
+  std::string secondary_dir;
+  // How many times a backup is taken before the call gives up. Every backup is vetted before
+  // it is kept (opened where it lies and its structure checked: every shard's chunks whole up
+  // to its next_ordinal); one that fails, or whose copy a writer's file changes overtook (a
+  // compaction deleting a file being copied, a flush retiring a write-ahead log), is deleted
+  // and taken again, copying only what changed. In this process the first attempt succeeds
+  // unless the disk fails; beside a busy writer several may be needed. 1 to 100. Default: 8.
+  uint32_t max_attempts = 8;
+};
+
+struct BackupResult {
+  uint32_t backup_id = 0;  // the new backup's number in dest (1, 2, ...)
+  int64_t timestamp = 0;   // when it was taken, seconds since the Unix epoch
+  // Files (and their bytes) written into dest by this backup, and those it shares with
+  // earlier backups in dest, which were not copied again.
+  uint64_t files_copied = 0;
+  uint64_t bytes_copied = 0;
+  uint64_t files_reused = 0;
+  uint64_t bytes_reused = 0;
+  uint64_t commit_seq = 0;       // the store's commit count at the backup's point in time
+  std::vector<uint32_t> purged;  // backups deleted by BackupOptions::keep
+  uint32_t attempts = 1;         // 1, or more when a backup beside a writer was taken again
+  // Taken through a secondary instance, because another process held the store.
+  bool secondary = false;
+  // The backup holds RocksDB's write-ahead logs. False: its table files alone, flushed first in
+  // this process, or beside another process the writer's state at its last flush (see
+  // DB::BackupStore).
+  bool logs = false;
+  std::string ToJson() const;  // one line
+};
+
+// One backup in a backup directory.
+struct BackupEntry {
+  uint32_t id = 0;
+  int64_t timestamp = 0;  // seconds since the Unix epoch
+  uint64_t bytes = 0;     // the sum of its files' sizes (shared files counted in full)
+  uint32_t files = 0;
+  // DB::VerifyBackup only: what is wrong with it ("" when every byte matched its checksum).
+  std::string problem;
+  std::string ToJson() const;  // one line
+};
+
+// What a backup directory holds (DB::ListBackups, DB::VerifyBackup).
+struct BackupListing {
+  std::vector<BackupEntry> backups;  // complete backups, by id
+  // Backups whose description (meta file) cannot be read: they cannot be restored.
+  std::vector<uint32_t> corrupt;
+  // Files an interrupted backup (a killed process, a full disk) left behind: no backup refers
+  // to them, and the next backup into the directory deletes them.
+  uint64_t leftover_files = 0;
+  uint64_t leftover_bytes = 0;
+  std::string ToJson() const;  // one line, without the backups
+};
+
+struct RestoreResult {
+  uint32_t backup_id = 0;  // the backup restored
+  uint64_t files = 0;      // files written into the new store
+  uint64_t bytes = 0;
+  uint64_t commit_seq = 0;  // the restored store's commit count
+  // Directories `path`.restore-<time>-<pid> of earlier restores into `path` that were killed
+  // (their process is gone), removed before this one began.
+  uint32_t leftovers_removed = 0;
+  std::string ToJson() const;  // one line
+};
+
 struct CollectionStats {
   CollectionSpec spec;
   uint64_t rows = 0;          // live rows
@@ -650,6 +730,49 @@ class DB {
   // Corruption when not even its collections can be read; IOError when the new store cannot
   // be written.
   static Status Repair(const std::string& path, RepairReport* report);
+
+  // Backs up the store at `path` into options.dest, as Backup below does, without holding it
+  // open longer than the call. When no other process has the store open, it is opened for
+  // writing (as DB::Open) for the call. When another process holds it (a server, a long
+  // ingest), the backup reads it through a RocksDB secondary instance in
+  // options.secondary_dir, never writing into the store's directory: the instance catches up
+  // with the writer and backs up what it sees: odd attempts with the write-ahead logs (every
+  // commit the writer acknowledged before the call), even ones the table files alone (the
+  // writer's state at its last flush, which RocksDB's atomic flush keeps whole; result->logs
+  // says which). An attempt that a writer's commit, flush or compaction overtook fails its
+  // vetting or its copy and is discarded and taken again (up to options.max_attempts), so a
+  // backup is whole or absent, never partial. NotFound without a
+  // database; IOError when the store is held and options.secondary_dir is empty, when another
+  // backup writes into dest, or when every attempt was overtaken (the message says how many);
+  // InvalidArgument for an empty dest, a dest or secondary_dir inside the store, or
+  // max_attempts outside [1, 100]; ResourceExhausted when dest's disk fills (dest then holds
+  // no new backup, and its leftovers are removed by the next backup).
+  static Status BackupStore(const std::string& path, const BackupOptions& options,
+                            BackupResult* result);
+
+  // Creates a new store at `path` from backup `backup_id` of `dest` (0: the newest). The
+  // backup is restored into a sibling directory (`path`.restore-<time>-<pid>), checked to
+  // open, given a fresh commit ledger, and only then renamed to `path`: a restore interrupted
+  // at any moment leaves `path` as it was (absent or empty), with the sibling, which the next
+  // restore into `path` removes (result->leftovers_removed); a restore that fails removes its
+  // sibling before it returns. Every file's checksum is verified as it is copied.
+  // InvalidArgument when `path` exists and is not an empty directory; NotFound when dest holds
+  // no such backup (or no backup); Corruption when a file of the backup fails its checksum;
+  // IOError when the store cannot be written.
+  static Status RestoreBackup(const std::string& dest, uint32_t backup_id,
+                              const std::string& path, RestoreResult* result);
+
+  // Lists the backups in `dest` (reads only their descriptions). NotFound when dest is not a
+  // backup directory.
+  static Status ListBackups(const std::string& dest, BackupListing* listing);
+
+  // Reads every file of backup `backup_id` of `dest` (0: every backup) and compares its size
+  // and checksum (CRC32C, recorded when it was copied) with the backup's description;
+  // listing->backups holds the backups verified, each with its problem if any. Corruption
+  // (naming the first problem) when any file is missing, has the wrong size or fails its
+  // checksum, or when a backup's description is unreadable; NotFound when dest is not a backup
+  // directory or holds no such backup.
+  static Status VerifyBackup(const std::string& dest, uint32_t backup_id, BackupListing* listing);
 
   DB() = default;
   DB(const DB&) = delete;
@@ -808,6 +931,25 @@ class DB {
   Status Compact(const std::string& collection, CompactResult* result) {
     return Compact(collection, CompactOptions(), result);
   }
+
+  // Takes a point-in-time backup of the store into options.dest while it stays open: searches
+  // and reads go on unpaused, and writes go on too (the backup holds what was committed at one
+  // moment: whole commits only, an ingest's whole batches). Everything the store needs is
+  // covered (RocksDB's files through its BackupEngine; the commit ledger is rebuilt for that
+  // moment at restore). Backups into the same dest are incremental: files an earlier backup
+  // there already holds are not copied again (result says how many were copied and reused).
+  // Nothing pauses: every family's memtable is flushed at once (RocksDB's atomic flush, which
+  // holds commits only for its switch to new memtables), then the table files are copied
+  // without the write-ahead logs, so the backup holds exactly the commits made before the
+  // flush (and maybe some after it, whole); RocksDB's file deletions wait until the copy is
+  // done. Each backup is vetted before it is kept (BackupOptions::max_attempts). When the flush
+  // fails (a full disk) the logs are copied instead (result->logs).
+  // Files are written synced, their checksums recorded; the backup's description is written
+  // last, so a backup interrupted by a crash or a full disk does not exist (its leftovers are
+  // removed by the next backup into dest) and the store is never changed by a failure.
+  // NotSupported when the DB was opened read-only (use BackupStore, which works beside a
+  // writer); otherwise returns what BackupStore documents (secondary_dir is ignored).
+  virtual Status Backup(const BackupOptions& options, BackupResult* result) = 0;
 
   // Exact filtered k-nearest-neighbour search. Returns InvalidArgument for k < 1 or k >
   // 1000000, a query component that is not finite, a query whose norm is outside the range of

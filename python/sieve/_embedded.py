@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence, Union
 
 from . import _arrays, _columns
 from ._results import SearchResult
+from . import _sieve
 from ._sieve import _DB
 from .errors import Corruption, InvalidArgument
 
@@ -227,6 +230,26 @@ class Database:
         collections dropped after it still read as they were.
         """
         return Snapshot(self._db.snapshot(), self)
+
+    def backup(self, dest: str | os.PathLike, keep: int = 0) -> dict[str, Any]:
+        """Takes a point-in-time backup of the database into the backup directory ``dest``
+        (created when missing) while it stays in use: searches and writes go on, and the backup
+        holds whole commits only. Backups into the same ``dest`` are incremental (files already
+        there are not copied again); ``keep`` > 0 then keeps only the newest ``keep`` backups.
+        Restore with :func:`sieve.restore`; check with :func:`sieve.verify_backup`.
+
+        Returns ``{"backup_id", "timestamp", "files_copied", "bytes_copied", "files_reused",
+        "bytes_reused", "commit_seq", "purged", "attempts", "secondary", "logs"}``.
+
+        Raises:
+            NotSupported: the database was opened ``read_only`` (use :func:`sieve.backup`).
+            InvalidArgument: ``dest`` is empty or inside the database.
+            IOError: another backup is writing into ``dest``, or ``dest`` cannot be written.
+            ResourceExhausted: ``dest``'s disk is full (no backup was made).
+        """
+        if keep < 0:
+            raise InvalidArgument(f"keep must be >= 0, not {keep}")
+        return json.loads(self._db.backup(os.fspath(dest), int(keep)))
 
     def collection(self, name: str) -> "Collection":
         """The collection called ``name``. Raises NotFound when there is none."""
@@ -564,3 +587,77 @@ class Collection:
     def __repr__(self) -> str:
         return "sieve.Collection(%r, dim=%d, metric=%r, dtype=%r, attributes=%r)" % (
             self.name, self.dim, self.metric, self.dtype, self.attributes)
+
+
+def backup(path: str | os.PathLike, dest: str | os.PathLike, keep: int = 0,
+           max_attempts: int = 8) -> dict[str, Any]:
+    """Backs up the database at ``path`` into ``dest`` without keeping it open, as
+    ``sieve backup`` does: also while another process (``sieve serve``, an ingest) has it open
+    for writing, reading it then through a RocksDB secondary instance in a temporary directory
+    (removed afterwards) and writing nothing into ``path``. A backup overtaken by the writer's
+    file changes is taken again, up to ``max_attempts`` times. Returns what
+    :meth:`Database.backup` returns (``"secondary"`` says which way it was read).
+
+    Raises:
+        NotFound: no database at ``path``.
+        IOError: every attempt was overtaken, another backup writes into ``dest``, or a path
+            cannot be used.
+        InvalidArgument: ``dest`` inside the database, or ``max_attempts`` outside 1 to 100.
+        ResourceExhausted: ``dest``'s disk is full.
+    """
+    if keep < 0:
+        raise InvalidArgument(f"keep must be >= 0, not {keep}")
+    scratch = tempfile.mkdtemp(prefix="sieve-backup-")
+    try:
+        return json.loads(_sieve.backup_store(os.fspath(path), os.fspath(dest), int(keep),
+                                              scratch, int(max_attempts)))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def restore(dest: str | os.PathLike, path: str | os.PathLike,
+            backup: int | None = None) -> dict[str, Any]:
+    """Creates the database ``path`` from backup ``backup`` of ``dest`` (None: the newest).
+    ``path`` must not exist (or be an empty directory); the backup is restored beside it and
+    renamed into place only when complete, every file's checksum verified on the way. Returns
+    ``{"backup_id", "files", "bytes", "commit_seq", "leftovers_removed"}`` (directories of
+    killed restores into ``path`` removed first); open the result with :func:`sieve.open`.
+
+    Raises:
+        InvalidArgument: ``path`` exists and is not an empty directory.
+        NotFound: ``dest`` holds no backups, or not that one.
+        Corruption: a file of the backup fails its checksum.
+    """
+    if backup is not None and backup < 1:
+        raise InvalidArgument(f"backup must be a backup id (>= 1), not {backup}")
+    return json.loads(_sieve.restore_backup(os.fspath(dest), int(backup or 0), os.fspath(path)))
+
+
+def _listing(dest: str | os.PathLike, verify: bool, backup: int | None) -> dict[str, Any]:
+    problem, entries, summary = _sieve.list_backups(os.fspath(dest), verify, int(backup or 0))
+    out = json.loads(summary)
+    out["backups"] = [json.loads(e) for e in entries]
+    if problem is not None:
+        raise Corruption(problem, problems=[
+            f"backup {e['backup_id']}: {e['problem']}" for e in out["backups"] if "problem" in e])
+    return out
+
+
+def list_backups(dest: str | os.PathLike) -> dict[str, Any]:
+    """The backups in ``dest`` without reading their files: ``{"backups": [{"backup_id",
+    "timestamp", "bytes", "files"}, ...], "corrupt": [ids whose description is unreadable],
+    "leftover_files", "leftover_bytes"}`` (leftovers: files of an interrupted backup, removed by
+    the next backup). Raises NotFound when ``dest`` is not a backup directory."""
+    return _listing(dest, False, None)
+
+
+def verify_backup(dest: str | os.PathLike, backup: int | None = None) -> dict[str, Any]:
+    """Reads every file of every backup in ``dest`` (or of ``backup``) and checks its size and
+    checksum. Returns what :func:`list_backups` returns, for the backups verified.
+
+    Raises:
+        Corruption: a file is missing, has the wrong size or fails its checksum, or a backup's
+            description is unreadable; ``problems`` lists each backup's problem.
+        NotFound: ``dest`` is not a backup directory, or holds no such backup.
+    """
+    return _listing(dest, True, backup)

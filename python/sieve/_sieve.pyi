@@ -107,6 +107,9 @@ class _DB:
     def compact(self, name: str, force: bool = False) -> dict:
         """DB::Compact ("": every collection); returns its CompactResult."""
 
+    def backup(self, dest: str, keep: int) -> str:
+        """DB::Backup; returns BackupResult::ToJson()."""
+
     def compact_collection(self, collection: _Collection, force: bool = False) -> dict:
         """Collection::Compact; returns its CompactResult."""
 
@@ -140,6 +143,17 @@ class _DB:
 def _raise_status(code: int, message: str) -> None:
     """
     Raises the exception of sieve::Status::Code `code` as an engine call would (for tests of the status → exception mapping, which user input cannot reach for every code).
+    """
+
+def backup_store(path: str, dest: str, keep: int, secondary_dir: str, max_attempts: int) -> str:
+    """DB::BackupStore; returns BackupResult::ToJson()."""
+
+def restore_backup(dest: str, backup_id: int, path: str) -> str:
+    """DB::RestoreBackup; returns RestoreResult::ToJson()."""
+
+def list_backups(dest: str, verify: bool, backup_id: int) -> tuple[str | None, list[str], str]:
+    """
+    DB::ListBackups, or DB::VerifyBackup when verify; returns (None or the Corruption message, sieve::BackupEntry::ToJson() per backup, sieve::BackupListing::ToJson()).
     """
 
 def _last_engine_seconds() -> float:

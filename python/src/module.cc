@@ -592,6 +592,21 @@ class PyDB {
     return CompactDict(result);
   }
 
+  std::string Backup(const std::string& dest, uint32_t keep) {
+    std::shared_ptr<DB> db = Get();
+    BackupOptions options;
+    options.dest = dest;
+    options.keep = keep;
+    BackupResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = db->Backup(options, &result);
+    }
+    ThrowIfError(s);
+    return result.ToJson();
+  }
+
   nb::dict Compact(const PyCollection& h, bool force) {
     std::shared_ptr<DB> db = Get();
     CompactOptions options;
@@ -889,6 +904,8 @@ NB_MODULE(_sieve, m) {
       .def("list_aliases", &PyDB::ListAliases, "DB::ListAliases as (alias, collection) pairs.")
       .def("compact", &PyDB::CompactAll, "name"_a, "force"_a = false,
            "DB::Compact (\"\": every collection); returns its CompactResult.")
+      .def("backup", &PyDB::Backup, "dest"_a, "keep"_a,
+           "DB::Backup; returns BackupResult::ToJson().")
       .def("compact_collection", &PyDB::Compact, "collection"_a, "force"_a = false,
            "Collection::Compact; returns its CompactResult.")
       .def("delete_ids", &PyDB::DeleteIds, "collection"_a, "ids"_a.noconvert(), "DB::DeleteByIds.")
@@ -926,6 +943,60 @@ NB_MODULE(_sieve, m) {
       "code"_a, "message"_a,
       "Raises the exception of sieve::Status::Code `code` as an engine call would (for tests "
       "of the status → exception mapping, which user input cannot reach for every code).");
+  m.def(
+      "backup_store",
+      [](const std::string& path, const std::string& dest, uint32_t keep,
+         const std::string& secondary_dir, uint32_t max_attempts) {
+        sieve::BackupOptions options;
+        options.dest = dest;
+        options.keep = keep;
+        options.secondary_dir = secondary_dir;
+        options.max_attempts = max_attempts;
+        sieve::BackupResult result;
+        sieve::Status s;
+        {
+          nb::gil_scoped_release release;
+          s = sieve::DB::BackupStore(path, options, &result);
+        }
+        ThrowIfError(s);
+        return result.ToJson();
+      },
+      "path"_a, "dest"_a, "keep"_a, "secondary_dir"_a, "max_attempts"_a,
+      "DB::BackupStore; returns BackupResult::ToJson().");
+  m.def(
+      "restore_backup",
+      [](const std::string& dest, uint32_t backup_id, const std::string& path) {
+        sieve::RestoreResult result;
+        sieve::Status s;
+        {
+          nb::gil_scoped_release release;
+          s = sieve::DB::RestoreBackup(dest, backup_id, path, &result);
+        }
+        ThrowIfError(s);
+        return result.ToJson();
+      },
+      "dest"_a, "backup_id"_a, "path"_a,
+      "DB::RestoreBackup; returns RestoreResult::ToJson().");
+  m.def(
+      "list_backups",
+      [](const std::string& dest, bool verify, uint32_t backup_id) {
+        sieve::BackupListing listing;
+        sieve::Status s;
+        {
+          nb::gil_scoped_release release;
+          s = verify ? sieve::DB::VerifyBackup(dest, backup_id, &listing)
+                     : sieve::DB::ListBackups(dest, &listing);
+        }
+        if (!s.ok() && !s.IsCorruption()) ThrowIfError(s);
+        std::vector<std::string> entries;
+        for (const sieve::BackupEntry& e : listing.backups) entries.push_back(e.ToJson());
+        std::optional<std::string> problem;
+        if (!s.ok()) problem = s.ToString();
+        return std::make_tuple(problem, entries, listing.ToJson());
+      },
+      "dest"_a, "verify"_a, "backup_id"_a,
+      "DB::ListBackups, or DB::VerifyBackup when verify; returns (None or the Corruption "
+      "message, sieve::BackupEntry::ToJson() per backup, sieve::BackupListing::ToJson()).");
   m.def(
       "_last_engine_seconds", [] { return static_cast<double>(g_last_engine_ns.load()) * 1e-9; },
       "How long the last DB::Ingest or DB::Search call took inside the engine (for the "

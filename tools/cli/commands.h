@@ -45,6 +45,11 @@ int Alter(const Args& args);
 int Rename(const Args& args);
 int Alias(const Args& args);
 int Aliases(const Args& args);
+// tools/cli/backup_commands.cc
+int Backup(const Args& args);
+int Restore(const Args& args);
+int VerifyBackup(const Args& args);
+int Backups(const Args& args);
 
 }  // namespace sieve::cli
 

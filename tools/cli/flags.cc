@@ -58,8 +58,8 @@ Status Flags::Parse(const std::vector<std::string>& args) {
     }
     positional_.push_back(a);
   }
-  if (!help_ && positional_.size() > 1) {
-    return Status::InvalidArgument("unexpected argument '" + positional_[1] + "'");
+  if (!help_ && positional_.size() > max_positional_) {
+    return Status::InvalidArgument("unexpected argument '" + positional_[max_positional_] + "'");
   }
   return Status::OK();
 }

@@ -1,6 +1,7 @@
 // Copyright 2026 The Sieve Authors.
 //
-// A small command-line parser for the CLI: one positional argument (the database path) and
+// A small command-line parser for the CLI: positional arguments (the database path; a backup
+// command's second path) and
 // `--name value` / `--name=value` flags, some boolean. A flag may be given once unless it is
 // declared repeatable (`--attr`): a second `--filter` is an error, never a silent override.
 // A repeatable flag may also be declared a list of integers (`--id 1000 1001`): it then takes,
@@ -34,6 +35,9 @@ class Flags {
   // repeatable, or extra positional arguments.
   Status Parse(const std::vector<std::string>& args);
 
+  // How many positional arguments Parse accepts (the database path, and e.g. a backup's
+  // destination). Default: 1.
+  void set_max_positional(size_t n) { max_positional_ = n; }
   bool help() const { return help_; }
   const std::vector<std::string>& positional() const { return positional_; }
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
@@ -54,6 +58,7 @@ class Flags {
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
   bool help_ = false;
+  size_t max_positional_ = 1;
 };
 
 }  // namespace sieve::cli

@@ -40,6 +40,10 @@ const char kUsage[] =
     "  collections  list the collections\n"
     "  check        verify every invariant of the store and every byte of its files\n"
     "  repair       salvage a damaged store, reporting exactly what was lost\n"
+    "  backup       point-in-time, incremental backup, also of a store a server has open\n"
+    "  restore      create a store from a backup\n"
+    "  verify-backup  check every byte of a backup directory's backups against its checksums\n"
+    "  backups      list the backups of a backup directory\n"
     "  serve        the HTTP server (JSON API, batched queries) over the database\n"
     "  calibrate    time the paths on this device, fit and store the planner thresholds\n"
     "  bench        the path sweep: every path at every point, penalty of planner rules\n";
@@ -68,6 +72,10 @@ int Dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "collections") return Collections(args);
   if (cmd == "check") return Check(args);
   if (cmd == "repair") return Repair(args);
+  if (cmd == "backup") return Backup(args);
+  if (cmd == "restore") return Restore(args);
+  if (cmd == "verify-backup") return VerifyBackup(args);
+  if (cmd == "backups") return Backups(args);
   if (cmd == "serve") return Serve(args);
   if (cmd == "calibrate") return Calibrate(args);
   if (cmd == "bench") return Bench(args);

@@ -377,7 +377,7 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
   if (path_ok) {
     if (parts.size() == 1 && (parts[0] == "health" || parts[0] == "metrics" ||
                               parts[0] == "collections" || parts[0] == "snapshots" ||
-                              parts[0] == "aliases")) {
+                              parts[0] == "aliases" || parts[0] == "backup")) {
       route = "/" + parts[0];
     } else if (parts.size() == 2 && parts[0] == "snapshots") {
       route = "/snapshots/{token}";
@@ -482,6 +482,8 @@ void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> re
         r.allow = "PUT, DELETE";
         done(std::move(r));
       }
+    } else if (route == "/backup") {
+      if (allow("POST")) done(Backup(req));
     }
   } catch (const json::exception& e) {
     done(Error(400, "bad request body: " + JsonErrorText(e)));
@@ -1125,6 +1127,29 @@ HttpResponse Router::DropAlias(const std::string& alias) {
   Status s = db_->DropAlias(alias);
   if (!s.ok()) return Error(s);
   return Json(200, json{{"dropped_alias", alias}});
+}
+
+HttpResponse Router::Backup(const HttpRequest& req) {
+  json j;
+  HttpResponse err;
+  if (!ParseObject(req.body, &j, &err)) return err;
+  if (!OnlyKeys(j, {"dest", "keep"}, &err)) return err;
+  if (!j.contains("dest") || !j["dest"].is_string() || j["dest"].get<std::string>().empty()) {
+    return Error(400, "'dest' must be the backup directory's path on the server, a string");
+  }
+  BackupOptions options;
+  options.dest = j["dest"].get<std::string>();
+  if (j.contains("keep") && !j["keep"].is_null()) {
+    if (!j["keep"].is_number_integer() || j["keep"].get<int64_t>() < 0 ||
+        j["keep"].get<int64_t>() > 1000000) {
+      return Error(400, "'keep' must be an integer from 0 (keep every backup) to 1000000");
+    }
+    options.keep = static_cast<uint32_t>(j["keep"].get<int64_t>());
+  }
+  BackupResult result;
+  Status s = db_->Backup(options, &result);
+  if (!s.ok()) return Error(s);
+  return Json(200, json::parse(result.ToJson()));
 }
 
 }  // namespace sieve::server

@@ -99,6 +99,7 @@ class Router {
   HttpResponse Aliases();
   HttpResponse PutAlias(const std::string& alias, const HttpRequest& req);
   HttpResponse DropAlias(const std::string& alias);
+  HttpResponse Backup(const HttpRequest& req);
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
