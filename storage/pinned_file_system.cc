@@ -133,4 +133,21 @@ rocksdb::IOStatus PinnedFileSystem::FileExists(const std::string& path,
   return target()->FileExists(path, options, dbg);
 }
 
+bool PinVersion(rocksdb::DB* db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+                PinnedFileSystem* files) {
+  std::vector<rocksdb::LiveFileMetaData> tables;
+  db->GetLiveFilesMetaData(&tables);
+  for (const rocksdb::LiveFileMetaData& f : tables) {
+    if (!files->Pin(f.directory + "/" + f.relative_filename).ok()) return false;
+  }
+  for (rocksdb::ColumnFamilyHandle* family : handles) {
+    rocksdb::ColumnFamilyMetaData cf;
+    db->GetColumnFamilyMetaData(family, &cf);
+    for (const rocksdb::BlobMetaData& b : cf.blob_files) {
+      if (!files->Pin(b.blob_file_path + "/" + b.blob_file_name).ok()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace sieve

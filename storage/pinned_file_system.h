@@ -18,6 +18,7 @@
 #ifndef SIEVE_STORAGE_PINNED_FILE_SYSTEM_H_
 #define SIEVE_STORAGE_PINNED_FILE_SYSTEM_H_
 
+#include <rocksdb/db.h>
 #include <rocksdb/file_system.h>
 
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace sieve {
 
@@ -64,6 +66,11 @@ class PinnedFileSystem final : public rocksdb::FileSystemWrapper {
   mutable std::mutex mu_;
   std::map<std::string, PinnedFile> pins_;  // by path as pinned; entries are never removed
 };
+
+// Pins every table and blob file of the version `db` has open (its live files) in `files`.
+// False when one is gone already (the writer deleted it first).
+bool PinVersion(rocksdb::DB* db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+                PinnedFileSystem* files);
 
 }  // namespace sieve
 

@@ -29,6 +29,7 @@
 #include "storage/format.h"
 #include "storage/info_log.h"
 #include "storage/ledger.h"
+#include "storage/pinned_file_system.h"
 #include "storage/rocks_store.h"
 #include "storage/store.h"
 
@@ -348,9 +349,13 @@ Status BackupHeld(rocksdb::Env* env, const std::string& path, const BackupOption
   SIEVE_RETURN_IF_ERROR(lock.Acquire(env, options.dest));
   Engine engine;
 
-  RocksLayout layout = MakeRocksLayout(env, path, OpenMode::kReadOnly, StoreOptions());
-  // A secondary instance must keep every table file open: the writer may delete one the
-  // instance's view still holds, and an open descriptor keeps it readable.
+  // The instance reads through a file system that pins every table and blob file of the
+  // version it caught up to (PinVersion below): the writer's compactions may delete one while
+  // the backup copies it, and the pinned descriptor keeps it readable by its name.
+  auto files = std::make_shared<PinnedFileSystem>(env->GetFileSystem());
+  std::unique_ptr<rocksdb::Env> pinned_env(rocksdb::NewCompositeEnv(files));
+  RocksLayout layout =
+      MakeRocksLayout(pinned_env.get(), path, OpenMode::kReadOnly, StoreOptions());
   layout.db.max_open_files = -1;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
@@ -379,7 +384,8 @@ Status BackupHeld(rocksdb::Env* env, const std::string& path, const BackupOption
     // the copy, which a busy writer makes likely: the attempt after it does not depend on that.
     const bool logs = attempt % 2 == 1;
     result->logs = logs;
-    SIEVE_RETURN_IF_ERROR(OpenWriter(env, options.dest, logs, &engine));
+    // BackupEngine reads the store's files through the Env it is opened with: the pinned one.
+    SIEVE_RETURN_IF_ERROR(OpenWriter(pinned_env.get(), options.dest, logs, &engine));
     // Leftovers of an interrupted backup go before this one is written.
     if (attempt == 1) (void)engine.writer->GarbageCollect();
     // The logs present before the catch-up. The writer deletes logs oldest first, and only
@@ -392,6 +398,11 @@ Status BackupHeld(rocksdb::Env* env, const std::string& path, const BackupOption
     rs = db->TryCatchUpWithPrimary();
     if (!rs.ok()) {
       last = FromRocks(rs, "backup: catching up with the writer of " + path);
+      continue;
+    }
+    if (!PinVersion(db.get(), handles, files.get())) {
+      last = Status::IOError("backup: the writer of " + path +
+                             " deleted a file of the version caught up to before it was pinned");
       continue;
     }
     rocksdb::BackupID id = 0;

@@ -158,25 +158,6 @@ DirListing VersionFiles(const DirListing& files) {
   return version;
 }
 
-// Pins every table and blob file of the version `db` opened (see PinnedFileSystem). False when
-// one is gone already.
-bool PinVersion(rocksdb::DB* db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
-                PinnedFileSystem* files) {
-  std::vector<rocksdb::LiveFileMetaData> tables;
-  db->GetLiveFilesMetaData(&tables);
-  for (const rocksdb::LiveFileMetaData& f : tables) {
-    if (!files->Pin(f.directory + "/" + f.relative_filename).ok()) return false;
-  }
-  for (rocksdb::ColumnFamilyHandle* family : handles) {
-    rocksdb::ColumnFamilyMetaData cf;
-    db->GetColumnFamilyMetaData(family, &cf);
-    for (const rocksdb::BlobMetaData& b : cf.blob_files) {
-      if (!files->Pin(b.blob_file_path + "/" + b.blob_file_name).ok()) return false;
-    }
-  }
-  return true;
-}
-
 // Attempts a read-only open makes beside a writer that keeps moving files (see OpenOnce).
 constexpr int kMaxPinnedOpenAttempts = 20;
 
