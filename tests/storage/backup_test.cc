@@ -25,6 +25,7 @@
 #include "storage/format.h"
 #include "storage/rocks_store.h"
 #include "storage/store.h"
+#include "tests/storage/batch_rows.h"
 #include "tests/storage/fault_fs.h"
 #include "tests/testutil.h"
 
@@ -33,42 +34,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint32_t kDim = 16;
-constexpr uint32_t kBatchRows = 50;
+constexpr uint32_t kBatchRows = test::kBatchRows;
+using test::BatchChunk;
+using test::CommitBatch;
 
-CollectionSpec Spec() {
-  CollectionSpec spec;
-  spec.name = "items";
-  spec.dim = kDim;
-  spec.attributes = {{"n", AttrType::kInt}, {"tags", AttrType::kTags}};
-  return spec;
-}
-
-// Batch b holds ids [b * kBatchRows, (b + 1) * kBatchRows) at the same ordinals.
-Chunk BatchChunk(uint32_t b) {
-  Chunk chunk;
-  chunk.first_ordinal = b * kBatchRows;
-  chunk.num_rows = kBatchRows;
-  chunk.vectors = test::RandomVectors(kBatchRows, kDim, b + 1);
-  Column n, tags;
-  n.type = AttrType::kInt;
-  tags.type = AttrType::kTags;
-  for (uint32_t r = 0; r < kBatchRows; ++r) {
-    const int64_t id = int64_t{b} * kBatchRows + r;
-    chunk.ids.push_back(id);
-    n.Append(Value(id * 2));
-    tags.Append(Value(std::vector<std::string>(r % 3, "x")));
-  }
-  chunk.columns = {std::move(n), std::move(tags)};
-  return chunk;
-}
-
-Status CommitBatch(Store* store, const CollectionMeta& meta, uint32_t b) {
-  Chunk chunk = BatchChunk(b);
-  const uint32_t end = (b + 1) * kBatchRows;
-  Store::ShardAppend append{0, {&chunk}, ShardState{end, end, nullptr}};
-  return store->CommitAppend(meta, end, {append});
-}
+CollectionSpec Spec() { return test::BatchSpec("items"); }
 
 // Opens the store at `path`, checks that it holds exactly batches [0, n), every row as
 // written, and passes CheckFormat; returns n.
@@ -168,7 +138,9 @@ TEST(BackupTest, IncrementalNumberedPurgedAndRestoredById) {
   backup.keep = 3;
   std::vector<BackupResult> results;
   for (uint32_t i = 0; i < 4; ++i) {
-    if (i > 0) ASSERT_TRUE(CommitBatch(store.get(), meta, 39 + i).ok());
+    if (i > 0) {
+      ASSERT_TRUE(CommitBatch(store.get(), meta, 39 + i).ok());
+    }
     BackupResult r;
     Status s = store->Backup(backup, &r);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -315,7 +287,9 @@ TEST(BackupTest, FullDiskDuringBackupLeavesNoBackupAndTheSourceIntact) {
     EXPECT_FALSE(s.ok()) << "step " << step << " of " << steps;
     BackupListing listing;
     Status ls = Store::ListBackups(backup.dest, &listing);
-    if (ls.ok()) EXPECT_TRUE(listing.backups.empty()) << "step " << step;
+    if (ls.ok()) {
+      EXPECT_TRUE(listing.backups.empty()) << "step " << step;
+    }
   }
   // The next backup succeeds and clears what the failed ones left.
   Status s = store->Backup(backup, &r);
@@ -350,7 +324,9 @@ TEST(BackupChild, Writer) {
   ASSERT_GE(fd, 0);
   for (uint32_t b = state.next_ordinal / kBatchRows;; ++b) {
     ASSERT_TRUE(CommitBatch(store.get(), meta, b).ok());
-    if (b % 7 == 0) ASSERT_TRUE(store->Flush().ok());
+    if (b % 7 == 0) {
+      ASSERT_TRUE(store->Flush().ok());
+    }
     const std::string line = std::to_string(b + 1) + "\n";
     ASSERT_EQ(::write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
   }

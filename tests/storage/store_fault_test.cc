@@ -24,47 +24,17 @@
 
 #include "storage/roaring.h"
 #include "storage/store.h"
+#include "tests/storage/batch_rows.h"
 #include "tests/testutil.h"
 
 namespace sieve {
 namespace {
 
-constexpr uint32_t kDim = 16;
-constexpr uint32_t kBatchRows = 50;
+constexpr uint32_t kBatchRows = test::kBatchRows;
+using test::BatchChunk;
+using test::CommitBatch;
 
-CollectionSpec FaultSpec() {
-  CollectionSpec spec;
-  spec.name = "faulty";
-  spec.dim = kDim;
-  spec.attributes = {{"n", AttrType::kInt}, {"tags", AttrType::kTags}};
-  return spec;
-}
-
-// Batch b holds ids [b * kBatchRows, (b + 1) * kBatchRows) at the same ordinals.
-Chunk BatchChunk(uint32_t b) {
-  Chunk chunk;
-  chunk.first_ordinal = b * kBatchRows;
-  chunk.num_rows = kBatchRows;
-  chunk.vectors = test::RandomVectors(kBatchRows, kDim, b + 1);
-  Column n, tags;
-  n.type = AttrType::kInt;
-  tags.type = AttrType::kTags;
-  for (uint32_t r = 0; r < kBatchRows; ++r) {
-    const int64_t id = int64_t{b} * kBatchRows + r;
-    chunk.ids.push_back(id);
-    n.Append(Value(id * 2));
-    tags.Append(Value(std::vector<std::string>(r % 3, "x")));
-  }
-  chunk.columns = {std::move(n), std::move(tags)};
-  return chunk;
-}
-
-Status CommitBatch(Store* store, const CollectionMeta& meta, uint32_t b) {
-  Chunk chunk = BatchChunk(b);
-  const uint32_t end = (b + 1) * kBatchRows;
-  Store::ShardAppend append{0, {&chunk}, ShardState{end, end, nullptr}};
-  return store->CommitAppend(meta, end, {append});
-}
+CollectionSpec FaultSpec() { return test::BatchSpec("faulty"); }
 
 // Checks that the store holds exactly batches [0, n) and returns n.
 uint32_t VerifyWholeBatches(Store* store) {
