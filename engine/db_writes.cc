@@ -522,8 +522,8 @@ namespace {
 
 // What rewriting a shard writes beyond its live rows: the new table files' indexes, filters
 // and properties, the MANIFEST's records of them, the flushes before and after and their
-// info-log lines. Measured as 25-35 KB for one shard of 20,000 rows of dim 32
-// (tools/bench/results/2026-12-05-compact-bytes/); twice that, so a rewrite pays for itself.
+// info-log lines; about twice what it was measured at (tools/bench/results/), so a rewrite
+// pays for itself.
 constexpr uint64_t kRewriteCostBytes = 64 << 10;
 
 // The bytes one stored row takes at least: its vector, its id and 1 byte per attribute.

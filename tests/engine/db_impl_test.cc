@@ -476,7 +476,7 @@ TEST_F(DBImplTest, PlannerThresholdsAreStoredPerDevice) {
 
 // A compaction that removes a twentieth of the rows gives bytes back: its id and attribute
 // files are compressed as the rows family's own (written with the vectors' options, which do
-// not compress, the store grew by a tenth instead; tools/bench/results/2026-12-04-compact-bytes).
+// not compress, the store grew instead).
 TEST_F(DBImplTest, CompactOfAFewDeletedRowsShrinksTheStore) {
   constexpr uint32_t kWide = 32;
   constexpr size_t kRows = 20000;

@@ -404,7 +404,7 @@ constexpr int kAlterOps = 4;
 
 // Whether the drop's reclaiming compaction runs under the faults too. Not under
 // AddressSanitizer: RocksDB 7.8 leaks the memtable that a failing atomic flush switched in
-// (4 KB per failure, inside librocksdb), which LeakSanitizer reports; the commit, which is
+// (inside librocksdb), which LeakSanitizer reports; the commit, which is
 // what must stay atomic, is swept either way.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kReclaimUnderFaults = false;
