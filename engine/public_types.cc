@@ -71,6 +71,7 @@ std::string Explain::ToJson() const {
       s["shard"] = plan.shard;
       s["path"] = plan.path;
       s["select"] = plan.select;
+      if (!plan.products.empty()) s["products"] = plan.products;
       if (!plan.select_plan.empty()) s["select_plan"] = plan.select_plan;
       s["passing_rows"] = plan.passing_rows;
       s["rows"] = plan.rows;

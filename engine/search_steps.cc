@@ -149,6 +149,7 @@ void PlanShards(const ParsedSearch& parsed, const SearchRequest& request,
     w.view.lineage = shard.vectors().lineage();
     w.view.vectors = shard.vectors().data();
     w.view.sq_norms = shard.vectors().sq_norms();
+    w.view.max_sq_norm = shard.vectors().max_sq_norm();
     w.view.rows = shard.rows();
     w.view.dim = spec.dim;
     w.view.dtype = spec.dtype;
@@ -157,6 +158,12 @@ void PlanShards(const ParsedSearch& parsed, const SearchRequest& request,
     w.er.k = decision.candidates;
     w.er.metric = spec.metric;
     w.er.path = decision.path;
+    // The top-k and its precision, for the executor this shard runs on.
+    w.er.topk = PlanTopK(TopKInputFor(w.view, bf, w.er),
+                         devices.executor(w.device)->topk_abilities());
+    plan.select = TopKStrategyName(w.er.topk.strategy);
+    plan.products = ProductsName(w.er.topk.products);
+    plan.select_plan = w.er.topk.ToString();
     explain->shards.push_back(std::move(plan));
   }
 }
@@ -317,7 +324,9 @@ Status ExecuteShards(const SearchRequest& request, const CollectionSpec& spec,
     SIEVE_RETURN_IF_ERROR(out.status);
     refine_ms += out.refine_ms;
     ShardPlan& plan = explain->shards[si];
+    // What ran: the plan, or after a candidate list overflowed, the full path it fell back to.
     plan.select = out.res.select;
+    plan.products = out.res.products;
     plan.select_plan = out.res.select_plan;
     plan.execute_ms = out.exec_ms;
     for (auto& st : out.res.stage_ms) timer->Add("execute." + st.first, st.second);

@@ -7,7 +7,7 @@
 //   load      the collection's rows in memory, on first use                     (DBImpl)
 //   place     which device holds each shard                                     PlaceShards
 //   compile   each (filter, shard) row set, from the cache or compiled          CompileFilters
-//   plan      each shard's path and candidate count                             PlanShards
+//   plan      each shard's path, candidate count, top-k strategy and products   PlanShards
 //   reserve   the host memory the rest needs, from the budget                   ReserveMemory
 //   execute   every device's shards at once, each shard's candidates refined    ExecuteShards
 //   merge     per query, every shard's candidates merged exactly on (dist, id)  MergeCandidates
@@ -108,7 +108,8 @@ Status CompileFilters(const ParsedSearch& parsed, FilterCache* cache, uint64_t b
                       std::vector<ShardWork>* work, uint64_t* sets_bytes, Explain* explain);
 
 // Each shard's path and candidate count, from its own passing counts against its device's
-// thresholds (query/planner.h); what its executor is asked. Adds each union set's memory to
+// thresholds (query/planner.h), and its top-k plan for that device's executor
+// (query/topk_plan.h); what its executor is asked. Adds each union set's memory to
 // *sets_bytes and a ShardPlan per shard to explain.
 void PlanShards(const ParsedSearch& parsed, const SearchRequest& request,
                 const SearchOptions& options, const CollectionSpec& spec,

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "gpu/cuda_status.cuh"
-#include "gpu/select_plan.h"
 #include "gpu/stage_timer.cuh"
 #include "gpu/threshold_select/threshold_select.h"
 
@@ -111,18 +110,10 @@ Status DeviceRun::Dense(uint32_t q0, uint32_t m, const uint32_t* col_ids, uint64
 
   if (col_ids != nullptr) SIEVE_RETURN_IF_ERROR(GatherBlock(col_ids, n_cols, &rows));
 
-  SelectInput in;
-  in.k = p.k;
-  in.queries = m;
-  in.dim = p.dim;
-  in.columns = n_cols;
-  in.float16_rows = half;
-  in.split_queries = p.split;
-  in.gathered = col_ids != nullptr;
-  in.per_query = p.per_query;
-  in.fallback = p.no_candidates;
-  const SelectPlan plan = PlanSelect(in, options_);
-  NotePlan(plan.ToString());
+  const TopKPlan plan = p.no_candidates ? FullPlan() : p.topk;
+  ran_strategy_ = plan.strategy;
+  ran_products_ = Products::kFloat32;
+  if (plan.strategy != TopKStrategy::kCandidates) NotePlan(plan.ToString());
   if (plan.strategy == TopKStrategy::kThreshold) {
     ThresholdKeys keys;
     if (col_ids == nullptr) {

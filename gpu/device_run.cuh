@@ -27,7 +27,7 @@
 #include "gpu/memory.cuh"
 #include "gpu/page_pool.h"
 #include "gpu/raft_select_k.cuh"
-#include "gpu/select_plan.h"
+#include "query/topk_plan.h"
 #include "gpu/stage_timer.cuh"
 #include "sieve/db.h"
 #include "sieve/gpu_options.h"
@@ -77,6 +77,9 @@ struct Prepared {
                                   // nq*words, built on the device from `packed`)
   size_t upload_words = 0;        // a shared filter: the words uploaded (bitset or ids)
   PackedFilters packed;           // a filter per query: what is uploaded
+  TopKPlan topk;                  // the request's plan (ValidatePlan has checked it)
+  uint64_t columns = 0;           // the columns the top-k selects among (dense: rows; gather:
+                                  // the passing rows, or a bitmap's union)
   bool no_candidates = false;     // set after a candidate list overflowed: use the full path
   bool no_filter = false;         // dense with every row passing every query's filter: none
                                   // is uploaded or tested
@@ -176,7 +179,11 @@ class DeviceRun {
   uint64_t candidate_cap() const { return cand_cap_; }
   // Whether a chunk selected through the threshold select.
   bool used_threshold() const { return used_threshold_; }
-  // The top-k plans of the chunks (SelectPlan::ToString, one per distinct plan), for explain.
+  // What the chunks carried out: the strategy and the products (the last chunk's; every chunk
+  // carries out the one plan), and the plan as explain shows it (TopKPlan::ToString, and a
+  // products fallback where the resident rows' norms refused the planned ones).
+  TopKStrategy ran_strategy() const { return ran_strategy_; }
+  Products ran_products() const { return ran_products_; }
   const std::string& plan() const { return plan_; }
 
   Status Run();
@@ -198,8 +205,8 @@ class DeviceRun {
   uint32_t chunk() const;
   Status RunChunk(uint32_t q0, uint32_t m);
   // Dense over the resident rows (col_ids == nullptr) or over a gathered copy of the rows
-  // listed in col_ids, by the threshold select, the candidate scan or cuBLAS tiles, as
-  // PlanSelect decides.
+  // listed in col_ids, by the threshold select, the candidate scan or cuBLAS tiles, as the
+  // request's top-k plan says (after a candidate list overflowed: tiles).
   Status Dense(uint32_t q0, uint32_t m, const uint32_t* col_ids, uint64_t n_cols);
   // Writes the chunk's final (value, id) pairs, kf per query, into the pinned results.
   Status Download(uint32_t q0, uint32_t m, int kf, const float* d_vals, const uint32_t* d_ids);
@@ -244,14 +251,14 @@ class DeviceRun {
   Status SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                           uint64_t sample, float* thresh);
   Status Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
-                    uint64_t n_cols, const SelectPlan& plan);
+                    uint64_t n_cols, const TopKPlan& plan);
   // paths/rescore.cu
   Status RescoreAndSelect(uint32_t q0, uint32_t m, const uint32_t* ids_in, const float* vals_in,
                           int64_t cap, const uint32_t* counts, int kf, const char* rescore_mark,
                           const char* select_mark);
   // paths/threshold_dense.cu
   Status ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const ThresholdKeys& tk,
-                        const SelectPlan& plan);
+                        const TopKPlan& plan);
 
   cudaStream_t stream_;
   cublasHandle_t cublas_;
@@ -269,6 +276,8 @@ class DeviceRun {
   bool copies_issued_ = false;
   uint64_t cand_cap_ = 0;
   bool used_threshold_ = false;
+  TopKStrategy ran_strategy_ = TopKStrategy::kSelectK;
+  Products ran_products_ = Products::kFloat32;
   std::string plan_;
   int64_t key_cache_keys_ = KeyCacheKeys();
   int sm_count_ = [] {

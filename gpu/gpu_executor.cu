@@ -30,8 +30,11 @@
 #include "gpu/kernel_probe.cuh"
 #include "gpu/memory.cuh"
 #include "gpu/raft_select_k.cuh"
+#include "gpu/page_pool.h"
 #include "gpu/stage_timer.cuh"
+#include "gpu/threshold_select/threshold_select.h"
 #include "query/topk.h"
+#include "query/topk_plan.h"
 
 namespace sieve::gpu {
 namespace {
@@ -55,6 +58,67 @@ uint32_t PackThreads(const GpuExecutorOptions& o, size_t bytes) {
 
 double MsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// OK when `t` names a strategy this executor has; InvalidArgument otherwise (a request that
+// was not planned for it).
+Status CheckPlanned(const TopKPlan& t) {
+  if (t.strategy == TopKStrategy::kSelectK || t.strategy == TopKStrategy::kCandidates ||
+      t.strategy == TopKStrategy::kThreshold) {
+    return Status::OK();
+  }
+  return Status::InvalidArgument(
+      std::string("the GPU executor carries out select_k, candidates or threshold top-k plans; "
+                  "the request's is '") +
+      TopKStrategyName(t.strategy) + "' (query/topk_plan.h PlanTopK; PlanRequest plans a request)");
+}
+
+// OK when the executor can carry out `t` for a search of path `path` over float16 or float32
+// rows of `dim` whose top-k of k selects among `columns` columns (`per_query`: a filter per
+// query whose sets differ); InvalidArgument naming what it cannot do otherwise.
+Status ValidatePlan(const TopKPlan& t, SearchPath path, DType dtype, uint32_t dim, uint32_t k,
+                    uint64_t columns, bool per_query) {
+  auto refuse = [&](const std::string& why) {
+    return Status::InvalidArgument("GPU top-k plan '" + t.ToString() + "': " + why);
+  };
+  const bool half = dtype == DType::kFloat16;
+  SIEVE_RETURN_IF_ERROR(CheckPlanned(t));
+  if (t.strategy == TopKStrategy::kSelectK) {
+    if (t.products != Products::kFloat32) return refuse("select_k multiplies in float32");
+    return Status::OK();
+  }
+  if (path == SearchPath::kSddmm) return refuse("the SDDMM path selects with select_k");
+  if (columns > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return refuse("more than 2^31 - 1 columns");
+  }
+  if (t.strategy == TopKStrategy::kCandidates) {
+    if (t.products == Products::kFloat16 && !half) return refuse("float16 products need float16 rows");
+    if (t.products == Products::kTf32 && half) return refuse("tf32 products need float32 rows");
+    if (t.sample == 0 || t.sample > columns || t.cap == 0 || t.cap > columns ||
+        t.tile_bytes == 0) {
+      return refuse("its sample, list or tile does not fit " + std::to_string(columns) +
+                    " columns");
+    }
+    return Status::OK();
+  }
+  if (t.products != Products::kFloat32) return refuse("the threshold select sums in float32");
+  if (!half || !ThresholdSelectUsesTensorCores(KeyType::kFloat16, dim) || k > kThresholdMaxK) {
+    return refuse("the threshold select takes float16 rows of a dim that is a multiple of " +
+                  std::to_string(kTensorCoreDimMultiple) + " up to " +
+                  std::to_string(kTensorCoreMaxDim) + " and k up to " +
+                  std::to_string(kThresholdMaxK));
+  }
+  if (path == SearchPath::kGather && per_query) {
+    return refuse("the threshold select reads a gathered block unfiltered: one filter only");
+  }
+  const auto& ends = t.level_ends;
+  bool ok = ends.size() >= 2 && t.level_caps.size() == ends.size() && ends.back() == columns;
+  for (size_t i = 0; ok && i < ends.size(); ++i) {
+    ok = (i == 0 || ends[i] > ends[i - 1]) && (i + 1 == ends.size() || ends[i] % kPageRows == 0) &&
+         t.level_caps[i] >= 1 && t.level_caps[i] <= ends[i];
+  }
+  if (!ok) return refuse("its levels do not end at the " + std::to_string(columns) + " columns");
+  return Status::OK();
 }
 
 }  // namespace
@@ -116,6 +180,8 @@ struct GpuExecutor::Batch {
   uint32_t* h_counts = nullptr;
   // What the last run did.
   bool used_threshold = false;
+  TopKStrategy ran_strategy = TopKStrategy::kSelectK;
+  Products ran_products = Products::kFloat32;
   std::string select_plan;
 };
 
@@ -199,6 +265,17 @@ Status GpuExecutor::Create(const GpuExecutorOptions& options, std::unique_ptr<Gp
 
 std::string GpuExecutor::name() const { return state_->name; }
 
+TopKAbilities GpuExecutor::topk_abilities() const {
+  TopKAbilities a;
+  a.gpu = true;
+  a.options = state_->options;
+  a.max_query_chunk = detail::kMaxQueryChunk;
+  a.threshold_max_dim = kTensorCoreMaxDim;
+  a.threshold_dim_multiple = kTensorCoreDimMultiple;
+  a.page_rows = kPageRows;
+  return a;
+}
+
 GpuPathCounts GpuExecutor::path_counts() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->counts;
@@ -278,6 +355,14 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
                 std::all_of(filters.passing_rows.begin(), filters.passing_rows.end(),
                             [&](uint64_t n) { return n == shard.rows; });
   p.ids_direct = !p.per_query && NeedsCompaction(p.path) && p.total_passing < p.words;
+  p.topk = request.topk;
+  p.columns = p.path == SearchPath::kDense ? shard.rows
+              : p.per_query                ? p.union_count
+                                           : p.total_passing;
+  if (p.total_passing > 0 && shard.rows > 0) {
+    SIEVE_RETURN_IF_ERROR(ValidatePlan(p.topk, p.path, shard.dtype, shard.dim, p.k, p.columns,
+                                       p.per_query));
+  }
   const bool upload = p.total_passing > 0 && !p.no_filter;
   if (!upload) {
     p.upload_words = 0;
@@ -338,10 +423,7 @@ Status GpuExecutor::Prepare(const ShardView& shard, const BatchFilters& filters,
     p.max_q_sq_norm = std::max(p.max_q_sq_norm, h_qnorms[q]);
   }
   if (p.split) {
-    int e = 0;
-    std::frexp(max_abs, &e);  // max_abs < 2^e
-    p.scale = max_abs > 0 ? std::ldexp(1.0f, e) : 1.0f;
-    if (!(p.scale >= std::ldexp(1.0f, -100))) p.scale = 1.0f;  // denormal queries: keep finite
+    p.scale = QueryScale(max_abs);
     const float inv = 1.0f / p.scale;
     __half* h_split = reinterpret_cast<__half*>(hq + p.off_split);
     for (uint32_t c0 = 0; c0 < nq; c0 += detail::kMaxQueryChunk) {
@@ -384,6 +466,8 @@ Status GpuExecutor::RunTimed(Batch* b, bool stages, float* ms) {
     Status st = run.Run();
     cand_cap = run.candidate_cap();
     b->used_threshold = run.used_threshold();
+    b->ran_strategy = run.ran_strategy();
+    b->ran_products = run.ran_products();
     b->select_plan = run.plan();
     // Buffers are freed (stream-ordered) as `run` goes; wait for the results either way.
     return st;
@@ -431,7 +515,8 @@ Status GpuExecutor::Assemble(const Batch& b, const ShardView& shard, const Batch
                              const ExecRequest& request, ExecResult* result) const {
   const uint32_t nq = request.num_queries;
   result->neighbors.assign(nq, {});
-  result->select = b.used_threshold ? "threshold" : "select_k";
+  result->select = TopKStrategyName(b.ran_strategy);
+  result->products = ProductsName(b.ran_products);
   result->select_plan = b.select_plan;
   if (nq == 0) return Status::OK();
   const bool larger_better = request.metric == Metric::kInnerProduct;
@@ -468,11 +553,13 @@ Status GpuExecutor::Search(const ShardView& shard, const BatchFilters& filters,
                            const ExecRequest& request, ExecResult* result) {
   if (result == nullptr) return Status::InvalidArgument("result is null");
   SIEVE_RETURN_IF_ERROR(ValidateExecRequest(shard, filters, request));
+  SIEVE_RETURN_IF_ERROR(CheckPlanned(request.topk));
   std::lock_guard<std::mutex> lock(state_->mu);
   SIEVE_CUDA_TRY(cudaSetDevice(state_->device));
   const auto t0 = std::chrono::steady_clock::now();
   *result = ExecResult();
-  result->select = "select_k";
+  result->select = TopKStrategyName(TopKStrategy::kSelectK);
+  result->products = ProductsName(Products::kFloat32);
   Batch b;
   SIEVE_RETURN_IF_ERROR(Prepare(shard, filters, request, &b));
   if (request.num_queries == 0) {
@@ -499,11 +586,13 @@ Status GpuExecutor::Profile(const ShardView& shard, const BatchFilters& filters,
     return Status::InvalidArgument("Profile needs warmup >= 0 and reps >= 1");
   }
   SIEVE_RETURN_IF_ERROR(ValidateExecRequest(shard, filters, request));
+  SIEVE_RETURN_IF_ERROR(CheckPlanned(request.topk));
   std::lock_guard<std::mutex> lock(state_->mu);
   SIEVE_CUDA_TRY(cudaSetDevice(state_->device));
   *profile = ExecProfile();
   ExecResult* result = &profile->result;
-  result->select = "select_k";
+  result->select = TopKStrategyName(TopKStrategy::kSelectK);
+  result->products = ProductsName(Products::kFloat32);
   const auto t0 = std::chrono::steady_clock::now();
   Batch b;
   SIEVE_RETURN_IF_ERROR(Prepare(shard, filters, request, &b));

@@ -6,9 +6,10 @@
 //
 // Every path is exact for l2, ip and cosine and any k >= 1. A shard's vectors stay resident on
 // the device after its first search (gpu/device_shard.cuh); appends upload only the new rows.
-// How the top-k of the gather and dense paths is selected is decided per chunk of queries by
-// gpu/select_plan.h under the executor's GpuExecutorOptions and reported in
-// ExecResult::select_plan.
+// How the top-k is selected and at what precision the rows are multiplied is the request's plan
+// (ExecRequest::topk, made by query/topk_plan.h PlanTopK from topk_abilities(), which carry the
+// executor's GpuExecutorOptions); the executor carries it out, refuses a plan it cannot, and
+// reports what ran in ExecResult::select, products and select_plan.
 //
 // Thread-safety: every method may be called from several threads; searches are serialized.
 
@@ -50,6 +51,9 @@ struct GpuPathCounts {
   // Chunks whose candidate scan multiplied float32 rows on TF32 tensor cores
   // (GpuExecutorOptions::candidate_tf32; l2 and ip).
   uint64_t candidate_tf32 = 0;
+  // Chunks whose planned float16 or TF32 products the resident rows' norms refused (the rows'
+  // norms passed the plan's bound but not the device's): they multiplied in float32.
+  uint64_t candidate_products_refused = 0;
   // A filter per query: its distinct sets uploaded as 16-bit chunked lists and as bitsets
   // (gpu/filter_pack.h), and the batches whose queries all had one set, searched as one filter.
   uint64_t filter_list_slots = 0;
@@ -77,6 +81,7 @@ class GpuExecutor final : public Executor {
 
   // "gpu:<device name>".
   std::string name() const override;
+  TopKAbilities topk_abilities() const override;
 
   // See Executor::Search. InvalidArgument: k == 0, a path of kAuto, filters whose number does
   // not match the queries, or a set reaching rows >= shard.rows. ResourceExhausted: device

@@ -35,6 +35,7 @@ Status GpuExecutor::Create(const GpuExecutorOptions&, std::unique_ptr<GpuExecuto
 GpuExecutor::GpuExecutor(std::unique_ptr<State> state) : state_(std::move(state)) {}
 GpuExecutor::~GpuExecutor() = default;
 std::string GpuExecutor::name() const { return "gpu:unavailable"; }
+TopKAbilities GpuExecutor::topk_abilities() const { return {}; }
 Status GpuExecutor::Search(const ShardView&, const BatchFilters&, const ExecRequest&,
                            ExecResult*) {
   return Status::Unavailable(SIEVE_GPU_UNAVAILABLE_REASON);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace sieve {
 
@@ -31,6 +33,7 @@ std::unique_ptr<VectorArena> VectorArena::CopyWithRoom(size_t capacity_rows) con
   copy->norms_ = norms_;
   // Assignment keeps the capacity reserved above when it is at least the size.
   copy->rows_ = rows_;
+  copy->max_sq_norm_ = max_sq_norm_;
   copy->generation_ = next_generation.fetch_add(1, std::memory_order_relaxed);
   return copy;
 }
@@ -59,7 +62,11 @@ void VectorArena::Append(const float* rows, uint32_t n) {
     const float* v = rows + static_cast<size_t>(r) * dim_;
     double sum = 0;
     for (uint32_t d = 0; d < dim_; ++d) sum += static_cast<double>(v[d]) * v[d];
-    norms_.push_back(static_cast<float>(sum));
+    const float norm = static_cast<float>(sum);
+    norms_.push_back(norm);
+    if (!(norm <= max_sq_norm_)) {
+      max_sq_norm_ = std::isnan(norm) ? std::numeric_limits<float>::infinity() : norm;
+    }
   }
   rows_ += n;
   generation_ = next_generation.fetch_add(1, std::memory_order_relaxed);

@@ -36,6 +36,9 @@ class VectorArena {
   const float* data() const { return data_.data(); }
   const float* row(uint32_t i) const { return data_.data() + static_cast<size_t>(i) * dim_; }
   const float* sq_norms() const { return norms_.data(); }
+  // The largest squared norm of any row appended (so at least that of any snapshot's rows);
+  // infinite once a row's norm is infinite or NaN. 0 without rows.
+  float max_sq_norm() const { return max_sq_norm_; }
 
   void Reserve(uint32_t rows);
   // Whether n more rows fit in the allocation, so that Append moves no row.
@@ -60,6 +63,7 @@ class VectorArena {
   uint64_t lineage_;
   std::vector<float> data_;
   std::vector<float> norms_;
+  float max_sq_norm_ = 0;
 };
 
 }  // namespace sieve

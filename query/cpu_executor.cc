@@ -583,6 +583,13 @@ Status Validate(const ShardView& shard, const BatchFilters& filters,
   if (shard.rows > 0 && shard.sq_norms == nullptr) {
     return Status::InvalidArgument("shard view has no norms");
   }
+  // Its one strategy; a request planned for nothing (kNone) takes it too.
+  const TopKStrategy s = request.topk.strategy;
+  if (s != TopKStrategy::kNone && s != TopKStrategy::kHeap) {
+    return Status::InvalidArgument(std::string("the CPU executor selects the top-k with a heap; "
+                                               "the request was planned for ") +
+                                   TopKStrategyName(s));
+  }
   return Status::OK();
 }
 
@@ -715,7 +722,9 @@ Status CpuExecutor::Search(const ShardView& shard, const BatchFilters& filters,
                            const ExecRequest& request, ExecResult* result) {
   SIEVE_RETURN_IF_ERROR(Validate(shard, filters, request));
   result->neighbors.assign(request.num_queries, {});
-  result->select = "heap";
+  result->select = TopKStrategyName(TopKStrategy::kHeap);
+  result->products = ProductsName(Products::kFloat32);
+  result->select_plan.clear();
   result->stage_ms.clear();
   try {
     bool any_pass = false;

@@ -3,6 +3,7 @@
 #include "query/executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,64 @@ Status Executor::EstimateMemory(const ShardView& shard, const BatchFilters& filt
   }
   estimate->host_bytes = bytes;
   return Status::OK();
+}
+
+TopKInput TopKInputFor(const ShardView& shard, const BatchFilters& filters,
+                       const ExecRequest& request) {
+  TopKInput in;
+  in.path = request.path;
+  in.metric = request.metric;
+  in.dtype = shard.dtype;
+  in.k = request.k;
+  in.queries = request.num_queries;
+  in.dim = shard.dim;
+  in.columns = shard.rows;
+  const size_t sets = filters.sets.size();
+  if (sets > 1 && filters.passing_rows.size() == sets) {
+    uint64_t sum = 0;
+    for (uint64_t n : filters.passing_rows) sum += n;
+    RowSet own;
+    const RowSet* all = filters.union_set;
+    if (all == nullptr) {
+      own = RowSet::Union(filters.sets.data(), sets);
+      all = &own;
+    }
+    const uint64_t union_rows = all->Cardinality();
+    // Every set is part of the union: the mean reaches it only when every set is the union.
+    in.per_query = sum / sets != union_rows;
+    if (request.path == SearchPath::kGather) in.columns = union_rows;
+  } else if (sets == 1 && request.path == SearchPath::kGather) {
+    in.columns = filters.passing_rows.empty() ? 0 : filters.passing_rows[0];
+  }
+  // As the GPU executor computes them: each query's squared norm summed in double and stored
+  // as a float, and the largest magnitude of any query's element.
+  float max_norm = 0, max_abs = 0;
+  for (uint32_t q = 0; q < request.num_queries && request.queries != nullptr; ++q) {
+    double acc = 0;
+    for (uint32_t j = 0; j < shard.dim; ++j) {
+      const double v = request.queries[size_t{q} * shard.dim + j];
+      acc += v * v;
+      max_abs = std::max(max_abs, static_cast<float>(std::fabs(v)));
+    }
+    max_norm = std::max(max_norm, static_cast<float>(acc));
+  }
+  in.max_query_sq_norm = max_norm;
+  in.query_scale = QueryScale(max_abs);
+  in.max_row_sq_norm = shard.max_sq_norm;
+  if (std::isinf(shard.max_sq_norm) && shard.sq_norms != nullptr) {
+    float most = 0;
+    for (uint32_t r = 0; r < shard.rows; ++r) {
+      const float n = shard.sq_norms[r];
+      if (!(n <= most)) most = std::isnan(n) ? INFINITY : n;
+    }
+    in.max_row_sq_norm = most;
+  }
+  return in;
+}
+
+void PlanRequest(const Executor& executor, const ShardView& shard, const BatchFilters& filters,
+                 ExecRequest* request) {
+  request->topk = PlanTopK(TopKInputFor(shard, filters, *request), executor.topk_abilities());
 }
 
 }  // namespace sieve

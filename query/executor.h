@@ -13,12 +13,14 @@
 #define SIEVE_QUERY_EXECUTOR_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "index/row_set.h"
+#include "query/topk_plan.h"
 #include "sieve/db.h"
 #include "sieve/status.h"
 #include "sieve/types.h"
@@ -37,6 +39,9 @@ struct ShardView {
   // Identifies the allocation the rows live in (VectorArena::lineage): rows of one lineage
   // only ever grow, so a cached copy of another lineage is no prefix of these.
   uint64_t lineage = 0;
+  // At least the largest of sq_norms[0, rows) (VectorArena::max_sq_norm); infinite when not
+  // known, which plans no float16 or TF32 products (PlanRequest reads sq_norms then).
+  double max_sq_norm = std::numeric_limits<double>::infinity();
 };
 
 // The filters of one batch: one set shared by every query (bitset mode), or one per query
@@ -59,6 +64,10 @@ struct ExecRequest {
   uint32_t k = 0;
   Metric metric = Metric::kL2;
   SearchPath path = SearchPath::kDense;  // never kAuto: the planner has chosen
+  // How the executor selects the top-k and multiplies (query/topk_plan.h): planned for this
+  // executor (PlanRequest, or the engine's plan step); an executor refuses one it cannot carry
+  // out.
+  TopKPlan topk;
 };
 
 // What one Search call will allocate, computed from its arguments before it allocates.
@@ -73,8 +82,13 @@ struct MemoryEstimate {
 struct ExecResult {
   // Per query, up to k results, best first.
   std::vector<std::vector<std::pair<uint32_t, float>>> neighbors;
-  std::string select;       // how top-k was selected ("heap", "select_k", "threshold", …)
-  std::string select_plan;  // what the executor decided, and why, for explain ("" if nothing)
+  // How the top-k was selected (TopKStrategyName: the plan's strategy, or "select_k" after a
+  // candidate list overflowed) and the products it multiplied in (ProductsName).
+  std::string select;
+  std::string products;
+  // The plan carried out with its sizes (TopKPlan::ToString), and what happened to it (an
+  // overflow and the rerun), for explain.
+  std::string select_plan;
   std::vector<std::pair<std::string, double>> stage_ms;  // executor-internal stages
 };
 
@@ -104,9 +118,24 @@ Status ValidateFilters(const ShardView& shard, const BatchFilters& filters, uint
 // What every executor checks of a request before it runs it, with the same codes everywhere
 // (InvalidArgument): k >= 1; queries present; a chosen path (not kAuto); a metric and a dtype
 // of their enums; a shard with a dim and, holding rows, vectors; and ValidateFilters. An
-// executor adds only what is its own (the CPU executor needs the norms too).
+// executor adds only what is its own (the CPU executor needs the norms too; the GPU executor
+// checks that the top-k plan is one it can carry out).
 Status ValidateExecRequest(const ShardView& shard, const BatchFilters& filters,
                            const ExecRequest& request);
+
+class Executor;
+
+// What PlanTopK reads of a request on one shard (TopKInput): the path, metric, k and queries
+// of `request`, the shard's dtype, dim and largest row norm (scanning shard.sq_norms when
+// shard.max_sq_norm is not known), the columns the path selects among and whether the batch
+// has a filter per query whose sets differ.
+TopKInput TopKInputFor(const ShardView& shard, const BatchFilters& filters,
+                       const ExecRequest& request);
+
+// Plans request->topk for `executor` (PlanTopK over TopKInputFor): what the engine's plan step
+// does, for callers that drive an executor themselves (calibration, benchmarks, tests).
+void PlanRequest(const Executor& executor, const ShardView& shard, const BatchFilters& filters,
+                 ExecRequest* request);
 
 // Thread-safety: implementations may be called from several threads at once.
 class Executor {
@@ -114,6 +143,9 @@ class Executor {
   virtual ~Executor() = default;
   // "cpu" or "gpu:<device name>".
   virtual std::string name() const = 0;
+  // What this executor can carry out of a top-k plan (PlanTopK reads it). The base version is
+  // the CPU's: the heap.
+  virtual TopKAbilities topk_abilities() const { return TopKAbilities(); }
   // Runs the request on one shard. InvalidArgument for k == 0; NotSupported when the path
   // cannot honour the request (never silently ignoring the filter).
   virtual Status Search(const ShardView& shard, const BatchFilters& filters,

@@ -392,35 +392,6 @@ cudaError_t EnableKeyCaches(int64_t cache_keys) {
   return err;
 }
 
-// Whether the candidate scan's dot products of float16 rows can be rounded to float16: l2 and ip
-// (cosine divides by the norms, which would scale the absolute error of a tiny product without
-// bound), and no product of a query's high halves (the query over its scale, each element within
-// 2^-11 of it) with a resident row can reach 2^15, half of float16's largest finite value
-// (Cauchy-Schwarz over the largest norms).
-bool HalfDotsFit(const Prepared& p) {
-  if (p.metric == static_cast<int>(Metric::kCosine)) return false;
-  const double bound = std::sqrt(static_cast<double>(p.max_q_sq_norm)) / p.scale * (1.0 + 0x1p-10) *
-                       std::sqrt(static_cast<double>(p.shard->max_sq_norm));
-  return bound < 32768.0;  // false for NaN and infinite norms
-}
-
-// Whether the candidate scan of float32 rows can multiply on TF32 tensor cores (l2 and ip; as
-// with float16 products, cosine would divide an absolute error by norms without bound), and
-// *err_abs, the absolute part of its error bound: inputs below float32's normal range may be
-// flushed to zero, moving a dot by at most 2^-126 sqrt(dim) (|q| + |x|), and so may products
-// below it, 2^-126 each; twice their sum over the largest norms, at least float32's smallest
-// normal value. False for non-finite norms.
-bool Tf32Fits(const Prepared& p, float* err_abs) {
-  if (p.metric == static_cast<int>(Metric::kCosine)) return false;
-  const double dim = p.dim;
-  const double bound =
-      0x1p-125 * (dim + std::sqrt(dim) * (std::sqrt(static_cast<double>(p.max_q_sq_norm)) +
-                                          std::sqrt(static_cast<double>(p.shard->max_sq_norm))));
-  if (!std::isfinite(bound)) return false;
-  *err_abs = std::nextafter(std::max(static_cast<float>(bound), 0x1p-126f), INFINITY);
-  return true;
-}
-
 // thresh[q] = the k-th best exact distance of query q over the first `sample` columns (the
 // sentinel when they hold fewer than k passing rows): never better than its true k-th best.
 Status DeviceRun::SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
@@ -450,15 +421,15 @@ Status DeviceRun::SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& row
 // the first `sample` columns gives each query a threshold no better than its true k-th best;
 // (2) L2-sized tiles: GEMM (for float16 rows only the high halves of the queries: the low
 // halves move a dot by at most 2^-11 |q||x|, covered by the error bound; float32 rows on TF32
-// tensor cores where Tf32Fits) and one pass that finishes distances, applies the filter and
-// keeps the rows that can beat the threshold; (3) float16 rows and TF32 scans: the band of the
-// kept rows that can hold the exact top-k (within twice the error bound of the k-th best
-// computed distance; CandidateBandKernel) is rescored exactly (float32 query against the row,
-// as SDDMM does); the k best are kept. The per-query counts go
-// to the host with the results; a count above `cap` (a list overflowed) makes GpuExecutor::Run
-// rerun with the full path.
+// tensor cores where the plan says tf32) and one pass that finishes distances, applies the
+// filter and keeps the rows that can beat the threshold; (3) float16 rows and TF32 scans: the
+// band of the kept rows that can hold the exact top-k (within twice the error bound of the
+// k-th best computed distance; CandidateBandKernel) is rescored exactly (float32 query against
+// the row, as SDDMM does); the k best are kept. The per-query counts go to the host with the
+// results; a count above `cap` (a list overflowed) makes GpuExecutor::Run rerun with the full
+// path.
 Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
-                             uint64_t n_cols, const SelectPlan& plan) {
+                             uint64_t n_cols, const TopKPlan& plan) {
   const Prepared& p = p_;
   const bool half = p.shard->dtype == DType::kFloat16;
   const uint64_t sample = plan.sample, cap = plan.cap;
@@ -505,12 +476,25 @@ Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, con
   // float32 rows on TF32 tensor cores (tf32): each input rounded to 10 mantissa bits (2^-10 of
   // it, whether cuBLAS rounds or truncates), so each product is off by at most 2^-9 + 2^-20 of
   // |q_j x_j| and the dot by as much of |q||x| (Cauchy-Schwarz; taken as 2^-9 + 2^-19), plus
-  // Tf32Fits's absolute term for values below float32's normal range.
-  const bool half_dots = half && HalfDotsFit(p);
+  // Tf32AbsoluteError for values below float32's normal range. The products are the plan's,
+  // unless the resident rows' norms (which the planner's bound covers) refuse them: then
+  // float32, and explain says so.
+  const Metric metric = static_cast<Metric>(p.metric);
+  const double row_norm = p.shard->max_sq_norm;
+  const bool half_dots = plan.products == Products::kFloat16 && half &&
+                         Float16ProductsFit(metric, p.max_q_sq_norm, p.scale, row_norm);
+  const bool tf32 = plan.products == Products::kTf32 && !half &&
+                    Tf32ProductsFit(metric, p.dim, p.max_q_sq_norm, row_norm);
+  const float tf32_abs = tf32 ? Tf32AbsoluteError(p.dim, p.max_q_sq_norm, row_norm) : 0.0f;
+  ran_products_ = half_dots ? Products::kFloat16 : tf32 ? Products::kTf32 : Products::kFloat32;
   if (half_dots) ++counts_->candidate_half_dots;
-  float tf32_abs = 0.0f;
-  const bool tf32 = !half && options_.candidate_tf32 && Tf32Fits(p, &tf32_abs);
   if (tf32) ++counts_->candidate_tf32;
+  NotePlan(plan.ToString());
+  if (ran_products_ != plan.products) {
+    ++counts_->candidate_products_refused;
+    NotePlan(std::string(ProductsName(plan.products)) +
+             " products refused by the resident rows' norms: float32");
+  }
   c.err_rel = half_dots ? 0x1p-9f + 0x1p-13f + 0x1.01p-11f
               : half    ? 0x1p-9f + 0x1p-13f
               : tf32    ? 0x1p-9f + 0x1p-13f + 0x1p-19f

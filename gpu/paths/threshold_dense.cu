@@ -72,10 +72,10 @@ __global__ void ThresholdOverflowKernel(int m, const int32_t* __restrict__ count
 // Exact top-k over every resident row through gpu::ThresholdSelect, without a score matrix.
 // E bounds |computed - exact| of a score (float16 high halves of the queries, float32
 // accumulation; see ThresholdSetupKernel).
-// (1) Levels (gpu/select_plan.h ThresholdLevels): level 0 keeps every key of a prefix of the rows; its k-th best
-//     computed score s less 2E is the next level's threshold, and so on: a row of a prefix's
-//     exact top-k scores at least s - 2E, so every level keeps the top-k of its rows, and the
-//     last level keeps every row of the exact top-k among all rows.
+// (1) Levels (query/topk_plan.h ThresholdLevels): level 0 keeps every key of a prefix of the
+//     rows; its k-th best computed score s less 2E is the next level's threshold, and so on:
+//     a row of a prefix's exact top-k scores at least s - 2E, so every level keeps the top-k
+//     of its rows, and the last level keeps every row of the exact top-k among all rows.
 // (2) The k-th best computed score c of the last level bounds the band: a row of the exact
 //     top-k has a computed score of at least c - 2E. Only the band is rescored exactly
 //     (float32 query against the row) and select_k takes the k best.
@@ -84,7 +84,7 @@ __global__ void ThresholdOverflowKernel(int m, const int32_t* __restrict__ count
 // What the threshold select reads: pages (the resident shard's, or a gathered block's), the
 // block table (one row), the filter (none for a block gathered through a bitset: every row of
 Status DeviceRun::ThresholdDense(uint32_t q0, uint32_t m, uint64_t n_cols, const ThresholdKeys& tk,
-                                 const SelectPlan& plan) {
+                                 const TopKPlan& plan) {
   const Prepared& p = p_;
   const std::vector<uint64_t>& ends = plan.level_ends;
   const std::vector<uint64_t>& caps = plan.level_caps;

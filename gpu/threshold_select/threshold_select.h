@@ -93,8 +93,11 @@ Status ThresholdSelect(const ThresholdSelectArgs& args, void* stream);
 // Whether ThresholdSelect takes keys of this type and dim on its tensor-core kernel (float16 or
 // bfloat16, dim % 8 == 0, dim <= 256), the keys that may carry page maps; the others take its
 // CUDA-core kernel.
+inline constexpr uint32_t kTensorCoreMaxDim = 256;
+inline constexpr uint32_t kTensorCoreDimMultiple = 8;
 inline bool ThresholdSelectUsesTensorCores(KeyType type, uint32_t dim) {
-  return type != KeyType::kFloat32 && dim % 8 == 0 && dim <= 256;
+  return type != KeyType::kFloat32 && dim % kTensorCoreDimMultiple == 0 &&
+         dim <= kTensorCoreMaxDim;
 }
 
 // Which kernel ThresholdSelect uses for these keys on the current device: "mma-tma" (tensor

@@ -274,9 +274,16 @@ struct Neighbors {
 struct ShardPlan {
   uint32_t shard = 0;
   std::string path;              // "sddmm" | "gather" | "dense"
-  std::string select;            // how top-k was selected, e.g. "heap"
-  // What the executor decided for the top-k and why (GPU: the strategy, its sizes, a fallback
-  // after an overflow); "select_plan" in explain, absent when empty.
+  // How the top-k was selected: "heap" (CPU), "select_k", "candidates" or "threshold" (GPU),
+  // as the planner chose for the shard's device; after a candidate list overflowed, "select_k",
+  // the full path the GPU reran (docs/planner.md#top-k).
+  std::string select;
+  // What the rows were multiplied in before any exact rescoring: "float32", "tf32" or
+  // "float16" (GPU candidate scans); "products" in explain.
+  std::string products;
+  // The top-k plan with its sizes (GPU: the strategy's sample, lists and tiles or levels, and
+  // what happened to it: an overflow and the rerun); "select_plan" in explain, absent when
+  // empty.
   std::string select_plan;
   std::vector<uint64_t> passing_rows;  // one per distinct filter of the batch
   uint64_t rows = 0;                   // live rows in the shard

@@ -134,6 +134,10 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
       view.rows = static_cast<uint32_t>(rows);
       view.dim = dim;
       view.dtype = config.dtype;
+      view.max_sq_norm = 0;
+      for (uint64_t r = 0; r < rows; ++r) {
+        view.max_sq_norm = std::max<double>(view.max_sq_norm, norms.data()[r]);
+      }
       const double gen_s = std::chrono::duration<double>(Clock::now() - ts).count();
       size_t disagree = 0;
       const bool bitmaps_here =
@@ -153,12 +157,16 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
           cell.union_rows = pf.union_rows;
           cell.max_passing = pf.max_rows;
           BatchFilters bf;
+          RowSet union_set;
           if (s.per_query) {
             for (uint32_t q = 0; q < config.queries; ++q) {
               const RowSet* set = &pf.sets[pf.sets.size() == 1 ? 0 : q];
               bf.sets.push_back(set);
               bf.passing_rows.push_back(set->Cardinality());
             }
+            // The union once a point, for the plan and the executor's gather.
+            union_set = RowSet::Union(bf.sets.data(), bf.sets.size());
+            bf.union_set = &union_set;
           } else {
             bf.sets.push_back(&pf.sets[0]);
             bf.passing_rows.push_back(pf.sets[0].Cardinality());
@@ -177,6 +185,7 @@ Status RunSweep(Executor* executor, const SweepConfig& config,
               continue;
             }
             req.path = PathAt(p);
+            PlanRequest(*executor, view, bf, &req);
             std::vector<double> ms;
             ExecResult res;
             Status st = TimeRuns(executor, view, bf, req, config.warmup, 1, &ms, &res);

@@ -390,6 +390,7 @@ TEST_F(DBImplTest, ExplainTimesEveryStepInOrder) {
     for (const ShardPlan& p : res.explain.shards) {
       EXPECT_EQ(p.passing_rows.size(), 2u);  // one count per distinct filter
       EXPECT_EQ(p.select, "heap");
+      EXPECT_EQ(p.products, "float32");
     }
     // Every result carries the attribute it asked for, and it passes the query's filter.
     ASSERT_EQ(res.results.size(), 2u);

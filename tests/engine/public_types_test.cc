@@ -28,7 +28,9 @@ TEST(ExplainTest, ToJsonIsOneLineWithPathAndPassingRows) {
     plan.rows = i == 0 ? 50000 : 40000;
     e.shards.push_back(plan);
   }
-  e.shards[1].select_plan = "candidates: sample 6144, cap 4096, tile 32 MiB";
+  e.shards[1].select = "candidates";
+  e.shards[1].products = "tf32";
+  e.shards[1].select_plan = "candidates: sample 6144, cap 4096, tile 32 MiB, tf32 products";
   e.stage_ms = {{"parse", 0.5}, {"compile", 1.25}, {"execute", 3.0}};
   const std::string line = e.ToJson();
   EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -40,10 +42,13 @@ TEST(ExplainTest, ToJsonIsOneLineWithPathAndPassingRows) {
   ASSERT_EQ(j["shards"].size(), 2u);
   EXPECT_EQ(j["shards"][1]["shard"], 1);
   EXPECT_EQ(j["shards"][1]["path"], "gather");
-  EXPECT_EQ(j["shards"][1]["select"], "heap");
+  EXPECT_EQ(j["shards"][1]["select"], "candidates");
+  EXPECT_EQ(j["shards"][1]["products"], "tf32");
+  EXPECT_FALSE(j["shards"][0].contains("products"));
   EXPECT_EQ(j["shards"][1]["passing_rows"], nlohmann::ordered_json::array({500}));
   EXPECT_EQ(j["shards"][1]["rows"], 40000);
-  EXPECT_EQ(j["shards"][1]["select_plan"], "candidates: sample 6144, cap 4096, tile 32 MiB");
+  EXPECT_EQ(j["shards"][1]["select_plan"],
+            "candidates: sample 6144, cap 4096, tile 32 MiB, tf32 products");
   EXPECT_FALSE(j["shards"][0].contains("select_plan"));
   // Stages keep the order they ran in.
   std::vector<std::string> stages;

@@ -222,6 +222,31 @@ class GpuExecutorTest : public ::testing::Test {
     }
   }
 
+  // What `result` says ran is the plan, carried out (or, after an overflow, the full path), and
+  // the counters agree: a threshold select, a candidate scan, its products.
+  static void ExpectPlanRan(const TopKPlan& plan, const GpuPathCounts& before,
+                            const GpuPathCounts& after, const ExecResult& result) {
+    SCOPED_TRACE("plan " + plan.ToString() + ", ran " + result.select_plan);
+    const bool fell_back = after.candidate_fallbacks > before.candidate_fallbacks;
+    const bool refused = after.candidate_products_refused > before.candidate_products_refused;
+    if (fell_back) {
+      EXPECT_EQ(result.select, "select_k");
+      EXPECT_EQ(result.products, "float32");
+      EXPECT_NE(result.select_plan.find("overflowed"), std::string::npos);
+    } else {
+      EXPECT_EQ(result.select, TopKStrategyName(plan.strategy));
+      EXPECT_EQ(result.products, refused ? "float32" : ProductsName(plan.products));
+      EXPECT_EQ(result.select_plan.rfind(plan.ToString(), 0), 0u);
+    }
+    const uint64_t threshold = after.threshold_chunks - before.threshold_chunks;
+    const uint64_t candidates = after.candidate_chunks - before.candidate_chunks;
+    EXPECT_EQ(threshold > 0, plan.strategy == TopKStrategy::kThreshold);
+    EXPECT_EQ(candidates > threshold, plan.strategy == TopKStrategy::kCandidates);
+    if (fell_back) return;  // the first run's products are counted, the rerun's reported
+    EXPECT_EQ(after.candidate_half_dots > before.candidate_half_dots, result.products == "float16");
+    EXPECT_EQ(after.candidate_tf32 > before.candidate_tf32, result.products == "tf32");
+  }
+
   // Runs `path` on the GPU, proves it ran, and checks the queries in `check` against `oracle`.
   void RunAndCheck(const std::string& what, SearchPath path, Metric metric, const HostShard& s,
                    const Filters& f, const std::vector<float>& queries, uint32_t nq, uint32_t k,
@@ -234,6 +259,7 @@ class GpuExecutorTest : public ::testing::Test {
     req.k = k;
     req.metric = metric;
     req.path = path;
+    PlanRequest(*exec_, s.view, f.batch, &req);
     const GpuPathCounts before = exec_->path_counts();
     ExecResult result;
     Status st = exec_->Search(s.view, f.batch, req, &result);
@@ -242,6 +268,7 @@ class GpuExecutorTest : public ::testing::Test {
     EXPECT_EQ(after.sddmm - before.sddmm, path == SearchPath::kSddmm ? 1u : 0u);
     EXPECT_EQ(after.gather - before.gather, path == SearchPath::kGather ? 1u : 0u);
     EXPECT_EQ(after.dense - before.dense, path == SearchPath::kDense ? 1u : 0u);
+    ExpectPlanRan(req.topk, before, after, result);
     bool stage_named = false;
     for (const auto& [name, ms] : result.stage_ms) stage_named |= name == std::string("gpu.") + PathStr(path);
     EXPECT_TRUE(stage_named) << "no stage gpu." << PathStr(path);
@@ -1038,7 +1065,7 @@ TEST_F(GpuExecutorTest, ThresholdSelectGatherPath) {
         const GpuPathCounts after = exec_->path_counts();
         EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, per_query ? 0u : 1u);
         EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
-        EXPECT_EQ(result.select, per_query ? "select_k" : "threshold");
+        EXPECT_EQ(result.select, per_query ? "candidates" : "threshold");
       }
     }
   }
@@ -1078,7 +1105,7 @@ TEST_F(GpuExecutorTest, ThresholdGatherDefaultBySize) {
     EXPECT_EQ(after.threshold_chunks - before.threshold_chunks, c.threshold ? 1u : 0u);
     EXPECT_EQ(after.candidate_chunks - before.candidate_chunks, 1u);
     EXPECT_EQ(after.candidate_fallbacks - before.candidate_fallbacks, 0u);
-    EXPECT_EQ(result.select, c.threshold ? "threshold" : "select_k");
+    EXPECT_EQ(result.select, c.threshold ? "threshold" : "candidates");
   }
 }
 
@@ -1206,6 +1233,7 @@ TEST_F(GpuExecutorTest, ProfileTimesRunsAndStages) {
   for (SearchPath path : kPaths) {
     SCOPED_TRACE(PathStr(path));
     ExecRequest req{queries.data(), nq, k, Metric::kL2, path};
+    PlanRequest(*exec_, s.view, f.batch, &req);
     ExecResult searched;
     ASSERT_TRUE(exec_->Search(s.view, f.batch, req, &searched).ok());
     ProfileOptions po;
@@ -1263,7 +1291,30 @@ TEST_F(GpuExecutorTest, RejectsBadRequests) {
   ShardView bad_dtype = s.view;
   bad_dtype.dtype = static_cast<DType>(9);
   EXPECT_TRUE(exec_->Search(bad_dtype, f.batch, req, &r).IsInvalidArgument());
+  // A request not planned for this executor, or a plan it cannot carry out.
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).IsInvalidArgument());  // no plan
+  req.topk.strategy = TopKStrategy::kHeap;
+  Status st = exec_->Search(s.view, f.batch, req, &r);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("PlanRequest"), std::string::npos) << st.ToString();
+  req.topk = FullPlan();
+  req.topk.products = Products::kTf32;  // select_k multiplies in float32
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).IsInvalidArgument());
+  req.topk = FullPlan();
+  req.topk.strategy = TopKStrategy::kThreshold;  // float32 rows, no levels
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).IsInvalidArgument());
+  req.topk.strategy = TopKStrategy::kCandidates;  // no sample or list
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).IsInvalidArgument());
+  req.path = SearchPath::kSddmm;
+  req.topk.sample = req.topk.cap = 64;
+  req.topk.tile_bytes = 1 << 20;  // the SDDMM path selects with select_k
+  EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).IsInvalidArgument());
+  req.path = SearchPath::kDense;
+  PlanRequest(*exec_, s.view, f.batch, &req);
+  EXPECT_EQ(req.topk.strategy, TopKStrategy::kSelectK);  // 100 rows
   EXPECT_TRUE(exec_->Search(s.view, f.batch, req, &r).ok());
+  EXPECT_EQ(r.select, "select_k");
+  EXPECT_EQ(r.products, "float32");
 }
 
 }  // namespace

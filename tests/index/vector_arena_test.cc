@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "tests/testutil.h"
@@ -37,6 +38,22 @@ TEST(VectorArenaTest, AppendsContiguousRowsWithNorms) {
   }
   arena.Append(nullptr, 0);
   EXPECT_EQ(arena.generation(), gen);  // nothing appended, nothing to refresh
+}
+
+// The largest row norm (what the top-k plan bounds products by): every row's, kept by copies,
+// infinite once a row's norm is not finite.
+TEST(VectorArenaTest, KeepsTheLargestNorm) {
+  VectorArena arena(2);
+  EXPECT_EQ(arena.max_sq_norm(), 0.0f);
+  const std::vector<float> rows = {1, 2, 3, 0, 0.5f, 0.5f};
+  arena.Append(rows.data(), 3);
+  EXPECT_EQ(arena.max_sq_norm(), 9.0f);
+  EXPECT_EQ(arena.CopyWithRoom(8)->max_sq_norm(), 9.0f);
+  const std::vector<float> nan_row = {std::nanf(""), 1};
+  arena.Append(nan_row.data(), 1);
+  EXPECT_TRUE(std::isinf(arena.max_sq_norm()));
+  arena.Append(rows.data(), 1);
+  EXPECT_TRUE(std::isinf(arena.max_sq_norm()));
 }
 
 TEST(VectorArenaTest, ReserveKeepsRowsInPlace) {

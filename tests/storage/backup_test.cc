@@ -280,7 +280,9 @@ TEST(BackupTest, FullDiskDuringBackupLeavesNoBackupAndTheSourceIntact) {
   const int64_t steps = fault_fs->steps() - steps_before;
   ASSERT_GT(steps, 4);
   backup.dest = dir.Join("backups");
-  for (int64_t step : {int64_t{1}, steps / 3, steps / 2, steps - 3}) {
+  // Well inside the measured count: a later backup into a folder that failed ones created
+  // takes a few steps fewer (its folders exist), and RocksDB's own threads add a few of theirs.
+  for (int64_t step : {int64_t{1}, steps / 3, steps / 2, steps * 2 / 3}) {
     fault_fs->Arm(test::Fault::kNoSpace, step, /*sticky=*/true);
     Status s = store->Backup(backup, &r);
     fault_fs->Disarm();

@@ -6,7 +6,8 @@
 # machine does not have (everything but glibc, libstdc++/libgcc and the CUDA toolkit's own
 # libraries) into .bundle/lib, strips them, and compresses .bundle into .devpack/bundle.tar.xz
 # (carry .devpack: the device tool carries 64 MiB at most). On the device,
-# tools/bench/device_env.sh unpacks it. A binary named NAME=PATH is copied as NAME.
+# tools/bench/device_env.sh unpacks it. A binary named NAME=PATH is copied as NAME (which may
+# name a folder under .bundle/bin, e.g. example/embed_example).
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 [NAME=]BINARY..." >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,12 +23,13 @@ for arg in "$@"; do
     path=${arg#*=}
   fi
   [ -x "$path" ] || { echo "gpu_bundle: no executable $path" >&2; exit 1; }
+  mkdir -p "$(dirname ".bundle/bin/$name")"
   cp -L "$path" ".bundle/bin/$name"
   ldd "$path" | awk '/=>/ {print $1, $3}' | while read -r lib where; do
     [[ "$lib" =~ $skip ]] && continue
     [ -f "$where" ] && cp -Ln "$where" .bundle/lib/ 2>/dev/null || true
   done
 done
-strip .bundle/bin/* 2>/dev/null || true
+find .bundle/bin -type f -exec strip {} + 2>/dev/null || true
 tar -cJf .devpack/bundle.tar.xz .bundle
 du -sh .devpack/bundle.tar.xz | awk '{print "gpu_bundle: .devpack/bundle.tar.xz is " $1 " (the device tool carries 64 MiB at most)"}'

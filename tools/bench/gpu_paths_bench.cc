@@ -193,6 +193,17 @@ int main(int argc, char** argv) {
   view.rows = o.rows;
   view.dim = o.dim;
   view.dtype = o.dtype;
+  // The largest squared norm of a row, as VectorArena keeps it (the top-k plan's products
+  // depend on it; the GPU computes the norms themselves).
+  view.max_sq_norm = 0;
+  for (size_t r = 0; r < o.rows; ++r) {
+    double sum = 0;
+    for (size_t j = 0; j < o.dim; ++j) {
+      const double v = data[r * o.dim + j];
+      sum += v * v;
+    }
+    view.max_sq_norm = std::max(view.max_sq_norm, static_cast<double>(static_cast<float>(sum)));
+  }
   std::fprintf(stderr, "data generated in %.1f s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
@@ -235,6 +246,7 @@ int main(int argc, char** argv) {
       req.k = o.k;
       req.metric = o.metric;
       req.path = path;
+      sieve::PlanRequest(*exec, view, filters, &req);
       sieve::ProfileOptions po;
       po.warmup = o.warmup;
       po.reps = o.reps;
@@ -298,11 +310,11 @@ int main(int argc, char** argv) {
           "\"passing\": %llu, \"fraction\": %g, \"path\": \"%s\", \"median_ms\": %.5f, "
           "\"min_ms\": %.5f, \"reps\": %d, \"host_ms\": %.3f, \"wall_ms\": %.1f, "
           "\"floor_bytes\": %.6g, \"floor_flops\": %.6g, \"floor_ms\": %.5f, "
-          "\"select\": \"%s\", \"select_plan\": \"%s\"}\n",
+          "\"select\": \"%s\", \"products\": \"%s\", \"select_plan\": \"%s\"}\n",
           kind.c_str(), o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
           static_cast<unsigned long long>(n_pass), static_cast<double>(n_pass) / o.rows,
           PathName(path), med, mn, o.reps, host_ms, wall, bytes, flops, floor_ms,
-          result.select.c_str(), result.select_plan.c_str());
+          result.select.c_str(), result.products.c_str(), result.select_plan.c_str());
       std::fflush(stdout);
     }
   }

@@ -36,5 +36,6 @@ echo "base $(git -C "$tree" rev-parse --short HEAD): $base_bench; this checkout 
 mkdir -p .devpack
 git -C "$tree" rev-parse HEAD > .devpack/base.rev
 git rev-parse HEAD > .devpack/this.rev
+# The CLI contract tests run the example from beside the CLI (BUILD/tools/example/).
 bash tools/bench/gpu_bundle.sh build/tests/gpu_tests build/tests/e2e_tests build/tools/sieve \
-  "gpu_paths_bench=$new_bench" "base-gpu_paths_bench=$base_bench"
+  example/embed_example=build/tools/example/embed_example "gpu_paths_bench=$new_bench" "base-gpu_paths_bench=$base_bench"
