@@ -13,6 +13,10 @@ if command -v nvcc >/dev/null 2>&1; then
   bash "$root/tools/install-gpu-deps.sh" ||
     echo "build: the RAFT/RMM wheels could not be installed; building without the GPU backend" >&2
 fi
+# Parquet in the CLI needs Arrow's C++ libraries (tools/install-arrow.sh, from the pyarrow
+# wheel); without them the build still succeeds, leaving Parquet out (it says so).
+bash "$root/tools/install-arrow.sh" ||
+  echo "build: Arrow's libraries could not be installed; building without Parquet support" >&2
 jobs=${SIEVE_JOBS:-$(nproc)}
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build "$root/build" -j "$jobs"

@@ -15,6 +15,7 @@
 #include "sieve/db.h"
 #include "tools/cli/cli_util.h"
 #include "tools/cli/flags.h"
+#include "tools/cli/ingest_stream.h"
 #include "tools/io/attributes_reader.h"
 #include "tools/io/neighbors_json.h"
 #include "tools/io/rows_json.h"
@@ -48,10 +49,15 @@ const char kCreateUsage[] =
 const char kIngestUsage[] =
     "usage: sieve ingest DB --collection NAME --vectors FILE [--attributes FILE]\n"
     "                       [--ids FILE | --id-field NAME] [--batch-rows N] [--upsert | --auto-ids]\n"
-    "  vectors: .npy (2-D float32/float16/float64, C order), .fvecs, or one dataset of an\n"
-    "           HDF5 file as FILE.hdf5:DATASET (ann-benchmarks: glove-100-angular.hdf5:train)\n"
-    "  attributes: .jsonl (one object per vector row; an absent key is null) or .csv with a\n"
-    "              header row (an empty field is null; tags are '|'-separated)\n"
+    "  vectors: .npy (2-D float32/float16/float64, C order), .fvecs, one dataset of an\n"
+    "           HDF5 file as FILE.hdf5:DATASET (ann-benchmarks: glove-100-angular.hdf5:train),\n"
+    "           or one column of a Parquet file as FILE.parquet:COLUMN (fixed_size_list or\n"
+    "           list of float, halffloat or double)\n"
+    "  attributes: .jsonl (one object per vector row; an absent key is null), .csv with a\n"
+    "              header row (an empty field is null; tags are '|'-separated), or .parquet\n"
+    "              (every column but the vectors' and the ids' is an attribute, or only those\n"
+    "              named as FILE.parquet:COL,COL; Arrow nulls are null). Parquet is streamed\n"
+    "              --batch-rows rows at a time, checked whole before the first commit\n"
     "  ids: .npy 1-D int64; --id-field NAME takes them from the attributes file's column or\n"
     "       key NAME instead (integers >= 0, unique); without either, ids are assigned in\n"
     "       ingest order, continuing past the largest id the collection has held (0 for a new\n"
@@ -192,6 +198,17 @@ int Ingest(const Args& args) {
   if (s.ok()) s = collection->GetStats(&stats);
   if (!s.ok()) return Fail("ingest", s);
   const CollectionSpec& spec = collection->spec();
+  if (IsStreamedIngest(vectors_path, flags.Get("attributes"))) {
+    StreamedIngest in;
+    in.vectors = vectors_path;
+    in.attributes = flags.Get("attributes");
+    in.ids = flags.Get("ids");
+    in.id_field = id_field;
+    in.batch_rows = static_cast<size_t>(batch_rows);
+    in.upsert = upsert;
+    in.auto_ids = flags.Has("auto-ids");
+    return RunStreamedIngest(collection.get(), stats.rows, in);
+  }
 
   io::NpyMatrix vectors;
   s = io::ReadVectorsFile(vectors_path, &vectors);

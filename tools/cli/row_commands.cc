@@ -15,6 +15,7 @@
 #include "tools/cli/flags.h"
 #include "tools/io/file_util.h"
 #include "tools/io/npy.h"
+#include "tools/io/parquet.h"
 #include "tools/io/rows_json.h"
 
 namespace sieve::cli {
@@ -35,8 +36,9 @@ const char kCountUsage[] =
     "  stdout: {\"count\": N}\n";
 
 const char kExportUsage[] =
-    "usage: sieve export DB --collection NAME [--filter EXPR] [--format jsonl|csv|npy]\n"
-    "                       [--include LIST] [--output PATH] [--page-rows N]\n"
+    "usage: sieve export DB --collection NAME [--filter EXPR]\n"
+    "                       [--format jsonl|csv|npy|parquet] [--include LIST] [--output PATH]\n"
+    "                       [--page-rows N] [--vector-column NAME]\n"
     "  Every live row passing the filter, in ascending id order, streamed page by page\n"
     "  (--page-rows rows at a time, default 10000), so memory stays bounded.\n"
     "  Every page reads one snapshot: the rows as they were when the export began.\n"
@@ -47,6 +49,10 @@ const char kExportUsage[] =
     "    field and tags are '|'-separated, as ingest reads them; vectors are not written\n"
     "  npy: --output PREFIX writes PREFIX.ids.npy (int64) and PREFIX.vectors.npy (float32),\n"
     "    and PREFIX.attributes.jsonl when attributes are included\n"
+    "  parquet: --output FILE writes one Parquet file: id (int64), the included attributes\n"
+    "    (int64, double, string, bool, list<string>; null as null) and the vectors as\n"
+    "    fixed_size_list<float, dim> in column --vector-column (default 'vector'); ingest\n"
+    "    reads it back with --vectors FILE:vector --attributes FILE --id-field id\n"
     "  stderr: {\"exported\": N}\n";
 
 const char kUpdateUsage[] =
@@ -212,28 +218,77 @@ class Sink {
   io::OutputFile file_;
 };
 
+// Every page of `request` into one Parquet file.
+int ExportParquet(DB* db, const std::string& name, const CollectionSpec& spec,
+                  const std::string& vector_column, const std::string& output,
+                  ScanRequest* request) {
+  std::vector<std::string> names;
+  Status s = request->include.AttributeNames(spec, &names);
+  if (!s.ok()) return Fail("export", s.WithContext("--include"));
+  io::ParquetWriteOptions options;
+  for (const std::string& n : names) {
+    for (const AttributeSpec& a : spec.attributes) {
+      if (a.name == n) options.attributes.push_back(a);
+    }
+  }
+  options.vector_column = vector_column;
+  options.dim = spec.dim;
+  std::unique_ptr<io::ParquetWriter> writer;
+  s = io::ParquetWriter::Open(output, options, &writer);
+  if (!s.ok()) return Fail("export", s);
+  uint64_t exported = 0;
+  for (;;) {
+    ScanResult page;
+    s = db->Scan(name, *request, &page);
+    if (s.ok()) s = writer->Write(page.rows);
+    if (!s.ok()) return Fail("export", s);
+    exported += page.rows.size();
+    if (page.done) break;
+    request->has_after = true;
+    request->after = page.next;
+  }
+  s = writer->Close();
+  if (!s.ok()) return Fail("export", s);
+  std::fprintf(stderr, "{\"exported\": %llu}\n", static_cast<unsigned long long>(exported));
+  return 0;
+}
+
 }  // namespace
 
 int Export(const Args& args) {
-  Flags flags({"collection", "filter", "format", "include", "output", "page-rows"}, {});
+  Flags flags({"collection", "filter", "format", "include", "output", "page-rows", "vector-column"},
+              {});
   std::string path;
   if (int rc = ParseFlags("export", kExportUsage, args, &flags, &path); rc >= 0) return rc;
   std::string name;
   long long page_rows = 0;
   Status s = flags.Require("collection", &name);
   const std::string format = flags.Get("format", "jsonl");
-  if (s.ok() && format != "jsonl" && format != "csv" && format != "npy") {
-    s = Status::InvalidArgument("--format: '" + format + "' is not jsonl, csv or npy");
+  if (s.ok() && format != "jsonl" && format != "csv" && format != "npy" && format != "parquet") {
+    s = Status::InvalidArgument("--format: '" + format + "' is not jsonl, csv, npy or parquet");
   }
   if (s.ok() && format == "npy" && !flags.Has("output")) {
     s = Status::InvalidArgument("--format npy writes files: give --output PREFIX");
+  }
+  if (s.ok() && format == "parquet" && !flags.Has("output")) {
+    s = Status::InvalidArgument("--format parquet writes a file: give --output FILE");
+  }
+  if (s.ok() && format == "parquet" && !io::ParquetAvailable()) {
+    std::unique_ptr<io::ParquetWriter> unavailable;
+    s = io::ParquetWriter::Open(flags.Get("output"), io::ParquetWriteOptions(), &unavailable);
+  }
+  if (s.ok() && flags.Has("vector-column") && format != "parquet") {
+    s = Status::InvalidArgument("--vector-column names the vector column of --format parquet");
+  }
+  if (s.ok() && flags.Has("vector-column") && flags.Get("vector-column").empty()) {
+    s = Status::InvalidArgument("--vector-column: expected a column name");
   }
   if (s.ok()) s = flags.GetInt("page-rows", 10000, 1, 1000000, &page_rows);
   ScanRequest request;
   request.filter = flags.Get("filter");
   request.limit = static_cast<size_t>(page_rows);
   if (s.ok()) s = Include::Parse(flags.Get("include", "*"), &request.include);
-  if (s.ok() && format == "npy") request.include.vector = true;
+  if (s.ok() && (format == "npy" || format == "parquet")) request.include.vector = true;
   if (s.ok() && format == "csv" && request.include.vector) {
     s = Status::InvalidArgument("--format csv does not write vectors (use jsonl or npy)");
   }
@@ -255,6 +310,10 @@ int Export(const Args& args) {
   const uint32_t dim = stats.spec.dim;
 
   const std::string output = flags.Get("output");
+  if (format == "parquet") {
+    return ExportParquet(db.get(), name, stats.spec, flags.Get("vector-column", "vector"), output,
+                         &request);
+  }
   Sink main_sink, ids_sink, attrs_sink;
   const bool npy = format == "npy";
   bool attrs_file = false;
