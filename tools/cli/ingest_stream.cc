@@ -76,7 +76,8 @@ Status OpenInputs(const CollectionSpec& spec, const StreamedIngest& in, Inputs* 
   io::ParquetReadOptions aoptions;
   aoptions.attributes = true;
   aoptions.attribute_columns = SplitList(acolumns);
-  if (aparquet && !acolumns.empty() && aoptions.attribute_columns.empty()) {
+  if (aparquet && (in.attributes.back() == ':' ||
+                   (!acolumns.empty() && aoptions.attribute_columns.empty()))) {
     return Status::InvalidArgument("--attributes " + in.attributes +
                                    ": no column named after the ':'");
   }

@@ -20,6 +20,7 @@
 #include <arrow/util/float16.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/schema.h>
+#include <parquet/column_reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/properties.h>
 
@@ -347,6 +348,9 @@ class ArrowParquetReader : public ParquetReader {
   Status RewindImpl();
   Status NextImpl(size_t max_rows, ParquetChunk* chunk);
   Status ReadBatch();
+  Status FindBadVector(const arrow::Status& arrow_error) const;
+  template <typename ParquetType>
+  bool ScanLevels(parquet::ColumnReader* column, uint64_t* row, std::string* why) const;
   Status AppendVectors(int64_t begin, int64_t n, ParquetChunk* chunk);
 
   const std::string path_;
@@ -356,6 +360,9 @@ class ArrowParquetReader : public ParquetReader {
   std::unique_ptr<parquet::arrow::FileReader> reader_;
   std::unique_ptr<arrow::RecordBatchReader> batches_;
   std::vector<int> leaves_;  // the Parquet leaf columns of the fields read
+  int vector_leaf_ = -1;     // the vector column's leaf, when it is a fixed_size_list
+  // Definition levels of that leaf below which a row's list is null, and empty.
+  int16_t list_def_ = 0, entry_def_ = 0;
 
   uint64_t num_rows_ = 0;
   uint32_t dim_ = 0;
@@ -432,6 +439,14 @@ Status ArrowParquetReader::Init() {
                                        std::to_string(options_.dim));
       }
       dim_ = static_cast<uint32_t>(size);
+      std::vector<int> leaves;
+      CollectLeaves(reader_->manifest().schema_fields[f], &leaves);
+      const parquet::arrow::SchemaField& sf = reader_->manifest().schema_fields[f];
+      if (leaves.size() == 1 && sf.children.size() == 1) {
+        vector_leaf_ = leaves[0];
+        list_def_ = sf.level_info.def_level;
+        entry_def_ = sf.children[0].level_info.repeated_ancestor_def_level;
+      }
     } else {
       dim_ = options_.dim;
     }
@@ -522,6 +537,8 @@ Status ArrowParquetReader::ReadBatch() {
   values_.clear();
   std::shared_ptr<arrow::RecordBatch> batch;
   arrow::Status st = batches_->ReadNext(&batch);
+  // Arrow cannot make a fixed_size_list of a row whose list is null or of another length.
+  if (!st.ok() && vector_leaf_ >= 0) return FindBadVector(st);
   if (!st.ok()) return FromArrow(st);
   if (batch == nullptr) return Status::OK();
   const auto& schema = *batch->schema();
@@ -546,6 +563,78 @@ Status ArrowParquetReader::ReadBatch() {
   batch_row_ = next_row_;
   next_row_ += static_cast<uint64_t>(batch_->num_rows());
   return Status::OK();
+}
+
+// Counts each row's entries in the levels of the vector column's leaf: a row starts at
+// repetition level 0; its first entry's definition level says whether the list is null (below
+// list_def_), empty (below entry_def_) or holds entries.
+template <typename ParquetType>
+bool ArrowParquetReader::ScanLevels(parquet::ColumnReader* column, uint64_t* row,
+                                    std::string* why) const {
+  auto* typed = static_cast<parquet::TypedColumnReader<ParquetType>*>(column);
+  constexpr int64_t kLevels = 4096;
+  std::vector<int16_t> def(kLevels), rep(kLevels);
+  std::vector<typename ParquetType::c_type> values(kLevels);
+  int64_t length = -1;  // entries of the current row; -1 before the first row
+  auto check = [&]() {
+    if (length >= 0 && static_cast<uint64_t>(length) != dim_) {
+      *why = "the vector has " + std::to_string(length) + " components, expected " +
+             std::to_string(dim_);
+      return false;
+    }
+    return true;
+  };
+  while (typed->HasNext()) {
+    int64_t read_values = 0;
+    const int64_t n =
+        typed->ReadBatch(kLevels, def.data(), rep.data(), values.data(), &read_values);
+    for (int64_t i = 0; i < n; ++i) {
+      if (rep[i] == 0) {
+        if (!check()) return false;
+        if (length >= 0) ++*row;
+        if (def[i] < list_def_) {
+          *why = "the vector is null; every row needs a vector";
+          return false;
+        }
+        length = def[i] < entry_def_ ? 0 : 1;
+      } else {
+        ++length;
+      }
+    }
+  }
+  if (!check()) return false;
+  if (length >= 0) ++*row;
+  return true;
+}
+
+Status ArrowParquetReader::FindBadVector(const arrow::Status& arrow_error) const {
+  parquet::ParquetFileReader* file = reader_->parquet_reader();
+  const parquet::ColumnDescriptor* descr = file->metadata()->schema()->Column(vector_leaf_);
+  uint64_t row = 0;
+  std::string why;
+  for (int g = 0; g < file->metadata()->num_row_groups(); ++g) {
+    std::shared_ptr<parquet::ColumnReader> column = file->RowGroup(g)->Column(vector_leaf_);
+    bool ok = true;
+    switch (descr->physical_type()) {
+      case parquet::Type::FLOAT:
+        ok = ScanLevels<parquet::FloatType>(column.get(), &row, &why);
+        break;
+      case parquet::Type::DOUBLE:
+        ok = ScanLevels<parquet::DoubleType>(column.get(), &row, &why);
+        break;
+      case parquet::Type::FIXED_LEN_BYTE_ARRAY:
+        ok = ScanLevels<parquet::FLBAType>(column.get(), &row, &why);
+        break;
+      default:
+        g = file->metadata()->num_row_groups();
+        break;
+    }
+    if (!ok) {
+      return Status::InvalidArgument(Column(options_.vector_column) + ", row " +
+                                     std::to_string(row) + ": " + why);
+    }
+  }
+  return Status::InvalidArgument(Column(options_.vector_column) + ": " + arrow_error.message());
 }
 
 Status ArrowParquetReader::NextImpl(size_t max_rows, ParquetChunk* chunk) {
