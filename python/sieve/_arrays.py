@@ -3,6 +3,7 @@ form the engine reads (C-contiguous float32 or float16; C-contiguous int64)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,12 @@ from .errors import InvalidArgument
 
 def matrix(x: Any, what: str) -> np.ndarray:
     """A 2-D C-contiguous float32 or float16 array: ``x`` itself when it is one (no copy), else
-    a float32 copy. A 1-D array is one row (a view)."""
+    a float32 copy. A 1-D array is one row (a view). A pyarrow array of fixed_size_list or list
+    of floats is taken as _arrow.vectors takes it (float32: a view of its values)."""
+    pa = sys.modules.get("pyarrow")
+    if pa is not None and isinstance(x, (pa.Array, pa.ChunkedArray)):
+        from . import _arrow
+        x = _arrow.vectors(x, what)
     if not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float16):
         try:
             x = np.asarray(x)

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence, Union
 
-from . import _arrays, _columns
+from . import _arrays, _arrow, _columns
 from ._results import SearchResult
 from . import _sieve
 from ._sieve import _DB
@@ -450,6 +450,70 @@ class Collection:
                                                      int(batch_rows), bool(upsert),
                                                      bool(auto_ids), bool(validate_only))
         return IngestResult(ingested, rows, replaced)
+
+    def _write(self, v: Any, ids: Any, columns: Any, batch_rows: int, upsert: bool,
+               auto_ids: bool, validate_only: bool) -> tuple[int, int, int]:
+        return self._core.ingest(self._handle, v, ids, columns, int(batch_rows), bool(upsert),
+                                 bool(auto_ids), bool(validate_only))
+
+    def ingest_arrow(self, data: Any, vector_column: str = "vector",
+                     id_column: str | None = None, *, columns: Sequence[str] | None = None,
+                     batch_rows: int = 65536, upsert: bool = False,
+                     auto_ids: bool = False) -> IngestResult:
+        """Adds the rows of Arrow data: a ``pyarrow.Table`` or ``RecordBatch``, a
+        ``pyarrow.RecordBatchReader``, or any object with ``__arrow_c_stream__`` (a polars
+        DataFrame, a DuckDB result, ...), record batch by record batch.
+
+        Args:
+            data: the rows.
+            vector_column: the column of vectors: ``fixed_size_list``, ``list`` or
+                ``large_list`` of float32, float16 or float64, none null. float32 vectors
+                reach the engine without a copy (a view of the column's buffer); the others are
+                converted one batch at a time.
+            id_column: the column of ids (integers >= 0, none null, unique), or None to have
+                ids assigned as ``ingest`` does.
+            columns: the attribute columns to take; default every column but the vector and id
+                columns, each of which must then be an attribute (Arrow types as
+                ``ingest``'s ``pyarrow.Table``; nulls are null).
+            batch_rows, upsert, auto_ids: as ``ingest``.
+
+        A table or record batch is checked whole (every batch, and the ids across batches)
+        before anything is written, as ``ingest`` does. A stream can be read once only: each
+        of its batches is checked and then committed before the next is read, so a bad batch
+        leaves the ones before it committed (the error says which rows were).
+
+        Raises:
+            InvalidArgument: a missing column or one of the wrong type, a null vector or id, or
+                what ``ingest`` refuses; the message names the column and the row (counted from
+                the first row of ``data``).
+        """
+        batches, replayable = _arrow.table_batches(data)
+        ingested, rows, replaced = _arrow.ingest_batches(
+            self._write, batches, replayable, vector_column=vector_column, id_column=id_column,
+            columns=columns, dim=self.dim, schema=self._schema, batch_rows=batch_rows,
+            upsert=upsert, auto_ids=auto_ids)
+        return IngestResult(ingested, len(self) if rows is None else rows, replaced)
+
+    def ingest_parquet(self, path: str | os.PathLike, vector_column: str = "vector",
+                       id_column: str | None = None, *, columns: Sequence[str] | None = None,
+                       batch_rows: int = 65536, upsert: bool = False,
+                       auto_ids: bool = False) -> IngestResult:
+        """Adds the rows of a Parquet file, read with ``pyarrow.parquet`` in record batches of
+        ``batch_rows`` rows (memory holds about one batch whatever the file's size). The file
+        is read twice: every batch is checked (and the ids across batches) before the first is
+        committed, so bad input changes nothing. Columns, types and errors as
+        :meth:`ingest_arrow` (rows counted from the file's first row); only the columns
+        needed are read.
+
+        Raises:
+            InvalidArgument: as :meth:`ingest_arrow`; a missing file or one that is not Parquet.
+        """
+        batches = _arrow.parquet_batches(path, vector_column, id_column, columns, batch_rows)
+        ingested, rows, replaced = _arrow.ingest_batches(
+            self._write, batches, True, vector_column=vector_column, id_column=id_column,
+            columns=columns, dim=self.dim, schema=self._schema, batch_rows=batch_rows,
+            upsert=upsert, auto_ids=auto_ids)
+        return IngestResult(ingested, len(self) if rows is None else rows, replaced)
 
     def upsert(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
                batch_rows: int = 65536) -> IngestResult:
