@@ -22,14 +22,18 @@ prefix=${SIEVE_ARROW_PREFIX:-$repo/.deps/arrow}
 python=${PYTHON:-/usr/bin/python3}
 [ -x "$python" ] || python=python3
 version=$(sed -n 's/^pyarrow==\([0-9.]*\)$/\1/p' "$repo/python/requirements-test.txt")
-[ -n "$version" ] || { echo "install-arrow: no pyarrow== line in python/requirements-test.txt" >&2; exit 1; }
+if [ -z "$version" ]; then
+  echo "install-arrow: no pyarrow== line in python/requirements-test.txt" >&2
+  exit 1
+fi
 want="pyarrow==$version"
 stamp=$prefix/.installed
 
 have() {
   [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
     [ -e "$prefix/include/arrow/api.h" ] && [ -e "$prefix/include/parquet/arrow/reader.h" ] &&
-    ls "$prefix"/lib/libarrow.so.* >/dev/null 2>&1 && ls "$prefix"/lib/libparquet.so.* >/dev/null 2>&1
+    ls "$prefix"/lib/libarrow.so.* >/dev/null 2>&1 &&
+    ls "$prefix"/lib/libparquet.so.* >/dev/null 2>&1
 }
 
 if have; then
@@ -48,12 +52,13 @@ else
   "$python" -m venv "$scratch/venv"
   pip=("$scratch/venv/bin/python" -m pip)
 fi
-"${pip[@]}" install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --no-compile \
-  --target "$scratch/site" "$want"
+"${pip[@]}" install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps \
+  --no-compile --target "$scratch/site" "$want"
 src=$scratch/site/pyarrow
 arrow_lib=$(cd "$src" && ls libarrow.so.[0-9]* | head -1)
 parquet_lib=$(cd "$src" && ls libparquet.so.[0-9]* | head -1)
-if [ -z "$arrow_lib" ] || [ -z "$parquet_lib" ] || [ ! -e "$src/include/parquet/arrow/reader.h" ]; then
+if [ -z "$arrow_lib" ] || [ -z "$parquet_lib" ] ||
+   [ ! -e "$src/include/parquet/arrow/reader.h" ]; then
   echo "install-arrow: the $want wheel has no libarrow/libparquet or no headers" >&2
   exit 1
 fi

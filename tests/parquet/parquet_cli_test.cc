@@ -63,9 +63,9 @@ class ParquetCliTest : public ::testing::Test {
   }
 
   void Create(const std::string& db) {
-    auto r = Run({"create", db, "--collection", "c", "--dim", std::to_string(kDim), "--attr",
-                  "color:string", "--attr", "price:float", "--attr", "n:int", "--attr",
-                  "tags:tags"});
+    auto r =
+        Run({"create", db, "--collection", "c", "--dim", std::to_string(kDim), "--attr",
+             "color:string", "--attr", "price:float", "--attr", "n:int", "--attr", "tags:tags"});
     ASSERT_EQ(r.code, 0) << r.err;
   }
 
@@ -127,8 +127,8 @@ TEST_F(ParquetCliTest, IngestExportIngestRoundTrip) {
   WriteRows(file);
   Create(db);
   // Batches of 300 rows over row groups of 128: chunks and row groups do not line up.
-  auto r = Run({"ingest", db, "--collection", "c", "--vectors", file + ":embedding",
-                "--attributes", file, "--id-field", "id", "--batch-rows", "300"});
+  auto r = Run({"ingest", db, "--collection", "c", "--vectors", file + ":embedding", "--attributes",
+                file, "--id-field", "id", "--batch-rows", "300"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["ingested"], kRows);
   EXPECT_NE(r.err.find("1000 of 1000 rows committed"), std::string::npos) << r.err;
@@ -145,8 +145,8 @@ TEST_F(ParquetCliTest, IngestExportIngestRoundTrip) {
   EXPECT_EQ(row["vector"][3].get<float>(), vectors_[10 * kDim + 3]);
 
   const std::string out = dir_.Join("export.parquet"), db2 = dir_.Join("db2");
-  r = Run({"export", db, "--collection", "c", "--format", "parquet", "--output", out,
-           "--page-rows", "333"});
+  r = Run({"export", db, "--collection", "c", "--format", "parquet", "--output", out, "--page-rows",
+           "333"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("{\"exported\": 1000}"), std::string::npos) << r.err;
   Create(db2);
@@ -179,8 +179,8 @@ TEST_F(ParquetCliTest, ParquetBesideTheOtherFormats) {
   Create(db);
   // Vectors from .npy, attributes and ids from the Parquet file.
   ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("v.npy"), vectors_.data(), kRows, kDim).ok());
-  auto r = Run({"ingest", db, "--collection", "c", "--vectors", dir_.Join("v.npy"),
-                "--attributes", file + ":color,n", "--id-field", "id", "--batch-rows", "256"});
+  auto r = Run({"ingest", db, "--collection", "c", "--vectors", dir_.Join("v.npy"), "--attributes",
+                file + ":color,n", "--id-field", "id", "--batch-rows", "256"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(Count(db, "n = 2 AND color = 'blue'"), 67u);
   EXPECT_EQ(Count(db, "price IS NULL"), kRows);  // not taken
@@ -210,8 +210,9 @@ TEST_F(ParquetCliTest, BadColumnsAreNamedAndNothingIsWritten) {
     std::vector<std::string> args;
     std::string message;
   } cases[] = {
-      {{"--vectors", file + ":emb"}, "no column 'emb' (the vectors); the file's columns: id, "
-                                     "embedding, color, price, n, tags"},
+      {{"--vectors", file + ":emb"},
+       "no column 'emb' (the vectors); the file's columns: id, "
+       "embedding, color, price, n, tags"},
       {{"--vectors", file}, "name the column that holds the vectors, as FILE.parquet:COLUMN"},
       {{"--vectors", file + ":color"}, "column 'color' has Arrow type string; a vector column"},
       {{"--vectors", file + ":embedding", "--attributes", file},
@@ -249,8 +250,8 @@ TEST_F(ParquetCliTest, ANullVectorLateInTheFileLeavesTheStoreUnchanged) {
   const std::string file = dir_.Join("rows.parquet"), db = dir_.Join("db");
   WriteRows(file, /*bad_row=*/917);
   Create(db);
-  auto r = Run({"ingest", db, "--collection", "c", "--vectors", file + ":embedding",
-                "--attributes", file, "--id-field", "id", "--batch-rows", "100"});
+  auto r = Run({"ingest", db, "--collection", "c", "--vectors", file + ":embedding", "--attributes",
+                file, "--id-field", "id", "--batch-rows", "100"});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("rows.parquet: column 'embedding', row 917: the vector is null; every row "
                        "needs a vector"),
@@ -266,11 +267,11 @@ TEST_F(ParquetCliTest, RepeatedIdsAcrossBatchesAndEngineErrorsNameFileRows) {
   std::ostringstream ids;
   for (int i = 0; i < 300; ++i) ids << (i ? "," : "[") << (i == 250 ? 20 : i);
   ids << "]";
-  WriteParquet(file, {{"id", Arr(arrow::int64(), ids.str())},
-                      {"embedding", test::FloatVectors(v, kDim)}},
+  WriteParquet(file,
+               {{"id", Arr(arrow::int64(), ids.str())}, {"embedding", test::FloatVectors(v, kDim)}},
                64);
-  auto r = Run({"ingest", db, "--collection", "c", "--vectors", file + ":embedding",
-                "--attributes", file + ":", "--id-field", "id", "--batch-rows", "100"});
+  auto r = Run({"ingest", db, "--collection", "c", "--vectors", file + ":embedding", "--attributes",
+                file + ":", "--id-field", "id", "--batch-rows", "100"});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("no column named after the ':'"), std::string::npos) << r.err;
   r = Run({"ingest", db, "--collection", "c", "--vectors", file + ":embedding", "--attributes",

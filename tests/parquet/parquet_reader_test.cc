@@ -28,9 +28,8 @@ const std::vector<AttributeSpec> kSchema = {{"n", AttrType::kInt},
                                             {"tags", AttrType::kTags}};
 
 // Reads the whole file in chunks of `chunk_rows`.
-Status ReadAll(const std::string& path, const io::ParquetReadOptions& options,
-               size_t chunk_rows, io::ParquetChunk* all,
-               const std::vector<AttributeSpec>& schema = kSchema) {
+Status ReadAll(const std::string& path, const io::ParquetReadOptions& options, size_t chunk_rows,
+               io::ParquetChunk* all, const std::vector<AttributeSpec>& schema = kSchema) {
   std::unique_ptr<io::ParquetReader> reader;
   SIEVE_RETURN_IF_ERROR(io::ParquetReader::Open(path, schema, options, &reader));
   *all = io::ParquetChunk();
@@ -67,15 +66,16 @@ TEST_F(ParquetReaderTest, EveryAttributeTypeAcrossRowGroupsAndChunks) {
   auto dict = arrow::json::DictArrayFromJSONString(arrow::dictionary(arrow::int8(), arrow::utf8()),
                                                    "[0, 1, null, 0, 1]", R"(["red", "blue"])");
   ASSERT_TRUE(dict.ok());
-  WriteParquet(Path(),
-               {{"id", Arr(arrow::uint32(), "[10, 11, 12, 13, 14]")},
-                {"emb", test::FloatVectors({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2)},
-                {"n", Arr(arrow::int16(), "[1, null, -3, 4, 5]")},
-                {"price", Arr(arrow::float32(), "[0.5, 1.5, null, 3, 4]")},
-                {"color", *dict},
-                {"flag", Arr(arrow::boolean(), "[true, false, null, true, false]")},
-                {"tags", Arr(arrow::list(arrow::utf8()), R"([["a"], [], null, ["b", "c"], ["d"]])")}},
-               /*group_rows=*/2);
+  WriteParquet(
+      Path(),
+      {{"id", Arr(arrow::uint32(), "[10, 11, 12, 13, 14]")},
+       {"emb", test::FloatVectors({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2)},
+       {"n", Arr(arrow::int16(), "[1, null, -3, 4, 5]")},
+       {"price", Arr(arrow::float32(), "[0.5, 1.5, null, 3, 4]")},
+       {"color", *dict},
+       {"flag", Arr(arrow::boolean(), "[true, false, null, true, false]")},
+       {"tags", Arr(arrow::list(arrow::utf8()), R"([["a"], [], null, ["b", "c"], ["d"]])")}},
+      /*group_rows=*/2);
   io::ParquetChunk all;
   ASSERT_TRUE(ReadAll(Path(), Options("emb", true, "id"), 3, &all).ok());
   ASSERT_EQ(all.rows, 5u);
@@ -83,14 +83,14 @@ TEST_F(ParquetReaderTest, EveryAttributeTypeAcrossRowGroupsAndChunks) {
   EXPECT_EQ(all.ids, std::vector<int64_t>({10, 11, 12, 13, 14}));
   ASSERT_EQ(all.attributes.size(), 5u);
   using Tags = std::vector<std::string>;
-  EXPECT_EQ(all.attributes[0], std::vector<Value>({int64_t{1}, 0.5, std::string("red"), true,
-                                                   Tags{"a"}}));
-  EXPECT_EQ(all.attributes[1], std::vector<Value>({Value(), 1.5, std::string("blue"), false,
-                                                   Tags{}}));
-  EXPECT_EQ(all.attributes[2], std::vector<Value>({int64_t{-3}, Value(), Value(), Value(),
-                                                   Value()}));
-  EXPECT_EQ(all.attributes[3], std::vector<Value>({int64_t{4}, 3.0, std::string("red"), true,
-                                                   Tags{"b", "c"}}));
+  EXPECT_EQ(all.attributes[0],
+            std::vector<Value>({int64_t{1}, 0.5, std::string("red"), true, Tags{"a"}}));
+  EXPECT_EQ(all.attributes[1],
+            std::vector<Value>({Value(), 1.5, std::string("blue"), false, Tags{}}));
+  EXPECT_EQ(all.attributes[2],
+            std::vector<Value>({int64_t{-3}, Value(), Value(), Value(), Value()}));
+  EXPECT_EQ(all.attributes[3],
+            std::vector<Value>({int64_t{4}, 3.0, std::string("red"), true, Tags{"b", "c"}}));
 }
 
 TEST_F(ParquetReaderTest, VectorColumnTypes) {
@@ -111,9 +111,10 @@ TEST_F(ParquetReaderTest, VectorColumnTypes) {
 }
 
 TEST_F(ParquetReaderTest, NullVectorsAndComponentsAreRefusedNamingTheRow) {
-  WriteParquet(Path(), {{"emb", Arr(arrow::fixed_size_list(arrow::float32(), 2),
-                                    "[[1, 2], [3, 4], null, [5, 6]]")}},
-               /*group_rows=*/2);
+  WriteParquet(
+      Path(),
+      {{"emb", Arr(arrow::fixed_size_list(arrow::float32(), 2), "[[1, 2], [3, 4], null, [5, 6]]")}},
+      /*group_rows=*/2);
   io::ParquetChunk all;
   Status s = ReadAll(Path(), Options("emb", false), 1, &all);
   ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
@@ -142,8 +143,7 @@ TEST_F(ParquetReaderTest, VectorsOfTheWrongDimensionOrNotFinite) {
 
   WriteParquet(Path(), {{"emb", Arr(arrow::list(arrow::float64()), "[[1, 2], [1e300, 3]]")}});
   s = ReadAll(Path(), Options("emb", false), 8, &all);
-  EXPECT_NE(s.message().find("row 1: component 0 is infinite"), std::string::npos)
-      << s.ToString();
+  EXPECT_NE(s.message().find("row 1: component 0 is infinite"), std::string::npos) << s.ToString();
 }
 
 TEST_F(ParquetReaderTest, ColumnsMissingUnknownOrOfTheWrongTypeAreNamed) {
@@ -278,8 +278,9 @@ TEST_F(ParquetReaderTest, WriterRoundTrip) {
     Row r;
     r.id = 100 + i;
     r.vector = {static_cast<float>(i), -0.5f};
-    r.attributes = {i % 2 ? Value(i) : Value(), Value(i * 0.25), Value(std::string("c") + char('a' + i)),
-                    Value(i % 3 == 0), i == 3 ? Value() : Value(std::vector<std::string>(i, "t"))};
+    r.attributes = {i % 2 ? Value(i) : Value(), Value(i * 0.25),
+                    Value(std::string("c") + char('a' + i)), Value(i % 3 == 0),
+                    i == 3 ? Value() : Value(std::vector<std::string>(i, "t"))};
     rows.push_back(r);
   }
   ASSERT_TRUE(writer->Write({rows.begin(), rows.begin() + 4}).ok());

@@ -21,16 +21,26 @@ namespace {
 
 Status WithMessage(const Status& s, const std::string& msg) {
   switch (s.code()) {
-    case Status::Code::kOk: return Status::OK();
-    case Status::Code::kNotFound: return Status::NotFound(msg);
-    case Status::Code::kCorruption: return Status::Corruption(msg);
-    case Status::Code::kNotSupported: return Status::NotSupported(msg);
-    case Status::Code::kInvalidArgument: return Status::InvalidArgument(msg);
-    case Status::Code::kIOError: return Status::IOError(msg);
-    case Status::Code::kAlreadyExists: return Status::AlreadyExists(msg);
-    case Status::Code::kResourceExhausted: return Status::ResourceExhausted(msg);
-    case Status::Code::kUnavailable: return Status::Unavailable(msg);
-    default: return Status::Internal(msg);
+    case Status::Code::kOk:
+      return Status::OK();
+    case Status::Code::kNotFound:
+      return Status::NotFound(msg);
+    case Status::Code::kCorruption:
+      return Status::Corruption(msg);
+    case Status::Code::kNotSupported:
+      return Status::NotSupported(msg);
+    case Status::Code::kInvalidArgument:
+      return Status::InvalidArgument(msg);
+    case Status::Code::kIOError:
+      return Status::IOError(msg);
+    case Status::Code::kAlreadyExists:
+      return Status::AlreadyExists(msg);
+    case Status::Code::kResourceExhausted:
+      return Status::ResourceExhausted(msg);
+    case Status::Code::kUnavailable:
+      return Status::Unavailable(msg);
+    default:
+      return Status::Internal(msg);
   }
 }
 
@@ -76,8 +86,8 @@ Status OpenInputs(const CollectionSpec& spec, const StreamedIngest& in, Inputs* 
   io::ParquetReadOptions aoptions;
   aoptions.attributes = true;
   aoptions.attribute_columns = SplitList(acolumns);
-  if (aparquet && (in.attributes.back() == ':' ||
-                   (!acolumns.empty() && aoptions.attribute_columns.empty()))) {
+  if (aparquet &&
+      (in.attributes.back() == ':' || (!acolumns.empty() && aoptions.attribute_columns.empty()))) {
     return Status::InvalidArgument("--attributes " + in.attributes +
                                    ": no column named after the ':'");
   }
@@ -88,8 +98,7 @@ Status OpenInputs(const CollectionSpec& spec, const StreamedIngest& in, Inputs* 
     if (out->attributes_with_vectors) voptions = aoptions;
     voptions.vector_column = vcolumn;
     voptions.dim = spec.dim;
-    SIEVE_RETURN_IF_ERROR(io::ParquetReader::Open(vfile, spec.attributes, voptions,
-                                                  &out->vectors));
+    SIEVE_RETURN_IF_ERROR(io::ParquetReader::Open(vfile, spec.attributes, voptions, &out->vectors));
     out->rows = out->vectors->num_rows();
   } else {
     SIEVE_RETURN_IF_ERROR(io::ReadVectorsFile(in.vectors, &out->matrix));
@@ -104,8 +113,8 @@ Status OpenInputs(const CollectionSpec& spec, const StreamedIngest& in, Inputs* 
   if (out->attributes_with_vectors) {
     if (!in.id_field.empty()) out->id_reader = out->vectors.get();
   } else if (aparquet) {
-    SIEVE_RETURN_IF_ERROR(io::ParquetReader::Open(afile, spec.attributes, aoptions,
-                                                  &out->attributes));
+    SIEVE_RETURN_IF_ERROR(
+        io::ParquetReader::Open(afile, spec.attributes, aoptions, &out->attributes));
     if (out->attributes->num_rows() != out->rows) {
       return Status::InvalidArgument("attributes file " + afile + " has " +
                                      std::to_string(out->attributes->num_rows()) +
@@ -208,12 +217,12 @@ int RunStreamedIngest(Collection* collection, uint64_t live_rows, const Streamed
   if (!s.ok()) return Fail("ingest", s);
   const size_t n = inputs.rows;
   if (!inputs.has_ids && n > 0 && live_rows > 0 && !in.auto_ids) {
-    return Fail("ingest", Status::InvalidArgument(
-                              "collection '" + spec.name + "' already has " +
-                              std::to_string(live_rows) +
-                              " live rows and these rows have no ids: they would all be added "
-                              "again as new rows; give --ids FILE or --id-field NAME, or add "
-                              "them as new rows with new ids with --auto-ids"));
+    return Fail("ingest",
+                Status::InvalidArgument(
+                    "collection '" + spec.name + "' already has " + std::to_string(live_rows) +
+                    " live rows and these rows have no ids: they would all be added "
+                    "again as new rows; give --ids FILE or --id-field NAME, or add "
+                    "them as new rows with new ids with --auto-ids"));
   }
   const size_t batch = std::max<size_t>(1, in.batch_rows);
   const auto t0 = std::chrono::steady_clock::now();

@@ -162,13 +162,26 @@ ValueFn TagsOf(const std::shared_ptr<arrow::Array>& a, ValueFn strings) {
 
 bool MakeStringFn(const std::shared_ptr<arrow::Array>& a, ValueFn* fn) {
   switch (a->type_id()) {
-    case arrow::Type::STRING: *fn = StringsOf<arrow::StringArray>(a); return true;
-    case arrow::Type::LARGE_STRING: *fn = StringsOf<arrow::LargeStringArray>(a); return true;
-    case arrow::Type::STRING_VIEW: *fn = StringsOf<arrow::StringViewArray>(a); return true;
-    case arrow::Type::BINARY: *fn = StringsOf<arrow::BinaryArray>(a); return true;
-    case arrow::Type::LARGE_BINARY: *fn = StringsOf<arrow::LargeBinaryArray>(a); return true;
-    case arrow::Type::BINARY_VIEW: *fn = StringsOf<arrow::BinaryViewArray>(a); return true;
-    default: return false;
+    case arrow::Type::STRING:
+      *fn = StringsOf<arrow::StringArray>(a);
+      return true;
+    case arrow::Type::LARGE_STRING:
+      *fn = StringsOf<arrow::LargeStringArray>(a);
+      return true;
+    case arrow::Type::STRING_VIEW:
+      *fn = StringsOf<arrow::StringViewArray>(a);
+      return true;
+    case arrow::Type::BINARY:
+      *fn = StringsOf<arrow::BinaryArray>(a);
+      return true;
+    case arrow::Type::LARGE_BINARY:
+      *fn = StringsOf<arrow::LargeBinaryArray>(a);
+      return true;
+    case arrow::Type::BINARY_VIEW:
+      *fn = StringsOf<arrow::BinaryViewArray>(a);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -189,36 +202,88 @@ bool MakeValueFn(const std::shared_ptr<arrow::Array>& a, AttrType type, ValueFn*
   switch (type) {
     case AttrType::kInt:
       switch (id) {
-        case T::INT8: *fn = IntsOf<arrow::Int8Array>(a); return true;
-        case T::INT16: *fn = IntsOf<arrow::Int16Array>(a); return true;
-        case T::INT32: *fn = IntsOf<arrow::Int32Array>(a); return true;
-        case T::INT64: *fn = IntsOf<arrow::Int64Array>(a); return true;
-        case T::UINT8: *fn = IntsOf<arrow::UInt8Array>(a); return true;
-        case T::UINT16: *fn = IntsOf<arrow::UInt16Array>(a); return true;
-        case T::UINT32: *fn = IntsOf<arrow::UInt32Array>(a); return true;
-        case T::UINT64: *fn = IntsOf<arrow::UInt64Array>(a); return true;
-        case T::DATE32: *fn = IntsOf<arrow::Date32Array>(a); return true;
-        case T::DATE64: *fn = IntsOf<arrow::Date64Array>(a); return true;
-        case T::TIMESTAMP: *fn = IntsOf<arrow::TimestampArray>(a); return true;
-        case T::HALF_FLOAT: *fn = FloatsOf<arrow::HalfFloatArray>(a, true); return true;
-        case T::FLOAT: *fn = FloatsOf<arrow::FloatArray>(a, true); return true;
-        case T::DOUBLE: *fn = FloatsOf<arrow::DoubleArray>(a, true); return true;
-        default: return false;
+        case T::INT8:
+          *fn = IntsOf<arrow::Int8Array>(a);
+          return true;
+        case T::INT16:
+          *fn = IntsOf<arrow::Int16Array>(a);
+          return true;
+        case T::INT32:
+          *fn = IntsOf<arrow::Int32Array>(a);
+          return true;
+        case T::INT64:
+          *fn = IntsOf<arrow::Int64Array>(a);
+          return true;
+        case T::UINT8:
+          *fn = IntsOf<arrow::UInt8Array>(a);
+          return true;
+        case T::UINT16:
+          *fn = IntsOf<arrow::UInt16Array>(a);
+          return true;
+        case T::UINT32:
+          *fn = IntsOf<arrow::UInt32Array>(a);
+          return true;
+        case T::UINT64:
+          *fn = IntsOf<arrow::UInt64Array>(a);
+          return true;
+        case T::DATE32:
+          *fn = IntsOf<arrow::Date32Array>(a);
+          return true;
+        case T::DATE64:
+          *fn = IntsOf<arrow::Date64Array>(a);
+          return true;
+        case T::TIMESTAMP:
+          *fn = IntsOf<arrow::TimestampArray>(a);
+          return true;
+        case T::HALF_FLOAT:
+          *fn = FloatsOf<arrow::HalfFloatArray>(a, true);
+          return true;
+        case T::FLOAT:
+          *fn = FloatsOf<arrow::FloatArray>(a, true);
+          return true;
+        case T::DOUBLE:
+          *fn = FloatsOf<arrow::DoubleArray>(a, true);
+          return true;
+        default:
+          return false;
       }
     case AttrType::kFloat:
       switch (id) {
-        case T::HALF_FLOAT: *fn = FloatsOf<arrow::HalfFloatArray>(a, false); return true;
-        case T::FLOAT: *fn = FloatsOf<arrow::FloatArray>(a, false); return true;
-        case T::DOUBLE: *fn = FloatsOf<arrow::DoubleArray>(a, false); return true;
-        case T::INT8: *fn = FloatsOf<arrow::Int8Array>(a, false); return true;
-        case T::INT16: *fn = FloatsOf<arrow::Int16Array>(a, false); return true;
-        case T::INT32: *fn = FloatsOf<arrow::Int32Array>(a, false); return true;
-        case T::INT64: *fn = FloatsOf<arrow::Int64Array>(a, false); return true;
-        case T::UINT8: *fn = FloatsOf<arrow::UInt8Array>(a, false); return true;
-        case T::UINT16: *fn = FloatsOf<arrow::UInt16Array>(a, false); return true;
-        case T::UINT32: *fn = FloatsOf<arrow::UInt32Array>(a, false); return true;
-        case T::UINT64: *fn = FloatsOf<arrow::UInt64Array>(a, false); return true;
-        default: return false;
+        case T::HALF_FLOAT:
+          *fn = FloatsOf<arrow::HalfFloatArray>(a, false);
+          return true;
+        case T::FLOAT:
+          *fn = FloatsOf<arrow::FloatArray>(a, false);
+          return true;
+        case T::DOUBLE:
+          *fn = FloatsOf<arrow::DoubleArray>(a, false);
+          return true;
+        case T::INT8:
+          *fn = FloatsOf<arrow::Int8Array>(a, false);
+          return true;
+        case T::INT16:
+          *fn = FloatsOf<arrow::Int16Array>(a, false);
+          return true;
+        case T::INT32:
+          *fn = FloatsOf<arrow::Int32Array>(a, false);
+          return true;
+        case T::INT64:
+          *fn = FloatsOf<arrow::Int64Array>(a, false);
+          return true;
+        case T::UINT8:
+          *fn = FloatsOf<arrow::UInt8Array>(a, false);
+          return true;
+        case T::UINT16:
+          *fn = FloatsOf<arrow::UInt16Array>(a, false);
+          return true;
+        case T::UINT32:
+          *fn = FloatsOf<arrow::UInt32Array>(a, false);
+          return true;
+        case T::UINT64:
+          *fn = FloatsOf<arrow::UInt64Array>(a, false);
+          return true;
+        default:
+          return false;
       }
     case AttrType::kString:
       return MakeStringFn(a, fn);
@@ -276,21 +341,21 @@ bool IsVectorType(const arrow::DataType& t, std::string* why) {
   if (t.id() == T::FIXED_SIZE_LIST || t.id() == T::LIST || t.id() == T::LARGE_LIST) {
     value = static_cast<const arrow::BaseListType&>(t).value_type();
   } else {
-    *why = "has Arrow type " + t.ToString() + "; a vector column is a fixed_size_list, list or "
+    *why = "has Arrow type " + t.ToString() +
+           "; a vector column is a fixed_size_list, list or "
            "large_list of float, halffloat or double";
     return false;
   }
   if (value->id() != T::FLOAT && value->id() != T::HALF_FLOAT && value->id() != T::DOUBLE) {
-    *why = "has Arrow type " + t.ToString() + "; vector components must be float, halffloat "
+    *why = "has Arrow type " + t.ToString() +
+           "; vector components must be float, halffloat "
            "or double";
     return false;
   }
   return true;
 }
 
-bool IsIdType(const arrow::DataType& t) {
-  return arrow::is_integer(t.id());
-}
+bool IsIdType(const arrow::DataType& t) { return arrow::is_integer(t.id()); }
 
 void CollectLeaves(const parquet::arrow::SchemaField& f, std::vector<int>* out) {
   if (f.is_leaf()) {
@@ -375,9 +440,9 @@ class ArrowParquetReader : public ParquetReader {
   std::shared_ptr<arrow::Array> vectors_, ids_;
   ValueFn id_fn_;
   std::vector<std::pair<ValueFn, size_t>> values_;  // (reader, schema position)
-  int64_t offset_ = 0;       // next row of batch_
-  uint64_t batch_row_ = 0;   // the file row of batch_'s row 0
-  uint64_t next_row_ = 0;    // the file row of the next batch
+  int64_t offset_ = 0;                              // next row of batch_
+  uint64_t batch_row_ = 0;                          // the file row of batch_'s row 0
+  uint64_t next_row_ = 0;                           // the file row of the next batch
   bool failed_ = false;
 };
 
@@ -429,8 +494,8 @@ Status ArrowParquetReader::Init() {
     SIEVE_RETURN_IF_ERROR(find(options_.vector_column, "the vectors", &f));
     const arrow::DataType& t = *schema->field(f)->type();
     std::string why;
-    if (!IsVectorType(t, &why)) return Status::InvalidArgument(Column(options_.vector_column) +
-                                                               " " + why);
+    if (!IsVectorType(t, &why))
+      return Status::InvalidArgument(Column(options_.vector_column) + " " + why);
     if (t.id() == arrow::Type::FIXED_SIZE_LIST) {
       const int32_t size = static_cast<const arrow::FixedSizeListType&>(t).list_size();
       if (options_.dim != 0 && static_cast<uint32_t>(size) != options_.dim) {
@@ -498,9 +563,9 @@ Status ArrowParquetReader::Init() {
       ValueFn fn;
       if (!MakeValueFn(*empty, type, &fn)) {
         return Status::InvalidArgument(Column(name) + " has Arrow type " +
-                                       schema->field(f)->type()->ToString() + ", which attribute '" +
-                                       Printable(name) + "' (" + AttrTypeName(type) +
-                                       ") cannot take: " + TakesText(type));
+                                       schema->field(f)->type()->ToString() +
+                                       ", which attribute '" + Printable(name) + "' (" +
+                                       AttrTypeName(type) + ") cannot take: " + TakesText(type));
       }
       attribute_columns_.emplace_back(name, it->second);
       fields.push_back(f);
@@ -677,8 +742,7 @@ Status ArrowParquetReader::NextImpl(size_t max_rows, ParquetChunk* chunk) {
     }
     if (s.ok() && options_.attributes) {
       const size_t first = chunk->attributes.size();
-      chunk->attributes.resize(first + static_cast<size_t>(n),
-                               std::vector<Value>(schema_.size()));
+      chunk->attributes.resize(first + static_cast<size_t>(n), std::vector<Value>(schema_.size()));
       for (const auto& [fn, pos] : values_) {
         std::string why;
         for (int64_t i = 0; i < n; ++i) {
@@ -710,24 +774,32 @@ Status ArrowParquetReader::AppendVectors(int64_t begin, int64_t n, ParquetChunk*
     switch (col.type_id()) {
       case T::FIXED_SIZE_LIST:
         return static_cast<const arrow::FixedSizeListArray&>(col).value_offset(i);
-      case T::LIST: return static_cast<const arrow::ListArray&>(col).value_offset(i);
-      default: return static_cast<const arrow::LargeListArray&>(col).value_offset(i);
+      case T::LIST:
+        return static_cast<const arrow::ListArray&>(col).value_offset(i);
+      default:
+        return static_cast<const arrow::LargeListArray&>(col).value_offset(i);
     }
   };
   auto length_of = [&](int64_t i) -> int64_t {
     switch (col.type_id()) {
       case T::FIXED_SIZE_LIST:
         return static_cast<const arrow::FixedSizeListArray&>(col).value_length(i);
-      case T::LIST: return static_cast<const arrow::ListArray&>(col).value_length(i);
-      default: return static_cast<const arrow::LargeListArray&>(col).value_length(i);
+      case T::LIST:
+        return static_cast<const arrow::ListArray&>(col).value_length(i);
+      default:
+        return static_cast<const arrow::LargeListArray&>(col).value_length(i);
     }
   };
   switch (col.type_id()) {
     case T::FIXED_SIZE_LIST:
       values = &static_cast<const arrow::FixedSizeListArray&>(col).values();
       break;
-    case T::LIST: values = &static_cast<const arrow::ListArray&>(col).values(); break;
-    default: values = &static_cast<const arrow::LargeListArray&>(col).values(); break;
+    case T::LIST:
+      values = &static_cast<const arrow::ListArray&>(col).values();
+      break;
+    default:
+      values = &static_cast<const arrow::LargeListArray&>(col).values();
+      break;
   }
   const arrow::Array& comp = **values;
   const std::string& name = options_.vector_column;
@@ -796,8 +868,7 @@ Status ArrowParquetReader::AppendVectors(int64_t begin, int64_t n, ParquetChunk*
 bool ParquetAvailable() { return true; }
 
 Status ParquetReader::Open(const std::string& path, const std::vector<AttributeSpec>& schema,
-                           const ParquetReadOptions& options,
-                           std::unique_ptr<ParquetReader>* out) {
+                           const ParquetReadOptions& options, std::unique_ptr<ParquetReader>* out) {
   auto reader = std::make_unique<ArrowParquetReader>(path, schema, options);
   Status s;
   try {

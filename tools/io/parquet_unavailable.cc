@@ -11,7 +11,8 @@ namespace {
 
 Status Unavailable(const std::string& path) {
   return Status::NotSupported(
-      "file " + path + ": this sieve was built without Parquet support (Apache Arrow's C++ "
+      "file " + path +
+      ": this sieve was built without Parquet support (Apache Arrow's C++ "
       "libraries were not found): run tools/install-arrow.sh and build again");
 }
 

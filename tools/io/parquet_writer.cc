@@ -23,11 +23,16 @@ namespace {
 
 std::shared_ptr<arrow::DataType> ArrowTypeOf(AttrType type) {
   switch (type) {
-    case AttrType::kInt: return arrow::int64();
-    case AttrType::kFloat: return arrow::float64();
-    case AttrType::kString: return arrow::utf8();
-    case AttrType::kBool: return arrow::boolean();
-    case AttrType::kTags: return arrow::list(arrow::utf8());
+    case AttrType::kInt:
+      return arrow::int64();
+    case AttrType::kFloat:
+      return arrow::float64();
+    case AttrType::kString:
+      return arrow::utf8();
+    case AttrType::kBool:
+      return arrow::boolean();
+    case AttrType::kTags:
+      return arrow::list(arrow::utf8());
   }
   return arrow::null();
 }
@@ -91,10 +96,10 @@ Status ArrowParquetWriter::Init() {
                                      "' has the name of another column; choose another name");
     }
     if (options_.dim == 0) return Status::InvalidArgument(Where() + "vectors of dim 0");
-    fields.push_back(arrow::field(
-        options_.vector_column,
-        arrow::fixed_size_list(arrow::float32(), static_cast<int32_t>(options_.dim)),
-        /*nullable=*/false));
+    fields.push_back(
+        arrow::field(options_.vector_column,
+                     arrow::fixed_size_list(arrow::float32(), static_cast<int32_t>(options_.dim)),
+                     /*nullable=*/false));
   }
   schema_ = arrow::schema(fields);
   auto sink = arrow::io::FileOutputStream::Open(path_);

@@ -4,7 +4,8 @@ set -euo pipefail
 S=$1
 for form in npy parquet; do
   rm -rf db-$form
-  $S create db-$form --collection c --dim 128 --attr color:string --attr price:float --attr n:int >/dev/null
+  $S create db-$form --collection c --dim 128 --attr color:string --attr price:float \
+    --attr n:int >/dev/null
   if [ $form = npy ]; then
     args=(--vectors v.npy --attributes a.jsonl)
   else
