@@ -547,7 +547,8 @@ Status ArrowParquetReader::Init() {
       if (it == position.end()) {
         return Status::InvalidArgument(
             Column(name) + " is not an attribute of the collection (" + Printable(known, 200) +
-            "); name the columns to take with --attributes FILE.parquet:COLUMN,COLUMN");
+            "); name the columns to take with --attributes FILE.parquet:COLUMN,COLUMN, and a "
+            "column of ids with --id-field NAME");
       }
       for (const auto& [seen, _] : attribute_columns_) {
         if (seen == name) {

@@ -93,7 +93,8 @@ Status ArrowParquetWriter::Init() {
     if (!names.insert(options_.vector_column).second) {
       return Status::InvalidArgument(Where() + "the vector column '" +
                                      Printable(options_.vector_column) +
-                                     "' has the name of another column; choose another name");
+                                     "' has the name of another column; choose another name "
+                                     "(--vector-column)");
     }
     if (options_.dim == 0) return Status::InvalidArgument(Where() + "vectors of dim 0");
     fields.push_back(
