@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _embedded
 from .client import Client, RemoteCollection
-from .errors import AlreadyExists, InvalidArgument, NotFound
+from .errors import AlreadyExists, InvalidArgument, NotFound, NotSupported
 
 TYPES = ("int", "float", "string", "bool", "tags")
 NEW_KEY_POLICIES = ("add", "json", "error")
@@ -740,10 +740,11 @@ class Not(Cond):
 
 @dataclass
 class Test(Cond):
-    """``key op value``. ops: eq, gt, gte, lt, lte (a scalar); in, all (a list: equal to one /
-    holds every one); between (lo, hi); contains (a list holds it, a scalar equals it); exists
-    (key has a non-null, non-empty value); empty (null, empty list or empty string). ``name``
-    is the operator as the user wrote it, for messages."""
+    """``key op value``. ops: eq, gt, gte, lt, lte (a scalar; eq on tags: holds it); in (a
+    list: equal to one, or on tags holds one); any, all (a list: tags holding one / every
+    one); between (lo, hi); contains (tags holding it); exists (a non-null value; empty lists
+    are stored null); empty (null, empty list or empty string). ``name`` is the operator as
+    the user wrote it, for messages."""
 
     key: str
     op: str
@@ -826,18 +827,17 @@ class _Renderer:
 
     def positive(self, t: Test, a: str, type_: str, where: str) -> str | bool:
         op, v = t.op, t.value
-        if op in ("in", "all"):
+        if op in ("any", "all", "contains") and type_ != "tags":
+            raise NotSupported("%s: tests a list's members; %r is a %s attribute (lists of "
+                               "strings are tags attributes)" % (where, t.key, type_))
+        if op in ("in", "any", "all"):
             values = _list(v, where)
             if not values:
-                return op == "all"
+                return "%s IS NOT NULL" % a if op == "all" else False
             if type_ == "tags":
                 return _join(["%s CONTAINS %s" % (a, _literal(x, "string", where))
-                              for x in values], op == "all")
+                              for x in dict.fromkeys(values)], op == "all")
             lits = [_literal(x, type_, where) for x in values]
-            if op == "all":
-                if len(set(lits)) > 1:
-                    return False  # one value cannot equal two
-                return "%s = %s" % (a, lits[0])
             return "%s IN (%s)" % (a, ", ".join(dict.fromkeys(lits)))
         if op == "between":
             pair = _list(v, where)
@@ -848,21 +848,19 @@ class _Renderer:
                                       % (where, t.key, type_))
             return "%s BETWEEN %s AND %s" % (a, _literal(pair[0], type_, where),
                                             _literal(pair[1], type_, where))
-        if op == "contains" or (op == "eq" and type_ == "tags"):
-            if type_ == "tags":
-                return "%s CONTAINS %s" % (a, _literal(v, "string", where))
-            return "%s = %s" % (a, _literal(v, type_, where))
+        if type_ == "tags" and op in ("eq", "contains"):
+            return "%s CONTAINS %s" % (a, _literal(v, "string", where))
         if op in _SQL_OPS:
             if op != "eq" and type_ not in ("int", "float"):
                 raise InvalidArgument("%s: applies to numbers; %r is a %s attribute"
                                       % (where, t.key, type_))
             return "%s %s %s" % (a, _SQL_OPS[op], _literal(v, type_, where))
-        raise AssertionError(op)
+        raise InvalidArgument("%s: %r is a %s attribute" % (where, t.key, type_))
 
 
 def _check_values(t: Test, where: str) -> None:
     """The checks a value gets without an attribute to check it against."""
-    values = _list(t.value, where) if t.op in ("in", "all", "between") else [t.value]
+    values = _list(t.value, where) if t.op in ("in", "any", "all", "between") else [t.value]
     for v in values:
         if t.op == "exists":
             if not isinstance(v, bool):

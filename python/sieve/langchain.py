@@ -33,7 +33,7 @@ from . import _documents as D
 from ._embedded import Database
 from ._embedded import open as _open
 from .client import Client
-from .errors import InvalidArgument
+from .errors import InvalidArgument, NotSupported
 
 __all__ = ["SieveVectorStore", "SieveTranslator"]
 
@@ -98,7 +98,7 @@ def _test(key: str, op: str, value: Any, where: str) -> D.Cond:
     if op in _OPERATORS:
         return D.Test(key, _OPERATORS[op], value, op)
     if op in _UNSUPPORTED:
-        raise InvalidArgument("%s: %r: %s has no equivalent in Sieve's filter language (%s)"
+        raise NotSupported("%s: %r: %s has no equivalent in Sieve's filter language (%s)"
                               % (where, key, op, _operators_text()))
     raise InvalidArgument("%s: %r: unknown operator %s (%s)" % (where, key, op,
                                                                 _operators_text()))

@@ -53,7 +53,7 @@ _REF_DOC_KEYS = ("ref_doc_id", "doc_id", "document_id")
 
 _TESTS = {FilterOperator.EQ: "eq", FilterOperator.GT: "gt", FilterOperator.GTE: "gte",
           FilterOperator.LT: "lt", FilterOperator.LTE: "lte", FilterOperator.IN: "in",
-          FilterOperator.ANY: "in", FilterOperator.ALL: "all",
+          FilterOperator.ANY: "any", FilterOperator.ALL: "all",
           FilterOperator.CONTAINS: "contains"}
 _NEGATED = {FilterOperator.NE: "eq", FilterOperator.NIN: "in"}
 
