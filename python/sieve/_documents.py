@@ -12,6 +12,7 @@ comes back as it went in. docs/integrations.md is the user's account of these ru
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -91,6 +92,13 @@ def _decoded_key(name: str) -> str | None:
 
 def _value_kind(v: Any) -> str | None:
     """The attribute type a metadata value fits, or None for a value only JSON keeps."""
+    t = type(v)
+    if t is str:
+        return "string"
+    if t is int:
+        return "int" if _INT64_MIN <= v <= _INT64_MAX else None
+    if t is float:
+        return "float"
     if isinstance(v, (bool, np.bool_)):
         return "bool"
     if isinstance(v, (int, np.integer)):
@@ -161,17 +169,22 @@ class MetadataCodec:
         self.new_keys = new_keys
         self.strict = bool(strict)
         self.types: dict[str, str] = {}
+        self.known: set[str] = set(self.reserved) | {"id", "vector"}
         self._keys: dict[str, str] = {}  # metadata key -> attribute, for the attributes there are
 
     def sync(self, attributes: Mapping[str, str]) -> None:
-        """Takes the collection's schema ``{attribute: type}``."""
-        self.types = {a: t for a, t in attributes.items() if a not in self.reserved}
-        self._keys = {}
-        for a in self.types:
+        """Takes the collection's schema ``{attribute: type}`` (readers in other threads see
+        the old one or the new one)."""
+        types = {a: t for a, t in attributes.items() if a not in self.reserved}
+        keys = {}
+        for a in types:
             key = _decoded_key(a)
             if key is None or attribute_name(key, self.reserved) != a:
                 key = a  # an attribute made outside the store: its name is its key
-            self._keys[key] = a
+            keys[key] = a
+        self.known = set(types) | set(self.reserved) | {"id", "vector"}
+        self._keys = keys
+        self.types = types
 
     def attribute_of(self, key: str) -> str | None:
         """The attribute holding metadata key ``key`` now (None: there is none)."""
@@ -187,22 +200,35 @@ class MetadataCodec:
                 return k
         return attribute
 
+    def _resolver(self) -> Callable[[Any, int], tuple[str | None, str | None]]:
+        """key -> (its attribute now or None, the attribute it would get), once per key."""
+        cache: dict[str, tuple[str | None, str | None]] = {}
+
+        def resolve(key: Any, i: int) -> tuple[str | None, str | None]:
+            r = cache.get(key)
+            if r is None:
+                if not isinstance(key, str):
+                    raise InvalidArgument("metadata of document %d: key %r is not a string"
+                                          % (i, key))
+                r = cache[key] = (self.attribute_of(key), attribute_name(key, self.reserved))
+            return r
+
+        return resolve
+
     def plan(self, metadatas: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         """The attributes ``encode`` would need added for ``metadatas``: ``{attribute: type}``
         (empty unless ``new_keys="add"``). Raises InvalidArgument where ``new_keys="error"``
         meets a new key, or (``strict``) where one batch gives a new key values of types no
         one attribute holds."""
+        resolve = self._resolver()
         seen: dict[str, tuple[str, str, int]] = {}  # attribute -> (key, type, first document)
         for i, md in enumerate(metadatas):
             for key, v in md.items():
-                if not isinstance(key, str):
-                    raise InvalidArgument("metadata of document %d: key %r is not a string"
-                                          % (i, key))
-                if self.attribute_of(key) is not None:
+                have, a = resolve(key, i)
+                if have is not None or a is None:
                     continue
                 kind = _value_kind(v)
-                a = attribute_name(key, self.reserved)
-                if kind is None or a is None:
+                if kind is None:
                     continue
                 if self.new_keys == "error":
                     raise InvalidArgument(
@@ -211,19 +237,20 @@ class MetadataCodec:
                         % (i, key, ", ".join(sorted(self._keys)) or "none"))
                 if self.new_keys == "json":
                     continue
-                if a not in seen:
+                prior = seen.get(a)
+                if prior is None:
                     seen[a] = (key, kind, i)
                     continue
-                _, t, first = seen[a]
+                _, t, first = prior
                 if t != kind:
                     if {t, kind} == {"int", "float"}:
                         seen[a] = (key, "float", first)
                     elif self.strict:
                         raise InvalidArgument(
-                            "metadata key %r: document %d has a %s, document %d a %s; one "
-                            "attribute holds one type (declare it in metadata_schema, or pass "
-                            "strict_metadata_types=False to keep such values unfiltered)"
-                            % (key, first, t, i, kind))
+                            "metadata key %r: values of type %s (document %d) and %s (document "
+                            "%d); one attribute holds one type (declare it in metadata_schema, "
+                            "or pass strict_metadata_types=False to keep such values unfiltered)"
+                            % (key, t, first, kind, i))
         return {a: t for a, (_, t, _) in seen.items()}
 
     def encode(self, metadatas: Sequence[Mapping[str, Any]]
@@ -231,13 +258,14 @@ class MetadataCodec:
         """``metadatas`` as ``({attribute: column}, extra)``: a column per metadata attribute
         of ``types`` that any document fills (None where a document has no value) and, per
         document, the JSON of what no attribute holds (None when nothing)."""
+        resolve = self._resolver()
         n = len(metadatas)
         columns: dict[str, list[Any]] = {}
         extra: list[str | None] = [None] * n
         for i, md in enumerate(metadatas):
             rest: dict[str, Any] = {}
             for key, v in md.items():
-                a = self.attribute_of(key)
+                a = resolve(key, i)[0]
                 kind = _value_kind(v)
                 if a is None or kind is None:
                     rest[key] = _json_value(v, "metadata %r of document %d" % (key, i))
@@ -350,6 +378,50 @@ class _Table:
 
     def delete(self, filter: str) -> int:
         return int(self.coll.delete(filter=filter))
+
+
+class _SharedLock:
+    """Many holders of ``shared()`` at once, or one of ``exclusive()`` (re-entrant for the
+    thread that holds it exclusively)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._owner: int | None = None
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner != me:
+                while self._owner is not None:
+                    self._cond.wait()
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._shared -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner != me:
+                while self._owner is not None or self._shared:
+                    self._cond.wait()
+                self._owner = me
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._owner = None
+                self._cond.notify_all()
 
 
 def _remote_row(x: Mapping[str, Any]) -> dict[str, Any]:
@@ -468,9 +540,13 @@ class DocumentTable:
         self.metric = metric
         self.dtype = dtype
         self.device = device
-        self._home = _Home(where) if where is not None else None
+        if where is None:
+            where = collection._client if isinstance(collection, RemoteCollection) else \
+                collection._db
+        self._home = _Home(where)
         self._name = name if collection is None else collection.name
         self._lock = threading.RLock()
+        self._schema = _SharedLock()
         self._table: _Table | None = None
         self._ready = False  # the store's attributes and the declared ones are there
         if collection is not None:
@@ -506,7 +582,6 @@ class DocumentTable:
         and its declared schema need."""
         with self._lock:
             if self._table is None:
-                assert self._home is not None
                 attrs = {a: "string" for a in self.own}
                 attrs.update(self.declared)
                 self._attach(self._home.create(self._name, dim, self.metric, self.dtype, attrs))
@@ -540,14 +615,7 @@ class DocumentTable:
     def drop(self) -> None:
         """Drops the collection (every document and the schema). NotFound when missing."""
         with self._lock:
-            if self._home is None:
-                coll = self._table.coll if self._table else None
-                if coll is None:
-                    return
-                home = _Home(coll._client if isinstance(coll, RemoteCollection) else coll._db)
-            else:
-                home = self._home
-            home.drop(self._name)
+            self._home.drop(self._name)
             self._table = None
             self._ready = False
             self.codec.sync({})
@@ -588,25 +656,36 @@ class DocumentTable:
                                           "one of them" % (seen[i], k, i))
                 seen[i] = k
         table = self._writable(v.shape[1])
-        with self._lock:
-            new = self.codec.plan(metadatas)
-            if new:
-                self._refresh()
-                for a, t in self.codec.plan(metadatas).items():
-                    self._add(table, table.attributes(), a, t)
-                self._refresh()
-            columns, extra = self.codec.encode(metadatas)
         for stored, k, i in zip(table.get(ids.tolist(), [self.key_attribute]), keys,
                                 ids.tolist()):
             if stored is not None and stored.get(self.key_attribute) not in (k, None):
                 raise InvalidArgument("key %r hashes to row id %d, which holds key %r; change "
                                       "one of them" % (k, i, stored[self.key_attribute]))
-        columns[self.key_attribute] = list(keys)
-        columns[self.text_attribute] = [str(t) for t in texts]
-        columns[self.codec.extra_attribute] = extra
-        for a, col in (fields or {}).items():
-            columns[a] = list(col)
-        table.upsert(v, columns, ids)
+        for attempt in (0, 1):
+            with self._schema.exclusive():
+                if self.codec.plan(metadatas):
+                    self._refresh()
+                    for a, t in self.codec.plan(metadatas).items():
+                        self._add(table, table.attributes(), a, t)
+                    self._refresh()
+                columns, extra = self.codec.encode(metadatas)
+                seen = dict(self.codec.types)
+            columns[self.key_attribute] = list(keys)
+            columns[self.text_attribute] = [str(t) for t in texts]
+            columns[self.codec.extra_attribute] = extra
+            for a, col in (fields or {}).items():
+                columns[a] = list(col)
+            # Schema changes of this table wait for the write (an ingest reads the schema
+            # before the engine takes its columns); one made elsewhere meanwhile fails it, and
+            # it is encoded again once.
+            with self._schema.shared():
+                try:
+                    table.upsert(v, columns, ids)
+                    return
+                except InvalidArgument:
+                    self._refresh()
+                    if attempt == 1 or self.codec.types == seen:
+                        raise
 
     def keys_text(self, keys: Sequence[str]) -> str:
         """Filter text passing exactly the documents of these keys."""
@@ -640,8 +719,7 @@ class DocumentTable:
         another store or process)."""
         for row in rows:
             if row is not None:
-                if any(a not in self.codec.types and a not in self.own
-                       and a not in ("id", "vector") for a in row):
+                if not row.keys() <= self.codec.known:
                     self._refresh()
                 return
 

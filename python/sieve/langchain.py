@@ -1,4 +1,5 @@
-"""LangChain's ``VectorStore`` over a Sieve collection (the extra ``langchain``: ``pip install .[langchain]``).
+"""LangChain's ``VectorStore`` over a Sieve collection (the extra ``langchain``:
+``pip install .[langchain]``).
 
 ::
 
@@ -159,6 +160,7 @@ class SieveVectorStore(VectorStore):
 
     @property
     def embeddings(self) -> Embeddings:
+        """The embeddings the store embeds texts and queries with."""
         return self._embedding
 
     @property
@@ -223,6 +225,7 @@ class SieveVectorStore(VectorStore):
 
     async def aadd_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *,
                          ids: list[str] | None = None, **kwargs: Any) -> list[str]:
+        """:meth:`add_texts`, embedding with the embeddings' ``aembed_documents``."""
         _no_kwargs("aadd_texts", kwargs)
         texts = list(texts)
         vectors = await self._embedding.aembed_documents(texts) if texts else []
@@ -243,6 +246,7 @@ class SieveVectorStore(VectorStore):
 
     async def adelete(self, ids: list[str] | None = None, *,
                       filter: Mapping[str, Any] | str | None = None, **kwargs: Any) -> bool:
+        """:meth:`delete`, in an executor."""
         _no_kwargs("adelete", kwargs)
         return await run_in_executor(None, lambda: self.delete(ids, filter=filter))
 
@@ -258,6 +262,7 @@ class SieveVectorStore(VectorStore):
                 if s is not None]
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        """:meth:`get_by_ids`, in an executor."""
         return await run_in_executor(None, self.get_by_ids, ids)
 
     def similarity_search_with_score_by_vector(
@@ -287,12 +292,14 @@ class SieveVectorStore(VectorStore):
     def similarity_search_by_vector(self, embedding: list[float], k: int = 4,
                                     filter: Mapping[str, Any] | str | None = None,
                                     **kwargs: Any) -> list[Document]:
+        """The ``k`` documents nearest ``embedding`` passing ``filter``, best first."""
         return [d for d, _ in self.similarity_search_with_score_by_vector(embedding, k, filter,
                                                                           **kwargs)]
 
     async def asimilarity_search_with_score(self, query: str, k: int = 4,
                                             filter: Mapping[str, Any] | str | None = None,
                                             **kwargs: Any) -> list[tuple[Document, float]]:
+        """:meth:`similarity_search_with_score`, embedding with ``aembed_query``."""
         vector = await self._embedding.aembed_query(query)
         return await run_in_executor(None, lambda: self.similarity_search_with_score_by_vector(
             vector, k, filter, **kwargs))
@@ -300,12 +307,14 @@ class SieveVectorStore(VectorStore):
     async def asimilarity_search(self, query: str, k: int = 4,
                                  filter: Mapping[str, Any] | str | None = None,
                                  **kwargs: Any) -> list[Document]:
+        """:meth:`similarity_search`, embedding with ``aembed_query``."""
         return [d for d, _ in await self.asimilarity_search_with_score(query, k, filter,
                                                                        **kwargs)]
 
     async def asimilarity_search_by_vector(self, embedding: list[float], k: int = 4,
                                            filter: Mapping[str, Any] | str | None = None,
                                            **kwargs: Any) -> list[Document]:
+        """:meth:`similarity_search_by_vector`, in an executor."""
         return await run_in_executor(None, lambda: self.similarity_search_by_vector(
             embedding, k, filter, **kwargs))
 
@@ -337,6 +346,7 @@ class SieveVectorStore(VectorStore):
                                              lambda_mult: float = 0.5,
                                              filter: Mapping[str, Any] | str | None = None,
                                              **kwargs: Any) -> list[Document]:
+        """:meth:`max_marginal_relevance_search`, embedding with ``aembed_query``."""
         vector = await self._embedding.aembed_query(query)
         return await run_in_executor(None, lambda: self.max_marginal_relevance_search_by_vector(
             vector, k, fetch_k, lambda_mult, filter, **kwargs))
@@ -345,6 +355,7 @@ class SieveVectorStore(VectorStore):
             self, embedding: list[float], k: int = 4, fetch_k: int = 20,
             lambda_mult: float = 0.5, filter: Mapping[str, Any] | str | None = None,
             **kwargs: Any) -> list[Document]:
+        """:meth:`max_marginal_relevance_search_by_vector`, in an executor."""
         return await run_in_executor(None, lambda: self.max_marginal_relevance_search_by_vector(
             embedding, k, fetch_k, lambda_mult, filter, **kwargs))
 
@@ -369,6 +380,7 @@ class SieveVectorStore(VectorStore):
     async def afrom_texts(cls, texts: list[str], embedding: Embeddings,
                           metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
                           **kwargs: Any) -> "SieveVectorStore":
+        """:meth:`from_texts`, embedding with ``aembed_documents``."""
         store = cls(embedding, **kwargs)
         await store.aadd_texts(texts, metadatas, ids=ids)
         return store
@@ -390,12 +402,14 @@ class SieveTranslator(Visitor):
                            Comparator.CONTAIN)
 
     def visit_operation(self, operation: Operation) -> dict[str, Any]:
+        """AND, OR, NOT as ``$and``, ``$or``, ``$not``."""
         args = [a.accept(self) for a in operation.arguments]
         if operation.operator == Operator.NOT:
             return {"$not": args[0] if len(args) == 1 else {"$and": args}}
         return {"$and" if operation.operator == Operator.AND else "$or": args}
 
     def visit_comparison(self, comparison: Comparison) -> dict[str, Any]:
+        """``{attribute: {"$op": value}}`` (``contain`` as ``$contains``)."""
         self._validate_func(comparison.comparator)
         op = "$contains" if comparison.comparator == Comparator.CONTAIN else \
             "$" + comparison.comparator.value
@@ -403,6 +417,7 @@ class SieveTranslator(Visitor):
 
     def visit_structured_query(self, structured_query: StructuredQuery
                                ) -> tuple[str, dict[str, Any]]:
+        """The query and the search keyword arguments (``filter``)."""
         kwargs = {}
         if structured_query.filter is not None:
             kwargs["filter"] = structured_query.filter.accept(self)

@@ -28,12 +28,13 @@ from typing import Any, List, Mapping, Optional, Sequence
 
 import numpy as np
 from llama_index.core.bridge.pydantic import PrivateAttr
-from llama_index.core.schema import BaseNode, MetadataMode
+from llama_index.core.schema import (BaseNode, Document, ImageNode, IndexNode, MetadataMode, Node,
+                                     TextNode)
 from llama_index.core.vector_stores.types import (BasePydanticVectorStore, FilterCondition,
                                                   FilterOperator, MetadataFilter,
                                                   MetadataFilters, VectorStoreQuery,
                                                   VectorStoreQueryMode, VectorStoreQueryResult)
-from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
+from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
 from . import _documents as D
 from ._embedded import open as _open
@@ -155,6 +156,7 @@ class SieveVectorStore(BasePydanticVectorStore):
 
     @classmethod
     def class_name(cls) -> str:
+        """The name LlamaIndex serializes the store under."""
         return "SieveVectorStore"
 
     @property
@@ -206,6 +208,7 @@ class SieveVectorStore(BasePydanticVectorStore):
         return keys
 
     async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> List[str]:
+        """:meth:`add`, in a thread."""
         return await asyncio.to_thread(self.add, nodes, **kwargs)
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
@@ -213,6 +216,7 @@ class SieveVectorStore(BasePydanticVectorStore):
         self._table.delete_where("%s = %s" % (REF_DOC_ATTRIBUTE, D.quote(ref_doc_id)))
 
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        """:meth:`delete`, in a thread."""
         await asyncio.to_thread(self.delete, ref_doc_id, **delete_kwargs)
 
     def _where(self, node_ids: Optional[Sequence[str]],
@@ -235,6 +239,7 @@ class SieveVectorStore(BasePydanticVectorStore):
     async def adelete_nodes(self, node_ids: Optional[List[str]] = None,
                             filters: Optional[MetadataFilters] = None,
                             **delete_kwargs: Any) -> None:
+        """:meth:`delete_nodes`, in a thread."""
         await asyncio.to_thread(self.delete_nodes, node_ids, filters)
 
     def clear(self) -> None:
@@ -242,6 +247,7 @@ class SieveVectorStore(BasePydanticVectorStore):
         self._table.delete_where(None)
 
     async def aclear(self) -> None:
+        """:meth:`clear`, in a thread."""
         await asyncio.to_thread(self.clear)
 
     # -- reads --------------------------------------------------------------------------------
@@ -249,11 +255,8 @@ class SieveVectorStore(BasePydanticVectorStore):
     def _node(self, s: D.Stored) -> BaseNode:
         blob = s.fields.get(NODE_ATTRIBUTE)
         if blob:
-            wrapped = json.loads(blob)
-            node = metadata_dict_to_node({"_node_content": json.dumps(wrapped["node"]),
-                                          "_node_type": wrapped["type"]}, text=s.text)
+            node = _load_node(blob, s.text)
         else:  # a row written by other means than this store
-            from llama_index.core.schema import TextNode
             node = TextNode(id_=s.key, text=s.text)
         node.metadata = s.metadata
         if s.vector is not None:
@@ -271,6 +274,7 @@ class SieveVectorStore(BasePydanticVectorStore):
 
     async def aget_nodes(self, node_ids: Optional[List[str]] = None,
                          filters: Optional[MetadataFilters] = None) -> List[BaseNode]:
+        """:meth:`get_nodes`, in a thread."""
         return await asyncio.to_thread(self.get_nodes, node_ids, filters)
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
@@ -312,13 +316,26 @@ class SieveVectorStore(BasePydanticVectorStore):
                                       ids=[s.key for s in hits])
 
     async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        """:meth:`query`, in a thread."""
         return await asyncio.to_thread(self.query, query, **kwargs)
 
 
 def _node_json(node: BaseNode) -> str:
-    """The node without its text, metadata and embedding (attributes of their own)."""
-    md = node_to_metadata_dict(node, remove_text=True, flat_metadata=False)
-    content = json.loads(md["_node_content"])
-    content["metadata"] = {}
-    content["embedding"] = None
-    return json.dumps({"type": md["_node_type"], "node": content}, ensure_ascii=False)
+    """The node without its text, metadata and embedding (attributes of their own), with its
+    ``class_name``."""
+    return json.dumps(node.model_dump(mode="json", exclude=_APART), ensure_ascii=False)
+
+
+_APART = {"embedding", "metadata", "text", "text_resource"}
+_CLASSES = {c.class_name(): c for c in (TextNode, Node, IndexNode, ImageNode, Document)}
+
+
+def _load_node(blob: str, text: str) -> BaseNode:
+    data = json.loads(blob)
+    cls = _CLASSES.get(data.get("class_name"))
+    if cls is None:  # a node class of another package: LlamaIndex's own fallback
+        return metadata_dict_to_node({"_node_content": blob,
+                                      "_node_type": data.get("class_name")}, text=text)
+    node = cls.from_dict(data)
+    node.set_content(text)
+    return node

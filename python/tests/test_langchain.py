@@ -325,7 +325,8 @@ def test_new_keys_and_types_follow_the_chosen_rules(tmp_path):
     with pytest.raises(sieve.InvalidArgument, match=r"'year' of document 1: '2022' \(string\) "
                        r"does not fit attribute 'year' \(int\)"):
         store.add_texts(["c", "d"], [{"year": 2022}, {"year": "2022"}])
-    with pytest.raises(sieve.InvalidArgument, match=r"document 0 has a int, document 1 a str"):
+    with pytest.raises(sieve.InvalidArgument, match=r"'genre': values of type int \(document 0\) "
+                       r"and string \(document 1\)"):
         store.add_texts(["c", "d"], [{"genre": 1}, {"genre": "sf"}])
     assert len(db["add"]) == 2 and "genre" not in db["add"].attributes  # nothing written
     store.add_texts(["c", "d"], [{"score": 1}, {"score": 2.5}])  # int and float: a float

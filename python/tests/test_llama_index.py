@@ -338,3 +338,27 @@ def test_query_engine_and_async(tmp_path):
         response = engine.query("Where do storms go?")
         assert [n.node.ref_doc_id for n in response.source_nodes] == ["b"]
         assert "Summer storms" in response.source_nodes[0].node.get_content()
+
+
+def test_nodes_come_back_as_they_went_in(tmp_path):
+    from llama_index.core.schema import Document as LlamaDocument, IndexNode
+    text = TextNode(id_="t", text="a text", metadata={"page": 2, "file name": "a b.pdf"},
+                    excluded_llm_metadata_keys=["page"], start_char_idx=3, end_char_idx=9,
+                    embedding=[1.0, 0.0, 0.0])
+    text.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id="doc", hash="h")
+    text.relationships[NodeRelationship.NEXT] = RelatedNodeInfo(node_id="t2")
+    index_node = IndexNode(id_="i", text="an index node", index_id="other", metadata={},
+                           embedding=[0.0, 1.0, 0.0])
+    document = LlamaDocument(id_="d", text="a whole document", metadata={"tags": ["x", "y"]},
+                             embedding=[0.0, 0.0, 1.0])
+    with sieve.open(tmp_path / "db") as db:
+        store = SieveVectorStore(database=db)
+        store.add([text, index_node, document])
+        got = store.get_nodes(node_ids=["t", "i", "d"])
+        assert [type(g) for g in got] == [TextNode, IndexNode, LlamaDocument]
+        for g, want in zip(got, [text, index_node, document]):
+            g.embedding = want.embedding  # not read back unless asked for (MMR)
+            assert g == want
+        assert got[0].ref_doc_id == "doc" and got[0].get_content(metadata_mode="llm") == \
+            "file name: a b.pdf\n\na text"
+        assert db["llama_index"].attributes["_file_x20name"] == "string"
