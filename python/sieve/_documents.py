@@ -320,7 +320,16 @@ class _Table:
 
     def upsert(self, vectors: np.ndarray, columns: dict[str, list[Any]],
                ids: np.ndarray) -> None:
-        self.coll.ingest(vectors, attributes=columns, ids=ids, upsert=True)
+        if not self.remote:
+            self.coll.ingest(vectors, attributes=columns, ids=ids, upsert=True)
+            return
+        # Rows by attribute name, so the server's schema now is what counts (attributes another
+        # client added are not yet in RemoteCollection's copy of it). An upsert is idempotent.
+        names = list(columns)
+        rows = [dict(zip(names, values)) for values in zip(*(columns[a] for a in names))]
+        body = {"ids": [int(i) for i in ids], "vectors": vectors.tolist(), "attributes": rows,
+                "upsert": True}
+        self.coll._client._post(self.coll._path + "/rows", body)
 
     def get(self, ids: Sequence[int], include: Sequence[str]) -> list[dict[str, Any] | None]:
         if not len(ids):

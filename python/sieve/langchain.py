@@ -206,7 +206,7 @@ class SieveVectorStore(VectorStore):
             raise InvalidArgument("%d texts but %d ids" % (n, len(ids)))
         keys = [str(i) if i is not None and i != "" else str(uuid.uuid4())
                 for i in (ids if ids is not None else [None] * n)]
-        mds = [dict(m or {}) for m in metadatas] if metadatas is not None else [{}] * n
+        mds = [m or {} for m in metadatas] if metadatas is not None else [{}] * n
         if n:
             v = np.asarray(vectors, dtype=np.float32)
             self._table.write(keys, v, texts, mds)

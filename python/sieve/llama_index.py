@@ -174,6 +174,11 @@ class SieveVectorStore(BasePydanticVectorStore):
         """Drops the collection: every node and the schema."""
         self._table.drop()
 
+    def attribute_name(self, key: str) -> Optional[str]:
+        """The attribute that holds metadata key ``key`` (as filter text names it), or None
+        when no node has it as an attribute yet."""
+        return self._table.codec.attribute_of(key)
+
     def filter_text(self, filters: Optional[MetadataFilters]) -> Optional[str]:
         """``filters`` as the Sieve filter text queries use (None: no filter)."""
         return None if filters is None else self._table.render(_filters(filters))

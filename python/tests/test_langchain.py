@@ -285,7 +285,7 @@ def test_metadata_round_trips_with_typed_attributes(tmp_path):
     mds = [
         {"id": 1, "file-name": "a.txt", "AND": True, "größe": 2.5, "source": "a",
          "page": 3, "tags": ["x", "y", "x"], "nested": {"k": [1, 2]}, "none": None,
-         "empty": [], "ints": [1, 2], "big": 1 << 70},
+         "empty": [], "ints": [1, 2], "big": 1 << 70, "page_content": "a key like the text's"},
         {"id": 2, "ratio": np.float32(0.5), "count": np.int64(7), "flag": np.bool_(False)},
         {},
     ]
@@ -296,7 +296,8 @@ def test_metadata_round_trips_with_typed_attributes(tmp_path):
     assert types == {"page_content": "string", "lc_id": "string", "lc_metadata": "string",
                      "_id": "int", "_file_x2dname": "string", "_AND": "bool",
                      "_gr_xc3_xb6_xc3_x9fe": "float", "source": "string", "page": "int",
-                     "tags": "tags", "ratio": "float", "count": "int", "flag": "bool"}
+                     "tags": "tags", "ratio": "float", "count": "int", "flag": "bool",
+                     "_page__content": "string"}
     got = store.get_by_ids(ids)
     assert [d.page_content for d in got] == ["one", "two", "three"]
     assert got[0].metadata == mds[0]
@@ -546,3 +547,18 @@ def test_from_texts_and_the_self_query_translator(tmp_path):
                                           {"$not": {"year": {"$lt": 2000}}}]}}
     assert [d.id for d in store.similarity_search(query, k=3, **kwargs)] == ["b"]
     store.close()
+
+
+def test_two_clients_growing_one_schema(served):
+    emb = DeterministicFakeEmbedding(size=8)
+    name = "shared%d" % next(_names)
+    a = SieveVectorStore(emb, database=sieve.Client(served.url), collection_name=name)
+    a.add_texts(["first"], [{"x": 1}], ids=["1"])
+    b = SieveVectorStore(emb, database=sieve.Client(served.url), collection_name=name)
+    a.add_texts(["second"], [{"x": 2, "y": "late"}], ids=["2"])  # b has not seen "y"
+    b.add_texts(["third"], [{"y": "b"}], ids=["3"])
+    assert [d.id for d in a.similarity_search("x", k=5, filter={"y": "b"})] == ["3"]
+    assert sorted(d.id for d in b.similarity_search("x", k=5, filter={"y": {"$exists": True}})) \
+        == ["2", "3"]
+    assert b.get_by_ids(["2"])[0].metadata == {"x": 2, "y": "late"}
+    a.delete_collection()

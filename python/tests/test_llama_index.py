@@ -362,3 +362,4 @@ def test_nodes_come_back_as_they_went_in(tmp_path):
         assert got[0].ref_doc_id == "doc" and got[0].get_content(metadata_mode="llm") == \
             "file name: a b.pdf\n\na text"
         assert db["llama_index"].attributes["_file_x20name"] == "string"
+        assert store.attribute_name("file name") == "_file_x20name"
