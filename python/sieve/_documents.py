@@ -301,6 +301,10 @@ class MetadataCodec:
         return md
 
 
+_REMOTE_ROWS = 4096  # rows of one write request to a server
+_SCROLL_ROWS = 1000  # rows of one scroll page from a server
+
+
 class _Table:
     """One collection, embedded or on a server, as the document stores use it."""
 
@@ -324,12 +328,16 @@ class _Table:
             self.coll.ingest(vectors, attributes=columns, ids=ids, upsert=True)
             return
         # Rows by attribute name, so the server's schema now is what counts (attributes another
-        # client added are not yet in RemoteCollection's copy of it). An upsert is idempotent.
+        # client added are not yet in RemoteCollection's copy of it); requests of at most
+        # _REMOTE_ROWS rows, far below the server's body limit. An upsert is idempotent.
         names = list(columns)
         rows = [dict(zip(names, values)) for values in zip(*(columns[a] for a in names))]
-        body = {"ids": [int(i) for i in ids], "vectors": vectors.tolist(), "attributes": rows,
-                "upsert": True}
-        self.coll._client._post(self.coll._path + "/rows", body)
+        for start in range(0, len(rows), _REMOTE_ROWS):
+            end = start + _REMOTE_ROWS
+            body = {"ids": [int(i) for i in ids[start:end]],
+                    "vectors": vectors[start:end].tolist(), "attributes": rows[start:end],
+                    "upsert": True}
+            self.coll._client._post(self.coll._path + "/rows", body)
 
     def get(self, ids: Sequence[int], include: Sequence[str]) -> list[dict[str, Any] | None]:
         if not len(ids):
@@ -372,13 +380,16 @@ class _Table:
             yield from self.coll.scan(filter, include=list(include))
             return
         after = None
+        snapshot: Any = True  # the first page opens a snapshot the last one releases
         while True:
-            body: dict[str, Any] = {"include": list(include), "limit": 1000}
+            body: dict[str, Any] = {"include": list(include), "limit": _SCROLL_ROWS,
+                                    "snapshot": snapshot}
             if filter:
                 body["filter"] = filter
             if after is not None:
                 body["after"] = after
             r = self.coll._client._post(self.coll._path + "/scroll", body)
+            snapshot = r.get("snapshot", snapshot)
             for x in r["rows"]:
                 yield _remote_row(x)
             after = r.get("next")

@@ -189,6 +189,10 @@ class SieveVectorStore(VectorStore):
             return None
         if isinstance(filter, str):
             return filter.strip() or None
+        if callable(filter):
+            raise InvalidArgument("filter: a Python function cannot run in the engine; give a "
+                                  "filter dict ({'source': 'a.pdf', 'page': {'$gt': 3}}) or "
+                                  "Sieve filter text")
         return self._table.render(_parse(filter))
 
     def __repr__(self) -> str:

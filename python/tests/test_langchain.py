@@ -274,6 +274,8 @@ def test_filter_errors_name_what_is_wrong(tmp_path):
         store.similarity_search("a", filter={"year": {"$in": 2020}})
     with pytest.raises(sieve.InvalidArgument, match=r"numbers, got inf"):
         store.similarity_search("a", filter={"year": {"$lt": math.inf}})
+    with pytest.raises(sieve.InvalidArgument, match="a Python function cannot run"):
+        store.similarity_search("a", filter=lambda doc: True)
     with pytest.raises(TypeError, match="unexpected argument 'where'"):
         store.similarity_search("a", where={"year": 1})
 

@@ -169,6 +169,27 @@ def test_index_and_filters_over_a_server(tmp_path):
         server.stop()
 
 
+def test_remote_writes_and_reads_in_pieces(tmp_path, monkeypatch):
+    import sieve._documents as documents
+    monkeypatch.setattr(documents, "_REMOTE_ROWS", 64)
+    monkeypatch.setattr(documents, "_SCROLL_ROWS", 50)
+    server = Server(tmp_path / "served")
+    try:
+        store = SieveVectorStore(database=server.url, collection_name="pieces")
+        nodes = make_nodes(300, seed=11)
+        build(store, nodes)
+        assert len(store.client) == 300
+        f = MetadataFilters(filters=[MetadataFilter(key="year", value=1995,
+                                                    operator=FilterOperator.GTE)])
+        got = store.get_nodes(filters=f)
+        want = [n for n in nodes if n.metadata.get("year", 0) >= 1995]
+        assert len(want) > 100
+        assert sorted(g.node_id for g in got) == sorted(n.node_id for n in want)
+        assert {g.node_id: g.metadata for g in got} == {n.node_id: n.metadata for n in want}
+    finally:
+        server.stop()
+
+
 def holds(md, f):
     """The documented rules for nested filters (LlamaIndex's own store takes no nesting)."""
     results = [holds(md, x) if isinstance(x, MetadataFilters) else check(md.get(x.key), x)
