@@ -234,6 +234,17 @@ def test_nested_filters(tmp_path):
             got = {i for i, _ in retrieved(index, "apple", len(nodes), filters=f)}
             want = {n.node_id for n in nodes if holds(n.metadata, f)}
             assert got == want, store.filter_text(f)
+        # doc_ids and node_ids narrow a query; with filters all three hold
+        q = EMBED.get_query_embedding("apple")
+        f = MetadataFilters(filters=[MetadataFilter(key="year", value=1995,
+                                                    operator=FilterOperator.LT)])
+        some = [n.node_id for n in nodes[:40]]
+        res = store.query(VectorStoreQuery(query_embedding=q, similarity_top_k=200,
+                                           doc_ids=["doc-1", "doc-3"], node_ids=some, filters=f))
+        assert set(res.ids) == {n.node_id for n in nodes[:40] if n.ref_doc_id in ("doc-1", "doc-3")
+                                and n.metadata.get("year", 9999) < 1995}
+        assert len(res.ids) > 3 and res.ids == [n.node_id for n in res.nodes]
+        assert res.similarities == sorted(res.similarities, reverse=True)
         # the document of a node, under the keys LlamaIndex's stores use for it
         for key in ("ref_doc_id", "doc_id", "document_id"):
             f = MetadataFilters(filters=[MetadataFilter(key=key, value="doc-2")])
