@@ -18,6 +18,7 @@ import json
 import math
 import re
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -147,6 +148,15 @@ def _json_value(v: Any, where: str) -> Any:
     return v
 
 
+class UnfilteredMetadata(UserWarning):
+    """A metadata value was stored beside its document but not in its key's attribute (its
+    type does not fit), so filters on that key do not see it."""
+
+
+def _kind_name(kind: str) -> str:
+    return "int or float" if kind == "number" else kind
+
+
 class MetadataCodec:
     """Metadata dicts to attribute columns and back, for one collection's schema.
 
@@ -154,13 +164,14 @@ class MetadataCodec:
     collection but the store's ``reserved`` ones). ``new_keys``: what a key without an attribute
     becomes: ``"add"`` an attribute of the type of its values (a schema change,
     ``Collection.add_attribute``), ``"json"`` a value in the JSON attribute (kept, not
-    filterable), ``"error"`` an InvalidArgument. ``strict``: a value of a filterable type that
-    does not fit its key's attribute (``"x"`` for an int attribute) is an InvalidArgument;
-    otherwise it goes into the JSON attribute for that document.
+    filterable), ``"error"`` an InvalidArgument. A value of a filterable type that does not
+    fit its key's attribute (``"x"`` for an int attribute) goes into the JSON attribute for
+    that document, with an :class:`UnfilteredMetadata` warning (once per key and type); with
+    ``strict`` it is an InvalidArgument.
     """
 
     def __init__(self, reserved: Sequence[str], extra_attribute: str, new_keys: str = "add",
-                 strict: bool = True) -> None:
+                 strict: bool = False) -> None:
         if new_keys not in NEW_KEY_POLICIES:
             raise InvalidArgument("new_metadata_keys must be one of %s, got %r"
                                   % (", ".join(NEW_KEY_POLICIES), new_keys))
@@ -169,6 +180,7 @@ class MetadataCodec:
         self.new_keys = new_keys
         self.strict = bool(strict)
         self.types: dict[str, str] = {}
+        self._warned: set[tuple[str, str]] = set()
         self.known: set[str] = set(self.reserved) | {"id", "vector"}
         self._keys: dict[str, str] = {}  # metadata key -> attribute, for the attributes there are
 
@@ -217,11 +229,13 @@ class MetadataCodec:
 
     def plan(self, metadatas: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         """The attributes ``encode`` would need added for ``metadatas``: ``{attribute: type}``
-        (empty unless ``new_keys="add"``). Raises InvalidArgument where ``new_keys="error"``
-        meets a new key, or (``strict``) where one batch gives a new key values of types no
-        one attribute holds."""
+        (empty unless ``new_keys="add"``), each of the type most of the key's values in
+        ``metadatas`` have (ints and floats together: float; a tie: the type seen first).
+        Raises InvalidArgument where ``new_keys="error"`` meets a new key, or (``strict``)
+        where one batch gives a new key values of types no one attribute holds."""
         resolve = self._resolver()
-        seen: dict[str, tuple[str, str, int]] = {}  # attribute -> (key, type, first document)
+        # attribute -> (key, {type: [values, first document]}) of the keys without one
+        seen: dict[str, tuple[str, dict[str, list[int]]]] = {}
         for i, md in enumerate(metadatas):
             for key, v in md.items():
                 have, a = resolve(key, i)
@@ -237,21 +251,29 @@ class MetadataCodec:
                         % (i, key, ", ".join(sorted(self._keys)) or "none"))
                 if self.new_keys == "json":
                     continue
-                prior = seen.get(a)
-                if prior is None:
-                    seen[a] = (key, kind, i)
-                    continue
-                _, t, first = prior
-                if t != kind:
-                    if {t, kind} == {"int", "float"}:
-                        seen[a] = (key, "float", first)
-                    elif self.strict:
+                kinds = seen.setdefault(a, (key, {}))[1]
+                if kind in ("int", "float"):
+                    kind = "number"
+                count = kinds.get(kind)
+                if count is None:
+                    if kinds and self.strict:
+                        other, (_, first) = next(iter(kinds.items()))
                         raise InvalidArgument(
                             "metadata key %r: values of type %s (document %d) and %s (document "
                             "%d); one attribute holds one type (declare it in metadata_schema, "
-                            "or pass strict_metadata_types=False to keep such values unfiltered)"
-                            % (key, t, first, kind, i))
-        return {a: t for a, (_, t, _) in seen.items()}
+                            "or let strict_metadata_types=False keep the others unfiltered)"
+                            % (key, _kind_name(other), first, _kind_name(kind), i))
+                    kinds[kind] = [1, i]
+                else:
+                    count[0] += 1
+        out = {}
+        for a, (key, kinds) in seen.items():
+            kind = max(kinds, key=lambda k: (kinds[k][0], -kinds[k][1]))
+            if kind == "number":
+                floats = any(_value_kind(md.get(key)) == "float" for md in metadatas)
+                kind = "float" if floats else "int"
+            out[a] = kind
+        return out
 
     def encode(self, metadatas: Sequence[Mapping[str, Any]]
                ) -> tuple[dict[str, list[Any]], list[str | None]]:
@@ -275,9 +297,16 @@ class MetadataCodec:
                     if self.strict:
                         raise InvalidArgument(
                             "metadata %r of document %d: %r (%s) does not fit attribute %r "
-                            "(%s); declare the type in metadata_schema, or pass "
-                            "strict_metadata_types=False to keep such values unfiltered"
+                            "(%s); declare the type in metadata_schema, or let "
+                            "strict_metadata_types=False keep such values unfiltered"
                             % (key, i, v, kind, a, self.types[a]))
+                    if (key, kind) not in self._warned:
+                        self._warned.add((key, kind))
+                        warnings.warn(
+                            "metadata %r: value %r (%s, document %d) does not fit attribute "
+                            "%r (%s); such values are kept with the document but filters on "
+                            "the key do not see them" % (key, v, kind, i, a, self.types[a]),
+                            UnfilteredMetadata, stacklevel=5)
                     rest[key] = _json_value(v, "metadata %r of document %d" % (key, i))
                     continue
                 col = columns.get(a)
@@ -529,7 +558,7 @@ class DocumentTable:
                  text_attribute: str, extra_attribute: str, fields: Sequence[str] = (),
                  metric: str = "cosine", dtype: str = "f32",
                  metadata_schema: Mapping[str, str] | None = None, new_keys: str = "add",
-                 strict: bool = True, device: str = "auto") -> None:
+                 strict: bool = False, device: str = "auto") -> None:
         if collection is not None and where is not None:
             raise InvalidArgument("give a collection or a database (or client), not both")
         if collection is None and where is None:

@@ -31,12 +31,13 @@ from langchain_core.structured_query import (Comparator, Comparison, Operation, 
 from langchain_core.vectorstores import VectorStore
 
 from . import _documents as D
+from ._documents import UnfilteredMetadata
 from ._embedded import Database
 from ._embedded import open as _open
 from .client import Client
 from .errors import InvalidArgument, NotSupported
 
-__all__ = ["SieveVectorStore", "SieveTranslator"]
+__all__ = ["SieveVectorStore", "SieveTranslator", "UnfilteredMetadata"]
 
 KEY_ATTRIBUTE = "lc_id"
 TEXT_ATTRIBUTE = "page_content"
@@ -119,13 +120,14 @@ class SieveVectorStore(VectorStore):
         metric: ``"cosine"`` (default), ``"l2"`` or ``"ip"``, for a collection the store
             creates; an existing collection keeps its own.
         metadata_schema: ``{metadata key: type}`` (``int``, ``float``, ``string``, ``bool``,
-            ``tags``) created with the collection; other keys take the type of the first values
-            written.
+            ``tags``) created with the collection; other keys take the type most of their
+            values have in the first write that brings them.
         new_metadata_keys: a key without an attribute: ``"add"`` (default) adds one,
             ``"json"`` keeps it in the JSON attribute (not filterable), ``"error"`` refuses the
             documents.
         strict_metadata_types: a value that does not fit its key's attribute (a string for an
-            int) is an error (default); False keeps it in the JSON attribute, unfilterable.
+            int) is kept with its document but unfiltered, with a
+            :class:`UnfilteredMetadata` warning (default); True makes it an error.
         relevance_score_fn: maps a distance to a relevance (default: per metric, see
             :meth:`_select_relevance_score_fn`).
         device: ``"auto"``, ``"cpu"`` or ``"gpu"`` for searches.
@@ -137,7 +139,7 @@ class SieveVectorStore(VectorStore):
     def __init__(self, embedding: Embeddings, *, collection: Any = None, database: Any = None,
                  collection_name: str = "langchain", metric: str = "cosine", dtype: str = "f32",
                  metadata_schema: Mapping[str, str] | None = None,
-                 new_metadata_keys: str = "add", strict_metadata_types: bool = True,
+                 new_metadata_keys: str = "add", strict_metadata_types: bool = False,
                  relevance_score_fn: Callable[[float], float] | None = None,
                  device: str = "auto") -> None:
         self._embedding = embedding

@@ -37,11 +37,12 @@ from llama_index.core.vector_stores.types import (BasePydanticVectorStore, Filte
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
 from . import _documents as D
+from ._documents import UnfilteredMetadata
 from ._embedded import open as _open
 from .client import Client
 from .errors import InvalidArgument, NotSupported
 
-__all__ = ["SieveVectorStore"]
+__all__ = ["SieveVectorStore", "UnfilteredMetadata"]
 
 KEY_ATTRIBUTE = "node_id"
 TEXT_ATTRIBUTE = "text"
@@ -132,7 +133,7 @@ class SieveVectorStore(BasePydanticVectorStore):
     def __init__(self, collection: Any = None, *, database: Any = None,
                  collection_name: str = "llama_index", metric: str = "cosine",
                  dtype: str = "f32", metadata_schema: Optional[Mapping[str, str]] = None,
-                 new_metadata_keys: str = "add", strict_metadata_types: bool = True,
+                 new_metadata_keys: str = "add", strict_metadata_types: bool = False,
                  device: str = "auto") -> None:
         super().__init__(stores_text=True, collection_name=collection_name, metric=metric,
                          dtype=dtype, device=device)

@@ -26,7 +26,8 @@ from langchain_tests.integration_tests.vectorstores import (  # noqa: E402
 import sieve  # noqa: E402
 import sieve._documents as documents  # noqa: E402
 from conftest import Server  # noqa: E402
-from sieve.langchain import SieveTranslator, SieveVectorStore  # noqa: E402
+from sieve.langchain import (SieveTranslator, SieveVectorStore,  # noqa: E402
+                             UnfilteredMetadata)
 
 _names = itertools.count()
 
@@ -325,23 +326,35 @@ def test_new_keys_and_types_follow_the_chosen_rules(tmp_path):
     store.add_texts(["a"], [{"year": 2020}])
     store.add_texts(["b"], [{"year": 2021, "rating": 4}])  # a new key: an attribute is added
     assert db["add"].attributes["rating"] == "int"
-    with pytest.raises(sieve.InvalidArgument, match=r"'year' of document 1: '2022' \(string\) "
-                       r"does not fit attribute 'year' \(int\)"):
-        store.add_texts(["c", "d"], [{"year": 2022}, {"year": "2022"}])
-    with pytest.raises(sieve.InvalidArgument, match=r"'genre': values of type int \(document 0\) "
-                       r"and string \(document 1\)"):
-        store.add_texts(["c", "d"], [{"genre": 1}, {"genre": "sf"}])
-    assert len(db["add"]) == 2 and "genre" not in db["add"].attributes  # nothing written
     store.add_texts(["c", "d"], [{"score": 1}, {"score": 2.5}])  # int and float: a float
     assert db["add"].attributes["score"] == "float"
+    # The type most values of a new key have wins; the others are kept, unfiltered, with one
+    # warning per key and type.
+    pages = [{"page": "iv"}, {"page": 1}, {"page": 2}, {"page": "v"}, {"page": 3}]
+    with pytest.warns(UnfilteredMetadata, match=r"'page': value 'iv' \(string, document 0\) "
+                      r"does not fit attribute 'page' \(int\)") as caught:
+        ids = store.add_texts(["p%d" % i for i in range(5)], pages)
+    assert len(caught) == 1
+    assert db["add"].attributes["page"] == "int"
+    assert [d.metadata for d in store.get_by_ids(ids)] == pages
+    assert sorted(d.page_content for d in store.similarity_search(
+        "p", k=9, filter={"page": {"$gte": 2}})) == ["p2", "p4"]
+    with pytest.warns(UnfilteredMetadata, match=r"'year': value 'MMXX' \(string"):
+        [key] = store.add_texts(["e"], [{"year": "MMXX"}])
+    assert store.get_by_ids([key])[0].metadata == {"year": "MMXX"}
+    assert key in {d.id for d in store.similarity_search("e", k=20,
+                                                         filter={"year": {"$exists": False}})}
 
-    lenient = SieveVectorStore(emb, database=db, collection_name="add",
-                               strict_metadata_types=False)
-    [key] = lenient.add_texts(["e"], [{"year": "MMXX"}])
-    assert lenient.get_by_ids([key])[0].metadata == {"year": "MMXX"}  # kept, unfiltered
-    assert lenient.similarity_search("e", k=9, filter={"year": {"$exists": True}}) != []
-    assert key not in {d.id for d in lenient.similarity_search("e", k=9,
-                                                               filter={"year": {"$gt": 0}})}
+    strict = SieveVectorStore(emb, database=db, collection_name="add",
+                              strict_metadata_types=True)
+    before = len(db["add"])
+    with pytest.raises(sieve.InvalidArgument, match=r"'year' of document 1: '2022' \(string\) "
+                       r"does not fit attribute 'year' \(int\)"):
+        strict.add_texts(["c", "d"], [{"year": 2022}, {"year": "2022"}])
+    with pytest.raises(sieve.InvalidArgument, match=r"'genre': values of type int or float "
+                       r"\(document 0\) and string \(document 1\)"):
+        strict.add_texts(["c", "d"], [{"genre": 1}, {"genre": "sf"}])
+    assert len(db["add"]) == before and "genre" not in db["add"].attributes  # nothing written
 
     as_json = SieveVectorStore(emb, database=db, collection_name="json",
                                new_metadata_keys="json", metadata_schema={"year": "float"})
