@@ -351,18 +351,20 @@ class _Table:
     def add_attribute(self, name: str, type_: str) -> None:
         self.coll.add_attribute(name, type_)
 
-    def upsert(self, vectors: np.ndarray, columns: dict[str, list[Any]],
-               ids: np.ndarray) -> None:
+    def upsert(self, vectors: np.ndarray, columns: dict[str, list[Any]], ids: np.ndarray,
+               batch_rows: int | None = None) -> None:
         if not self.remote:
-            self.coll.ingest(vectors, attributes=columns, ids=ids, upsert=True)
+            self.coll.ingest(vectors, attributes=columns, ids=ids, upsert=True,
+                             batch_rows=batch_rows or 65536)
             return
         # Rows by attribute name, so the server's schema now is what counts (attributes another
         # client added are not yet in RemoteCollection's copy of it); requests of at most
         # _REMOTE_ROWS rows, far below the server's body limit. An upsert is idempotent.
         names = list(columns)
         rows = [dict(zip(names, values)) for values in zip(*(columns[a] for a in names))]
-        for start in range(0, len(rows), _REMOTE_ROWS):
-            end = start + _REMOTE_ROWS
+        step = min(batch_rows or _REMOTE_ROWS, _REMOTE_ROWS)
+        for start in range(0, len(rows), step):
+            end = start + step
             body = {"ids": [int(i) for i in ids[start:end]],
                     "vectors": vectors[start:end].tolist(), "attributes": rows[start:end],
                     "upsert": True}
@@ -673,13 +675,18 @@ class DocumentTable:
 
     def write(self, keys: Sequence[str], vectors: Any, texts: Sequence[str],
               metadatas: Sequence[Mapping[str, Any]],
-              fields: Mapping[str, Sequence[Any]] | None = None) -> None:
+              fields: Mapping[str, Sequence[Any]] | None = None,
+              batch_rows: int | None = None) -> None:
         """Writes documents: each replaces the document of its key when there is one. Keys
-        repeated in one call keep their last document. Raises InvalidArgument (nothing is
-        written) for bad metadata, or when a key's row id is held by another key."""
+        repeated in one call keep their last document. They commit in atomic batches of
+        ``batch_rows`` (None: the ingest default). Raises InvalidArgument (nothing is written)
+        for bad metadata, or when a key's row id is held by another key."""
         n = len(keys)
         if n == 0:
             return
+        if batch_rows is not None and (isinstance(batch_rows, bool) or
+                                       not isinstance(batch_rows, int) or batch_rows < 1):
+            raise InvalidArgument("batch_size must be a positive int, got %r" % (batch_rows,))
         v = np.asarray(vectors, dtype=np.float32)
         if v.ndim != 2 or v.shape[0] != n:
             raise InvalidArgument("%d keys but vectors of shape %s" % (n, v.shape))
@@ -729,7 +736,7 @@ class DocumentTable:
             # it is encoded again once.
             with self._schema.shared():
                 try:
-                    table.upsert(v, columns, ids)
+                    table.upsert(v, columns, ids, batch_rows)
                     return
                 except InvalidArgument:
                     self._refresh()

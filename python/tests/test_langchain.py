@@ -577,3 +577,28 @@ def test_two_clients_growing_one_schema(served):
         == ["2", "3"]
     assert b.get_by_ids(["2"])[0].metadata == {"x": 2, "y": "late"}
     a.delete_collection()
+
+
+def test_langchains_indexing_api_and_batches(tmp_path):
+    from langchain_core.indexing import InMemoryRecordManager, index
+    store = SieveVectorStore(DeterministicFakeEmbedding(size=8), database=tmp_path / "db")
+    records = InMemoryRecordManager("sieve")
+    records.create_schema()
+    docs = [Document(page_content="page %d of %s" % (i, s), metadata={"source": s, "page": i})
+            for s in ("a.pdf", "b.pdf") for i in range(3)]
+    r = index(docs, records, store, cleanup="incremental", source_id_key="source",
+              key_encoder="sha256", batch_size=2)
+    assert (r["num_added"], r["num_deleted"]) == (6, 0)
+    changed = docs[:3] + [Document(page_content="b.pdf, rewritten",
+                                   metadata={"source": "b.pdf", "page": 0})]
+    r = index(changed, records, store, cleanup="incremental", source_id_key="source",
+              key_encoder="sha256")
+    assert (r["num_added"], r["num_skipped"], r["num_deleted"]) == (1, 3, 3)
+    assert sorted(d.page_content for d in store.similarity_search(
+        "x", k=10, filter={"source": "b.pdf"})) == ["b.pdf, rewritten"]
+    assert len(store.collection) == 4
+    with pytest.raises(sieve.InvalidArgument, match="batch_size must be a positive int"):
+        store.add_texts(["x"], batch_size=0)
+    store.add_texts(["t%d" % i for i in range(10)], batch_size=3)
+    assert len(store.collection) == 14
+    store.close()
