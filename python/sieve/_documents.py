@@ -343,6 +343,12 @@ class _Table:
         self.dim = int(coll.dim)
         self.metric = str(coll.metric)
 
+    def _post(self, route: str, body: Mapping[str, Any]) -> Any:
+        """POST /collections/NAME/ROUTE on the collection's server (the routes of
+        docs/http-api.md; every one the stores use is idempotent)."""
+        return self.coll._client._post("/collections/%s/%s" % (_quote(self.coll.name), route),
+                                       body)
+
     def attributes(self) -> dict[str, str]:
         if self.remote:
             return dict(self.coll.stats().get("attributes", {}))
@@ -368,14 +374,14 @@ class _Table:
             body = {"ids": [int(i) for i in ids[start:end]],
                     "vectors": vectors[start:end].tolist(), "attributes": rows[start:end],
                     "upsert": True}
-            self.coll._client._post(self.coll._path + "/rows", body)
+            self._post("rows", body)
 
     def get(self, ids: Sequence[int], include: Sequence[str]) -> list[dict[str, Any] | None]:
         if not len(ids):
             return []
         if not self.remote:
             return self.coll.get(list(ids), include=list(include))
-        r = self.coll._client._post(self.coll._path + "/get",
+        r = self._post("get",
                                     {"ids": [int(i) for i in ids], "include": list(include)})
         return [_remote_row(x) if x.get("found") else None for x in r["rows"]]
 
@@ -394,7 +400,7 @@ class _Table:
             body["filter"] = filter
         if device != "auto":
             body["device"] = device
-        r = self.coll._client._post(self.coll._path + "/query", body)["results"][0]
+        r = self._post("query", body)["results"][0]
         vectors = r.get("vectors") or [None] * len(r["ids"])
         rows = []
         for i, attrs, v, d in zip(r["ids"], r.get("attributes") or [{}] * len(r["ids"]),
@@ -419,7 +425,7 @@ class _Table:
                 body["filter"] = filter
             if after is not None:
                 body["after"] = after
-            r = self.coll._client._post(self.coll._path + "/scroll", body)
+            r = self._post("scroll", body)
             snapshot = r.get("snapshot", snapshot)
             for x in r["rows"]:
                 yield _remote_row(x)
