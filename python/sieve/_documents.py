@@ -3,331 +3,35 @@ share, over an embedded :class:`sieve.Collection` or a server's :class:`sieve.Re
 
 A document is one row: its string key hashed to the row id (:func:`row_id`) and kept in a
 string attribute to tell hash collisions apart, its text in another, and its metadata as typed
-attributes (:class:`MetadataCodec`): a metadata key is an attribute of its own (escaped when it
-is no valid attribute name, :func:`attribute_name`), with the Sieve type of its values; what no
-attribute can hold (None, empty lists, dicts, lists of non-strings, values of another type than
-the key's attribute where that is allowed) goes into one JSON string attribute, so metadata
-comes back as it went in. docs/integrations.md is the user's account of these rules.
+attributes (:class:`sieve._metadata.MetadataCodec`), what no attribute holds in one JSON string
+attribute, so metadata comes back as it went in. docs/integrations.md is the user's account.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import math
-import re
 import threading
-import warnings
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from . import _embedded
+from ._conditions import Cond, quote, render, tests
+from ._metadata import TYPES, MetadataCodec, attribute_name
 from .client import Client, RemoteCollection
-from .errors import AlreadyExists, InvalidArgument, NotFound, NotSupported
+from .errors import AlreadyExists, InvalidArgument, NotFound
 
-TYPES = ("int", "float", "string", "bool", "tags")
-NEW_KEY_POLICIES = ("add", "json", "error")
-
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-# The filter language's keywords and the row id: never an attribute's name.
-_RESERVED_WORDS = {"and", "or", "not", "in", "between", "contains", "is", "null", "true",
-                   "false", "id"}
-_MAX_NAME = 128
+_INT64_MAX = (1 << 63) - 1
 
 
 def row_id(key: str) -> int:
     """The row id of a document key: the first 63 bits of its BLAKE2b-64 hash."""
     digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little") & _INT64_MAX
-
-
-def attribute_name(key: str, reserved: Sequence[str] = ()) -> str | None:
-    """The attribute that holds metadata key ``key``: the key itself when it is a valid name
-    (a letter, then letters, digits and ``_``; not a filter keyword nor ``id``) and not one of
-    the store's ``reserved`` attributes; otherwise ``_`` and the key escaped (``_`` as ``__``,
-    a character outside ``[A-Za-z0-9]`` as ``_x`` and its UTF-8 bytes in hex), so ``id`` is
-    ``_id`` and ``file-name`` is ``_file_x2dname``. None when that is over 128 characters."""
-    if (_PLAIN.match(key) and len(key) <= _MAX_NAME and key.lower() not in _RESERVED_WORDS
-            and key not in reserved):
-        return key
-    out = ["_"]
-    for ch in key:
-        if ch.isascii() and ch.isalnum():
-            out.append(ch)
-        elif ch == "_":
-            out.append("__")
-        else:
-            out.extend("_x%02x" % b for b in ch.encode("utf-8"))
-    name = "".join(out)
-    return name if len(name) <= _MAX_NAME else None
-
-
-def _decoded_key(name: str) -> str | None:
-    """The metadata key whose escaped attribute is ``name`` (None: not an escaped name)."""
-    if not name.startswith("_"):
-        return None
-    raw = bytearray()
-    i, n = 1, len(name)
-    while i < n:
-        ch = name[i]
-        if ch != "_":
-            raw += ch.encode("ascii", "replace")
-            i += 1
-        elif name.startswith("__", i):
-            raw += b"_"
-            i += 2
-        elif name.startswith("_x", i) and re.fullmatch(r"[0-9a-f]{2}", name[i + 2:i + 4]):
-            raw.append(int(name[i + 2:i + 4], 16))
-            i += 4
-        else:
-            return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _value_kind(v: Any) -> str | None:
-    """The attribute type a metadata value fits, or None for a value only JSON keeps."""
-    t = type(v)
-    if t is str:
-        return "string"
-    if t is int:
-        return "int" if _INT64_MIN <= v <= _INT64_MAX else None
-    if t is float:
-        return "float"
-    if isinstance(v, (bool, np.bool_)):
-        return "bool"
-    if isinstance(v, (int, np.integer)):
-        return "int" if _INT64_MIN <= int(v) <= _INT64_MAX else None
-    if isinstance(v, (float, np.floating)):
-        return "float"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (list, tuple)) and v and all(isinstance(x, str) for x in v):
-        return "tags"
-    return None
-
-
-def _fit(v: Any, kind: str, type_: str) -> tuple[bool, Any]:
-    """``v`` (of ``kind``) as a value of an attribute of ``type_``: (fits, value)."""
-    if kind == type_:
-        if kind == "bool":
-            return True, bool(v)
-        if kind == "int":
-            return True, int(v)
-        if kind == "float":
-            return True, float(v)
-        if kind == "tags":
-            return True, list(v)
-        return True, str(v)
-    if type_ == "float" and kind == "int" and int(float(v)) == int(v):
-        return True, float(v)
-    if type_ == "int" and kind == "float" and math.isfinite(v) and float(v).is_integer() \
-            and _INT64_MIN <= int(v) <= _INT64_MAX:
-        return True, int(v)
-    return False, None
-
-
-def _json_value(v: Any, where: str) -> Any:
-    """``v`` as JSON can hold it (numpy scalars and arrays as Python's), else an error."""
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    try:
-        json.dumps(v, allow_nan=True)
-    except (TypeError, ValueError) as e:
-        raise InvalidArgument("%s: %s cannot be stored: metadata values are str, int, float, "
-                              "bool, lists of strings or JSON values (%s)"
-                              % (where, type(v).__name__, e)) from None
-    return v
-
-
-class UnfilteredMetadata(UserWarning):
-    """A metadata value was stored beside its document but not in its key's attribute (its
-    type does not fit), so filters on that key do not see it."""
-
-
-def _kind_name(kind: str) -> str:
-    return "int or float" if kind == "number" else kind
-
-
-class MetadataCodec:
-    """Metadata dicts to attribute columns and back, for one collection's schema.
-
-    ``types``: the metadata attributes, ``{attribute: type}`` (every attribute of the
-    collection but the store's ``reserved`` ones). ``new_keys``: what a key without an attribute
-    becomes: ``"add"`` an attribute of the type of its values (a schema change,
-    ``Collection.add_attribute``), ``"json"`` a value in the JSON attribute (kept, not
-    filterable), ``"error"`` an InvalidArgument. A value of a filterable type that does not
-    fit its key's attribute (``"x"`` for an int attribute) goes into the JSON attribute for
-    that document, with an :class:`UnfilteredMetadata` warning (once per key and type); with
-    ``strict`` it is an InvalidArgument.
-    """
-
-    def __init__(self, reserved: Sequence[str], extra_attribute: str, new_keys: str = "add",
-                 strict: bool = False) -> None:
-        if new_keys not in NEW_KEY_POLICIES:
-            raise InvalidArgument("new_metadata_keys must be one of %s, got %r"
-                                  % (", ".join(NEW_KEY_POLICIES), new_keys))
-        self.reserved = tuple(reserved)
-        self.extra_attribute = extra_attribute
-        self.new_keys = new_keys
-        self.strict = bool(strict)
-        self.types: dict[str, str] = {}
-        self._warned: set[tuple[str, str]] = set()
-        self.known: set[str] = set(self.reserved) | {"id", "vector"}
-        self._keys: dict[str, str] = {}  # metadata key -> attribute, for the attributes there are
-
-    def sync(self, attributes: Mapping[str, str]) -> None:
-        """Takes the collection's schema ``{attribute: type}`` (readers in other threads see
-        the old one or the new one)."""
-        types = {a: t for a, t in attributes.items() if a not in self.reserved}
-        keys = {}
-        for a in types:
-            key = _decoded_key(a)
-            if key is None or attribute_name(key, self.reserved) != a:
-                key = a  # an attribute made outside the store: its name is its key
-            keys[key] = a
-        self.known = set(types) | set(self.reserved) | {"id", "vector"}
-        self._keys = keys
-        self.types = types
-
-    def attribute_of(self, key: str) -> str | None:
-        """The attribute holding metadata key ``key`` now (None: there is none)."""
-        a = self._keys.get(key)
-        if a is not None:
-            return a
-        a = attribute_name(key, self.reserved)
-        return a if a in self.types else None
-
-    def key_of(self, attribute: str) -> str:
-        for k, a in self._keys.items():
-            if a == attribute:
-                return k
-        return attribute
-
-    def _resolver(self) -> Callable[[Any, int], tuple[str | None, str | None]]:
-        """key -> (its attribute now or None, the attribute it would get), once per key."""
-        cache: dict[str, tuple[str | None, str | None]] = {}
-
-        def resolve(key: Any, i: int) -> tuple[str | None, str | None]:
-            r = cache.get(key)
-            if r is None:
-                if not isinstance(key, str):
-                    raise InvalidArgument("metadata of document %d: key %r is not a string"
-                                          % (i, key))
-                r = cache[key] = (self.attribute_of(key), attribute_name(key, self.reserved))
-            return r
-
-        return resolve
-
-    def plan(self, metadatas: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-        """The attributes ``encode`` would need added for ``metadatas``: ``{attribute: type}``
-        (empty unless ``new_keys="add"``), each of the type most of the key's values in
-        ``metadatas`` have (ints and floats together: float; a tie: the type seen first).
-        Raises InvalidArgument where ``new_keys="error"`` meets a new key, or (``strict``)
-        where one batch gives a new key values of types no one attribute holds."""
-        resolve = self._resolver()
-        # attribute -> (key, {type: [values, first document]}) of the keys without one
-        seen: dict[str, tuple[str, dict[str, list[int]]]] = {}
-        for i, md in enumerate(metadatas):
-            for key, v in md.items():
-                have, a = resolve(key, i)
-                if have is not None or a is None:
-                    continue
-                kind = _value_kind(v)
-                if kind is None:
-                    continue
-                if self.new_keys == "error":
-                    raise InvalidArgument(
-                        "metadata of document %d: key %r has no attribute in the collection "
-                        "(its metadata attributes: %s), and new_metadata_keys='error'"
-                        % (i, key, ", ".join(sorted(self._keys)) or "none"))
-                if self.new_keys == "json":
-                    continue
-                kinds = seen.setdefault(a, (key, {}))[1]
-                if kind in ("int", "float"):
-                    kind = "number"
-                count = kinds.get(kind)
-                if count is None:
-                    if kinds and self.strict:
-                        other, (_, first) = next(iter(kinds.items()))
-                        raise InvalidArgument(
-                            "metadata key %r: values of type %s (document %d) and %s (document "
-                            "%d); one attribute holds one type (declare it in metadata_schema, "
-                            "or let strict_metadata_types=False keep the others unfiltered)"
-                            % (key, _kind_name(other), first, _kind_name(kind), i))
-                    kinds[kind] = [1, i]
-                else:
-                    count[0] += 1
-        out = {}
-        for a, (key, kinds) in seen.items():
-            kind = max(kinds, key=lambda k: (kinds[k][0], -kinds[k][1]))
-            if kind == "number":
-                floats = any(_value_kind(md.get(key)) == "float" for md in metadatas)
-                kind = "float" if floats else "int"
-            out[a] = kind
-        return out
-
-    def encode(self, metadatas: Sequence[Mapping[str, Any]]
-               ) -> tuple[dict[str, list[Any]], list[str | None]]:
-        """``metadatas`` as ``({attribute: column}, extra)``: a column per metadata attribute
-        of ``types`` that any document fills (None where a document has no value) and, per
-        document, the JSON of what no attribute holds (None when nothing)."""
-        resolve = self._resolver()
-        n = len(metadatas)
-        columns: dict[str, list[Any]] = {}
-        extra: list[str | None] = [None] * n
-        for i, md in enumerate(metadatas):
-            rest: dict[str, Any] = {}
-            for key, v in md.items():
-                a = resolve(key, i)[0]
-                kind = _value_kind(v)
-                if a is None or kind is None:
-                    rest[key] = _json_value(v, "metadata %r of document %d" % (key, i))
-                    continue
-                ok, value = _fit(v, kind, self.types[a])
-                if not ok:
-                    if self.strict:
-                        raise InvalidArgument(
-                            "metadata %r of document %d: %r (%s) does not fit attribute %r "
-                            "(%s); declare the type in metadata_schema, or let "
-                            "strict_metadata_types=False keep such values unfiltered"
-                            % (key, i, v, kind, a, self.types[a]))
-                    if (key, kind) not in self._warned:
-                        self._warned.add((key, kind))
-                        warnings.warn(
-                            "metadata %r: value %r (%s, document %d) does not fit attribute "
-                            "%r (%s); such values are kept with the document but filters on "
-                            "the key do not see them" % (key, v, kind, i, a, self.types[a]),
-                            UnfilteredMetadata, stacklevel=5)
-                    rest[key] = _json_value(v, "metadata %r of document %d" % (key, i))
-                    continue
-                col = columns.get(a)
-                if col is None:
-                    col = columns[a] = [None] * n
-                col[i] = value
-            if rest:
-                extra[i] = json.dumps(rest, ensure_ascii=False, allow_nan=True)
-        return columns, extra
-
-    def decode(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """The metadata of a stored row (a dict of its attributes)."""
-        md: dict[str, Any] = {}
-        for key, a in self._keys.items():
-            v = row.get(a)
-            if v is not None:
-                md[key] = v
-        blob = row.get(self.extra_attribute)
-        if blob:
-            md.update(json.loads(blob))
-        return md
 
 
 _REMOTE_ROWS = 4096  # rows of one write request to a server
@@ -518,7 +222,6 @@ class _Home:
 
 
 def _quote(name: str) -> str:
-    import urllib.parse
     return urllib.parse.quote(name, safe="")
 
 
@@ -832,222 +535,17 @@ class DocumentTable:
 
     # -- filters ------------------------------------------------------------------------------
 
-    def render(self, cond: "Cond") -> str | None:
+    def render(self, cond: Cond) -> str | None:
         """A condition as Sieve filter text (None: every document passes)."""
-        if self._table is not None and any(
-                self.codec.attribute_of(t.key) is None
-                for t in _tests(cond)):
+        if self._table is not None and any(self.codec.attribute_of(t.key) is None
+                                           for t in tests(cond)):
             self._refresh()  # another store or process may have added the attribute
-        out = _Renderer(self).render(cond, False)
+        out = render(cond, self.codec)
         if out is True:
             return None
         if out is False:
             return "id < 0"  # ids are never negative: nothing passes
         return out
-
-
-def quote(s: str) -> str:
-    """A filter-language string literal."""
-    return "'" + str(s).replace("'", "''") + "'"
-
-
-# -- conditions -------------------------------------------------------------------------------
-#
-# The frameworks' filters are parsed into these, then rendered as Sieve filter text with every
-# negation pushed down to the tests, where a document without the key (its attribute null) is
-# decided as the frameworks' own in-memory filters decide it: it fails a positive test and
-# passes the negated one ("!=", "not in"), two-valued, whatever the nesting.
-
-
-class Cond:
-    pass
-
-
-@dataclass
-class All(Cond):
-    parts: list[Cond]
-
-
-@dataclass
-class Any_(Cond):
-    parts: list[Cond]
-
-
-@dataclass
-class Not(Cond):
-    part: Cond
-
-
-@dataclass
-class Test(Cond):
-    """``key op value``. ops: eq, gt, gte, lt, lte (a scalar; eq on tags: holds it); in (a
-    list: equal to one, or on tags holds one); any, all (a list: tags holding one / every
-    one); between (lo, hi); contains (tags holding it); exists (a non-null value; empty lists
-    are stored null); empty (null, empty list or empty string). ``name`` is the operator as
-    the user wrote it, for messages."""
-
-    key: str
-    op: str
-    value: Any
-    name: str
-    # A string field of the store's that the key names when no metadata attribute has it.
-    attribute: str | None = None
-
-
-@dataclass
-class Raw(Cond):
-    """Filter text as is (two-valued on every row: never negated over a null)."""
-
-    text: str
-
-
-@dataclass
-class Const(Cond):
-    value: bool
-
-
-_SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
-
-
-def _tests(c: Cond) -> Iterator[Test]:
-    if isinstance(c, Test):
-        yield c
-    elif isinstance(c, Not):
-        yield from _tests(c.part)
-    elif isinstance(c, (All, Any_)):
-        for p in c.parts:
-            yield from _tests(p)
-
-
-class _Renderer:
-    def __init__(self, table: DocumentTable) -> None:
-        self.table = table
-
-    def render(self, c: Cond, neg: bool) -> str | bool:
-        if isinstance(c, Const):
-            return c.value != neg
-        if isinstance(c, Not):
-            return self.render(c.part, not neg)
-        if isinstance(c, Raw):
-            return "NOT (%s)" % c.text if neg else "(%s)" % c.text
-        if isinstance(c, (All, Any_)):
-            conj = isinstance(c, All) != neg
-            parts = [self.render(p, neg) for p in c.parts]
-            return _join(parts, conj)
-        assert isinstance(c, Test)
-        return self.test(c, neg)
-
-    def test(self, t: Test, neg: bool) -> str | bool:
-        a = self.table.codec.attribute_of(t.key)
-        type_ = self.table.codec.types.get(a) if a is not None else None
-        if a is None and t.attribute is not None:
-            a, type_ = t.attribute, "string"
-        where = "filter on %r (%s)" % (t.key, t.name)
-        if a is None:
-            _check_values(t, where)
-            # No document has the key as an attribute: every document lacks it.
-            if t.op == "exists":
-                return (not t.value) != neg
-            return (t.op == "empty") != neg
-        if t.op == "exists":
-            if not isinstance(t.value, bool):
-                raise InvalidArgument("%s: expects true or false, got %r" % (where, t.value))
-            return "%s IS %sNULL" % (a, "" if t.value == neg else "NOT ")
-        if t.op == "empty":
-            text = "%s IS NULL" % a
-            if type_ == "string":
-                text = "(%s IS NULL OR %s = '')" % (a, a)
-            return "NOT (%s)" % text if neg else text
-        positive = self.positive(t, a, type_, where)
-        if positive is True or positive is False:
-            return positive != neg
-        if not neg:
-            return positive
-        return "(%s IS NULL OR NOT (%s))" % (a, positive)
-
-    def positive(self, t: Test, a: str, type_: str, where: str) -> str | bool:
-        op, v = t.op, t.value
-        if op in ("any", "all", "contains") and type_ != "tags":
-            raise NotSupported("%s: tests a list's members; %r is a %s attribute (lists of "
-                               "strings are tags attributes)" % (where, t.key, type_))
-        if op in ("in", "any", "all"):
-            values = _list(v, where)
-            if not values:
-                return "%s IS NOT NULL" % a if op == "all" else False
-            if type_ == "tags":
-                return _join(["%s CONTAINS %s" % (a, _literal(x, "string", where))
-                              for x in dict.fromkeys(values)], op == "all")
-            lits = [_literal(x, type_, where) for x in values]
-            return "%s IN (%s)" % (a, ", ".join(dict.fromkeys(lits)))
-        if op == "between":
-            pair = _list(v, where)
-            if len(pair) != 2:
-                raise InvalidArgument("%s: expects [low, high], got %r" % (where, v))
-            if type_ not in ("int", "float"):
-                raise InvalidArgument("%s: applies to numbers; %r is a %s attribute"
-                                      % (where, t.key, type_))
-            return "%s BETWEEN %s AND %s" % (a, _literal(pair[0], type_, where),
-                                            _literal(pair[1], type_, where))
-        if type_ == "tags" and op in ("eq", "contains"):
-            return "%s CONTAINS %s" % (a, _literal(v, "string", where))
-        if op in _SQL_OPS:
-            if op != "eq" and type_ not in ("int", "float"):
-                raise InvalidArgument("%s: applies to numbers; %r is a %s attribute"
-                                      % (where, t.key, type_))
-            return "%s %s %s" % (a, _SQL_OPS[op], _literal(v, type_, where))
-        raise InvalidArgument("%s: %r is a %s attribute" % (where, t.key, type_))
-
-
-def _check_values(t: Test, where: str) -> None:
-    """The checks a value gets without an attribute to check it against."""
-    values = _list(t.value, where) if t.op in ("in", "any", "all", "between") else [t.value]
-    for v in values:
-        if t.op == "exists":
-            if not isinstance(v, bool):
-                raise InvalidArgument("%s: expects true or false, got %r" % (where, v))
-        elif t.op != "empty" and _value_kind(v) not in ("bool", "int", "float", "string"):
-            raise InvalidArgument("%s: %r is not a str, int, float or bool" % (where, v))
-
-
-def _list(v: Any, where: str) -> list[Any]:
-    if isinstance(v, (list, tuple)):
-        return list(v)
-    raise InvalidArgument("%s: expects a list, got %r" % (where, v))
-
-
-def _literal(v: Any, type_: str, where: str) -> str:
-    kind = _value_kind(v)
-    if type_ == "string":
-        if kind != "string":
-            raise InvalidArgument("%s: the attribute holds strings, got %r" % (where, v))
-        return quote(v)
-    if type_ == "bool":
-        if kind != "bool":
-            raise InvalidArgument("%s: the attribute holds true/false, got %r" % (where, v))
-        return "true" if v else "false"
-    if type_ in ("int", "float"):
-        if kind == "int":
-            return str(int(v))
-        if kind == "float" and math.isfinite(v):
-            return repr(float(v))
-        raise InvalidArgument("%s: the attribute holds numbers, got %r" % (where, v))
-    raise InvalidArgument("%s: the attribute is %s" % (where, type_))
-
-
-def _join(parts: list[str | bool], conj: bool) -> str | bool:
-    """AND (conj) or OR of rendered parts, constants folded."""
-    texts = []
-    for p in parts:
-        if p is True or p is False:
-            if p != conj:
-                return p  # false in an AND, true in an OR
-            continue
-        texts.append(p)
-    if not texts:
-        return conj
-    if len(texts) == 1:
-        return texts[0]
-    return "(" + (" AND " if conj else " OR ").join(texts) + ")"
 
 
 def mmr(query: Any, candidates: np.ndarray, k: int, lambda_mult: float) -> list[int]:

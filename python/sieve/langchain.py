@@ -30,8 +30,9 @@ from langchain_core.structured_query import (Comparator, Comparison, Operation, 
                                              StructuredQuery, Visitor)
 from langchain_core.vectorstores import VectorStore
 
+from . import _conditions as C
 from . import _documents as D
-from ._documents import UnfilteredMetadata
+from ._metadata import UnfilteredMetadata
 from ._embedded import Database
 from ._embedded import open as _open
 from .client import Client
@@ -51,11 +52,11 @@ _NEGATED = {"$ne": "eq", "$nin": "in"}
 _UNSUPPORTED = ("$like", "$ilike", "$regex", "$text", "$size", "$elemMatch", "$type", "$mod")
 
 
-def _parse(f: Any, where: str = "filter") -> D.Cond:
+def _parse(f: Any, where: str = "filter") -> C.Cond:
     """A LangChain filter dict as a condition."""
     if not isinstance(f, Mapping):
         raise InvalidArgument("%s: expected a dict, got %r" % (where, f))
-    parts: list[D.Cond] = []
+    parts: list[C.Cond] = []
     for key, value in f.items():
         if not isinstance(key, str):
             raise InvalidArgument("%s: key %r is not a string" % (where, key))
@@ -64,12 +65,12 @@ def _parse(f: Any, where: str = "filter") -> D.Cond:
                 raise InvalidArgument("%s: %s expects a list of filters, got %r"
                                       % (where, key, value))
             subs = [_parse(x, "%s.%s[%d]" % (where, key, i)) for i, x in enumerate(value)]
-            parts.append(D.All(subs) if key == "$and" else D.Any_(subs))
+            parts.append(C.All(subs) if key == "$and" else C.Any_(subs))
         elif key == "$not":
             if isinstance(value, (list, tuple)):
-                parts.append(D.Not(D.All([_parse(x, where + ".$not") for x in value])))
+                parts.append(C.Not(C.All([_parse(x, where + ".$not") for x in value])))
             else:
-                parts.append(D.Not(_parse(value, where + ".$not")))
+                parts.append(C.Not(_parse(value, where + ".$not")))
         elif key.startswith("$"):
             raise InvalidArgument("%s: %s is not an operator Sieve can evaluate (%s)"
                                   % (where, key, _operators_text()))
@@ -79,7 +80,7 @@ def _parse(f: Any, where: str = "filter") -> D.Cond:
                 parts.append(_test(key, op, v, where))
         else:
             parts.append(_test(key, "$eq", value, where))
-    return D.All(parts)
+    return C.All(parts)
 
 
 def _operators_text() -> str:
@@ -87,18 +88,18 @@ def _operators_text() -> str:
                                        ["$and", "$or", "$not"])
 
 
-def _test(key: str, op: str, value: Any, where: str) -> D.Cond:
+def _test(key: str, op: str, value: Any, where: str) -> C.Cond:
     if op in ("$eq", "$ne") and value is None:
         # {"k": None}: the key is absent (or None), as MongoDB reads it.
-        c: D.Cond = D.Test(key, "exists", True, op)
-        return c if op == "$ne" else D.Not(c)
+        c: C.Cond = C.Test(key, "exists", True, op)
+        return c if op == "$ne" else C.Not(c)
     if op in ("$eq", "$ne") and isinstance(value, (list, tuple, dict)):
         raise InvalidArgument("%s: %r %s %r: compare with one value (for lists use $in, $nin, "
                               "$contains or $all)" % (where, key, op, value))
     if op in _NEGATED:
-        return D.Not(D.Test(key, _NEGATED[op], value, op))
+        return C.Not(C.Test(key, _NEGATED[op], value, op))
     if op in _OPERATORS:
-        return D.Test(key, _OPERATORS[op], value, op)
+        return C.Test(key, _OPERATORS[op], value, op)
     if op in _UNSUPPORTED:
         raise NotSupported("%s: %r: %s has no equivalent in Sieve's filter language (%s)"
                               % (where, key, op, _operators_text()))

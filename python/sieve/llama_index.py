@@ -36,8 +36,9 @@ from llama_index.core.vector_stores.types import (BasePydanticVectorStore, Filte
                                                   VectorStoreQueryMode, VectorStoreQueryResult)
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
+from . import _conditions as C
 from . import _documents as D
-from ._documents import UnfilteredMetadata
+from ._metadata import UnfilteredMetadata
 from ._embedded import open as _open
 from .client import Client
 from .errors import InvalidArgument, NotSupported
@@ -60,23 +61,23 @@ _TESTS = {FilterOperator.EQ: "eq", FilterOperator.GT: "gt", FilterOperator.GTE: 
 _NEGATED = {FilterOperator.NE: "eq", FilterOperator.NIN: "in"}
 
 
-def _filter(f: MetadataFilter) -> D.Cond:
+def _filter(f: MetadataFilter) -> C.Cond:
     op = FilterOperator(f.operator)
     name = op.name
     fallback = REF_DOC_ATTRIBUTE if f.key in _REF_DOC_KEYS else None
     if op == FilterOperator.IS_EMPTY:
-        return D.Test(f.key, "empty", None, name, fallback)
+        return C.Test(f.key, "empty", None, name, fallback)
     value = f.value
     if value is None and op in (FilterOperator.EQ, FilterOperator.NE):
-        c: D.Cond = D.Test(f.key, "exists", True, name, fallback)
-        return c if op == FilterOperator.NE else D.Not(c)
+        c: C.Cond = C.Test(f.key, "exists", True, name, fallback)
+        return c if op == FilterOperator.NE else C.Not(c)
     if op in (FilterOperator.IN, FilterOperator.NIN, FilterOperator.ANY,
               FilterOperator.ALL) and not isinstance(value, list):
         value = [value]
     if op in _NEGATED:
-        return D.Not(D.Test(f.key, _NEGATED[op], value, name, fallback))
+        return C.Not(C.Test(f.key, _NEGATED[op], value, name, fallback))
     if op in _TESTS:
-        return D.Test(f.key, _TESTS[op], value, name, fallback)
+        return C.Test(f.key, _TESTS[op], value, name, fallback)
     raise NotSupported("metadata filter on %r: operator %s (%r) has no equivalent in Sieve's "
                        "filter language; supported: %s" % (
                            f.key, name, op.value,
@@ -84,16 +85,16 @@ def _filter(f: MetadataFilter) -> D.Cond:
                                      [FilterOperator.IS_EMPTY])))
 
 
-def _filters(filters: MetadataFilters) -> D.Cond:
+def _filters(filters: MetadataFilters) -> C.Cond:
     parts = [_filters(f) if isinstance(f, MetadataFilters) else _filter(f)
              for f in filters.filters]
     condition = filters.condition or FilterCondition.AND
     if condition == FilterCondition.AND:
-        return D.All(parts)
+        return C.All(parts)
     if condition == FilterCondition.OR:
-        return D.Any_(parts)
+        return C.Any_(parts)
     if condition == FilterCondition.NOT:
-        return D.Not(D.Any_(parts))  # none of them, as LlamaIndex's own filter reads NOT
+        return C.Not(C.Any_(parts))  # none of them, as LlamaIndex's own filter reads NOT
     raise NotSupported("metadata filters: condition %r" % (condition,))
 
 
@@ -219,7 +220,7 @@ class SieveVectorStore(BasePydanticVectorStore):
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Deletes every node of document ``ref_doc_id``."""
-        self._table.delete_where("%s = %s" % (REF_DOC_ATTRIBUTE, D.quote(ref_doc_id)))
+        self._table.delete_where("%s = %s" % (REF_DOC_ATTRIBUTE, C.quote(ref_doc_id)))
 
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """:meth:`delete`, in a thread."""
@@ -227,12 +228,12 @@ class SieveVectorStore(BasePydanticVectorStore):
 
     def _where(self, node_ids: Optional[Sequence[str]],
                filters: Optional[MetadataFilters]) -> Optional[str]:
-        parts: list[D.Cond] = []
+        parts: list[C.Cond] = []
         if node_ids is not None:
-            parts.append(D.Raw(self._table.keys_text([str(i) for i in node_ids])))
+            parts.append(C.Raw(self._table.keys_text([str(i) for i in node_ids])))
         if filters is not None:
             parts.append(_filters(filters))
-        return self._table.render(D.All(parts)) if parts else None
+        return self._table.render(C.All(parts)) if parts else None
 
     def delete_nodes(self, node_ids: Optional[List[str]] = None,
                      filters: Optional[MetadataFilters] = None, **delete_kwargs: Any) -> None:
@@ -295,15 +296,15 @@ class SieveVectorStore(BasePydanticVectorStore):
         if query.query_embedding is None:
             raise InvalidArgument("the query has no query_embedding")
         k = query.similarity_top_k
-        parts: list[D.Cond] = []
+        parts: list[C.Cond] = []
         if query.doc_ids:
-            parts.append(D.Raw("%s IN (%s)" % (REF_DOC_ATTRIBUTE,
-                                               ", ".join(D.quote(d) for d in query.doc_ids))))
+            parts.append(C.Raw("%s IN (%s)" % (REF_DOC_ATTRIBUTE,
+                                               ", ".join(C.quote(d) for d in query.doc_ids))))
         if query.node_ids:
-            parts.append(D.Raw(self._table.keys_text([str(i) for i in query.node_ids])))
+            parts.append(C.Raw(self._table.keys_text([str(i) for i in query.node_ids])))
         if query.filters is not None:
             parts.append(_filters(query.filters))
-        where = self._table.render(D.All(parts)) if parts else None
+        where = self._table.render(C.All(parts)) if parts else None
         score = D.relevance(self._table.metric)
         if mode == VectorStoreQueryMode.MMR:
             lam = query.mmr_threshold if query.mmr_threshold is not None else \
