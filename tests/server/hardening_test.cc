@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -216,10 +217,12 @@ TEST_F(HardeningTest, BackupsStayInsideTheBackupDirectory) {
   server::ServerOptions o;
   o.backup_dir = dir_.Join("backups");
   ASSERT_EQ(::mkdir(o.backup_dir.c_str(), 0755), 0);
+  std::ofstream(o.backup_dir + "/file") << "x";
   Start(o);
   CreateItems(4);
   for (const char* dest :
-       {"/tmp/elsewhere", "../escape", "a/../../b", "./x", "a//b", "a/", "sp ace", ""}) {
+       {"/tmp/elsewhere", "../escape", "a/../../b", "./x", "a//b", "a/", "sp ace", "", "file",
+        "file/x", "n/private", "shared/x"}) {
     HttpReply r = Http(port_, "POST", "/backup", json{{"dest", dest}}.dump());
     EXPECT_EQ(r.status, 400) << dest << ": " << r.body;
   }

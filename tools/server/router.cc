@@ -2,6 +2,8 @@
 
 #include "tools/server/router.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -1275,6 +1277,25 @@ HttpResponse Router::Backup(const HttpRequest& req) {
                    "names of A-Z, a-z, 0-9, '.', '_' and '-' separated by '/', none '.' or "
                    "'..', got '" +
                        dest + "'");
+    }
+    // Every folder on the way must be one (a file there is the client's mistake, not the
+    // server's failure), and none a backup directory's own (a backup nested in another's
+    // private/ or shared/ would be deleted as the outer one's garbage).
+    std::string path = options_.backup_dir;
+    for (size_t i = 0; i < dest.size();) {
+      size_t end = dest.find('/', i);
+      if (end == std::string::npos) end = dest.size();
+      const std::string part = dest.substr(i, end - i);
+      if (part == "meta" || part == "private" || part == "shared" || part == "shared_checksum") {
+        return Error(400, "'dest' may not name '" + part +
+                              "', a folder a backup directory keeps its own files in");
+      }
+      path += "/" + part;
+      struct stat st;
+      if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+        return Error(400, "'dest': '" + dest.substr(0, end) + "' exists and is not a directory");
+      }
+      i = end + 1;
     }
     options.dest = options_.backup_dir + "/" + dest;
   }
