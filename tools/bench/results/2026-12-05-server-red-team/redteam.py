@@ -27,8 +27,10 @@ def req(method, path, body=b"", auth=True):
     except urllib.error.HTTPError as e:
         return e.code, len(e.read())
 
-req("POST", "/collections", json.dumps({"name": "C", "dim": 16, "attributes": {"cat": "int", "note": "string"}}).encode())
-req("POST", "/collections/C/rows", json.dumps({"ids": list(range(100)), "vectors": [[0.1 * j for j in range(16)]] * 100,
+req("POST", "/collections", json.dumps(
+    {"name": "C", "dim": 16, "attributes": {"cat": "int", "note": "string"}}).encode())
+req("POST", "/collections/C/rows", json.dumps(
+    {"ids": list(range(100)), "vectors": [[0.1 * j for j in range(16)]] * 100,
      "attributes": [{"cat": i, "note": "row %d" % i} for i in range(100)]}).encode())
 print("| step | status | answer bytes | server RSS / peak RSS (MiB) |")
 print("| --- | --- | --- | --- |")
@@ -53,10 +55,10 @@ for i in range(3):
     reply = s.recv(4096).split(b"\r\n")[0].decode()
     t.join()
     conns.append(s)  # held open, as an attacker would
-    print("| POST without a token, a 200 MiB body (#%d; %d MiB sent before the answer or close) | %s | | %s |"
-          % (i + 1, sent[0] >> 20, reply, rss()))
+    print("| POST without a token, a 200 MiB body (#%d; %d MiB sent before the answer or close)"
+          " | %s | | %s |" % (i + 1, sent[0] >> 20, reply, rss()))
 body = json.dumps({"ids": [1] * 3000000, "include": ["*", "vector"]}).encode()
 st, n = req("POST", "/collections/C/get", body)
-print("| get, 3,000,000 repeated ids, include *,vector (%d-byte body) | %d | %d | %s |" % (len(body), st, n, rss()))
-# Bodies without a token: announced 200 MiB, sent in full by the client.
+print("| get, 3,000,000 repeated ids, include *,vector (%d-byte body) | %d | %d | %s |"
+      % (len(body), st, n, rss()))
 p.terminate(); p.wait()
