@@ -26,7 +26,7 @@ if [ -n "$(compiler CUDA)" ]; then export CUDACXX; CUDACXX=$(compiler CUDA); fi
 t0=$(date +%s)
 "$builder" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
   -w "$out/dist" "$root"
-wheel=$(ls "$out"/dist/sieve-*.whl)
+wheel=$(ls "$out"/dist/sieve_db-*.whl)
 echo "check-wheel: built $(basename "$wheel") ($(du -h "$wheel" | cut -f1)) in $(($(date +%s) - t0)) s" >&2
 "$python" -m venv "$out/venv"
 "$out/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" pytest

@@ -10,7 +10,8 @@ Embedded (the engine runs in this process)::
     items.ingest(vectors, attributes={"price": prices, "color": colors})
     ids, distances = items.search(queries, k=10, filter="price < 20 AND color = 'red'")
 
-Against a server (``sieve serve DB``), the same collection API::
+Against a server (``sieve serve DB``), the same collection API
+(:class:`sieve.RemoteCollection`)::
 
     client = sieve.Client("http://127.0.0.1:8080")
     ids, distances = client["items"].search(queries, k=10, filter="price < 20")
@@ -26,13 +27,13 @@ from .errors import (AlreadyExists, Corruption, Error, Internal, InvalidArgument
 from ._results import SearchResult
 from ._embedded import (Collection, Database, IngestResult, Snapshot, backup, list_backups, open,
                         restore, verify_backup)
-from .client import Client, RemoteCollection
+from .client import Client, RemoteCollection, RemoteSnapshot
 
 __version__ = "0.1.0"
 
 __all__ = [
     "open", "backup", "restore", "verify_backup", "list_backups", "Database", "Collection",
-    "IngestResult", "SearchResult", "Snapshot", "Client",
-    "RemoteCollection", "Error", "NotFound", "Corruption", "NotSupported", "InvalidArgument",
-    "IOError", "AlreadyExists", "ResourceExhausted", "Unavailable", "Internal", "Unauthorized",
+    "IngestResult", "SearchResult", "Snapshot", "Client", "RemoteCollection", "RemoteSnapshot",
+    "Error", "NotFound", "Corruption", "NotSupported", "InvalidArgument", "IOError",
+    "AlreadyExists", "ResourceExhausted", "Unavailable", "Internal", "Unauthorized",
 ]

@@ -4,8 +4,15 @@ python/src/columns.h): numeric columns as numpy arrays with a null mask, Arrow s
 their offsets and bytes, everything else as a list of Python objects.
 
 Nulls: None in lists; masked entries of a numpy masked array; NaN, None, pd.NA and NaT in
-pandas columns (pandas' own notion of missing); Arrow nulls. A name of the schema missing
-from the input is null in every row; a name the schema lacks is an error.
+pandas columns (pandas' own notion of missing); Arrow nulls; and NaN in any float column or list
+(numpy, Arrow, a list of floats), which is how pandas and numpy users write a missing number. A
+name of the schema missing from the input is null in every row; a name the schema lacks is an
+error.
+
+Numbers for an int attribute: a float column (pandas makes an int column float64 once it holds
+a NaN, e.g. ``read_csv`` with an empty field) is taken when every value that is not null is a
+whole number below 2**53 in magnitude, as JSON ingest takes 3.0 for an int; a fraction or a
+larger float is an error naming the row and attribute.
 """
 
 from __future__ import annotations
@@ -153,9 +160,75 @@ def _arrow_column(col: Any, name: str) -> Column:
     raise InvalidArgument("attribute %r: Arrow columns of type %s are not supported" % (name, t))
 
 
-def normalize(attributes: Any, schema: Sequence[str], n: int) -> list[Column] | None:
+_TWO_TO_53 = float(2 ** 53)
+
+
+def _float_nulls(c: Column) -> Column:
+    """A float64 column with its NaNs null."""
+    data, mask = c[1], c[2]
+    nan = np.isnan(data)
+    if nan.any():
+        mask = nan if mask is None else (mask | nan)
+    return ("float64", data, mask)
+
+
+def _whole_number_error(name: str, row: int, value: Any) -> InvalidArgument:
+    return InvalidArgument("row %d, attribute %r (int): %r is not a whole number below 2**53; an "
+                           "int attribute takes whole numbers (3 or 3.0)" % (row, name, value))
+
+
+def _float_column_as_int(c: Column, name: str) -> Column:
+    """A float64 column (NaNs already null) for an int attribute, as int64: every value that is
+    not null must be whole and below 2**53 in magnitude."""
+    data, mask = c[1], c[2]
+    valid = np.ones(len(data), dtype=np.bool_) if mask is None else ~mask
+    with np.errstate(invalid="ignore"):
+        whole = (data == np.trunc(data)) & (np.abs(data) < _TWO_TO_53)
+    bad = valid & ~whole
+    if bad.any():
+        r = int(np.argmax(bad))
+        raise _whole_number_error(name, r, float(data[r]))
+    return ("int64", np.where(valid, data, 0).astype(np.int64), mask)
+
+
+def _objects_as_int(values: list, name: str) -> list:
+    """A list for an int attribute with its whole floats as ints and NaN as None."""
+    out = None
+    for i, v in enumerate(values):
+        if isinstance(v, (float, np.floating)):
+            if out is None:
+                out = list(values)
+            f = float(v)
+            if f != f:
+                out[i] = None
+            elif f.is_integer() and abs(f) < _TWO_TO_53:
+                out[i] = int(f)
+            else:
+                raise _whole_number_error(name, i, f)
+    return values if out is None else out
+
+
+def value_for(v: Any, type_: str | None) -> Any:
+    """One value (an update's) by the rules of a column of attribute type ``type_``: numpy
+    scalars as Python ones, NaN as None, a whole float for an int attribute as an int."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        if v != v:
+            return None
+        if type_ == "int":
+            if v.is_integer() and abs(v) < _TWO_TO_53:
+                return int(v)
+    if isinstance(v, (list, tuple)):
+        return [x.item() if isinstance(x, np.generic) else x for x in v]
+    return v
+
+
+def normalize(attributes: Any, schema: Sequence[str], n: int,
+              types: Sequence[str] | None = None) -> list[Column] | None:
     """One entry per name of ``schema`` (in its order) for ``n`` rows, or None when
-    ``attributes`` is None."""
+    ``attributes`` is None. ``types``: the schema's attribute types, in the same order, for
+    the int rule above (None: no conversion)."""
     if attributes is None:
         return None
     pd = sys.modules.get("pandas")
@@ -179,12 +252,20 @@ def normalize(attributes: Any, schema: Sequence[str], n: int) -> list[Column] | 
     else:
         raise InvalidArgument("attributes must be a dict of columns, a pandas.DataFrame or a "
                               "pyarrow.Table, got %s" % type(attributes).__name__)
+    type_of = dict(zip(schema, types)) if types is not None else {}
     for name, c in columns.items():
         if c is None:
             continue
         length = len(c[1]) - 1 if c[0] == "utf8" else len(c[1])
         if length != n:
             raise InvalidArgument("attribute %r has %d values for %d vectors" % (name, length, n))
+        if c[0] == "float64":
+            c = _float_nulls(c)
+            if type_of.get(name) == "int":
+                c = _float_column_as_int(c, name)
+        elif c[0] == "objects" and type_of.get(name) == "int":
+            c = ("objects", _objects_as_int(c[1], name))
+        columns[name] = c
     return [columns.get(name) for name in schema]
 
 
@@ -209,15 +290,18 @@ def to_rows(columns: list[Column] | None, schema: Sequence[str], n: int) -> list
             values = [None if m else v for v, m in zip(values, mask.tolist())]
         for row, v in zip(rows, values):
             if v is not None:
-                row[name] = _jsonable(v)
+                row[name] = jsonable(v)
     return rows
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, (bool, int, float, str)):
+def jsonable(v: Any) -> Any:
+    """A value as JSON takes it: numpy scalars as Python ones, NaN as None (null)."""
+    if isinstance(v, float):
+        return None if v != v else v
+    if isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, np.generic):
-        return v.item()
+        return jsonable(v.item())
     if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
+        return [jsonable(x) for x in v]
     return v

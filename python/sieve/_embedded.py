@@ -443,7 +443,8 @@ class Collection:
         v = _arrays.matrix(vectors, "vectors")
         n = v.shape[0]
         id_array = None if ids is None else _arrays.ids(ids)
-        columns = _columns.normalize(attributes, self._schema, n)
+        schema = self.attributes
+        columns = _columns.normalize(attributes, list(schema), n, list(schema.values()))
         if upsert and id_array is None:
             raise InvalidArgument("upsert: every row needs an id (give ids)")
         ingested, rows, replaced = self._core.ingest(self._handle, v, id_array, columns,
@@ -569,7 +570,9 @@ class Collection:
         if (ids is None) == (filter is None):
             raise InvalidArgument("give exactly one of ids or filter")
         id_array = None if ids is None else _arrays.ids(ids)
-        return int(self._core.update(self._handle, id_array, filter or "", dict(set)))
+        types = self.attributes
+        values = {k: _columns.value_for(v, types.get(k)) for k, v in dict(set).items()}
+        return int(self._core.update(self._handle, id_array, filter or "", values))
 
     def compact(self, force: bool = False) -> dict[str, Any]:
         """Rewrites this collection's shards that hold deleted rows and gives their space back;

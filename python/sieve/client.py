@@ -15,7 +15,7 @@ import json
 import select
 import threading
 import urllib.parse
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Iterator, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -111,7 +111,8 @@ class Client:
         self.close()
 
     def _request(self, method: str, path: str, body: bytes | None = None,
-                 content_type: str = "application/json", idempotent: bool = True) -> Any:
+                 content_type: str = "application/json", idempotent: bool = True,
+                 text: bool = False) -> Any:
         headers = dict(self._headers)
         if body is not None:
             headers["Content-Type"] = content_type
@@ -135,6 +136,8 @@ class Client:
                                   % (self.url, method, path, e)) from e
             if resp.getheader("Connection", "").lower() == "close":
                 self._drop()
+            if text and 200 <= resp.status < 300:
+                return data.decode("utf-8", "replace")
             return self._answer(resp.status, data)
         raise AssertionError("unreachable")
 
@@ -153,8 +156,11 @@ class Client:
         raise cls(message or "HTTP %d" % status, http_status=status)
 
     def _post(self, path: str, obj: Any, idempotent: bool = True) -> Any:
-        return self._request("POST", path, json.dumps(obj).encode("utf-8"),
-                             idempotent=idempotent)
+        try:
+            body = json.dumps(obj, allow_nan=False).encode("utf-8")
+        except ValueError as e:  # NaN or an infinity: JSON has no such number
+            raise InvalidArgument("%s: %s (JSON has no NaN or infinity)" % (path, e)) from None
+        return self._request("POST", path, body, idempotent=idempotent)
 
     # -- the API -------------------------------------------------------------------------------
 
@@ -207,6 +213,55 @@ class Client:
         """As :meth:`sieve.Database.aliases` (GET /aliases)."""
         return {a["alias"]: a["collection"] for a in self._request("GET", "/aliases")["aliases"]}
 
+    def drop_collection(self, name: str) -> None:
+        """As :meth:`sieve.Database.drop_collection` (DELETE /collections/NAME): the collection
+        and every row of it are gone, durably. NotFound when there is none; InvalidArgument for
+        an alias, or a collection an alias names."""
+        self._request("DELETE", "/collections/" + _quote(name), idempotent=False)
+
+    def compact(self, force: bool = False) -> dict[str, Any]:
+        """As :meth:`sieve.Database.compact`: compacts every collection (one POST
+        /collections/NAME/compact each) and adds their figures up (notes joined)."""
+        total: dict[str, Any] = {}
+        notes = []
+        for name in self.collections():
+            r = self.collection(name).compact(force=force)
+            if "note" in r:
+                notes.append("%s: %s" % (name, r.pop("note")))
+            for key, value in r.items():
+                total[key] = total.get(key, 0) + value
+        if not total:
+            total = {key: 0 for key in ("bytes_before", "bytes_after", "rows_removed",
+                                        "shards_rewritten", "shards_skipped",
+                                        "rows_left_deleted")}
+        if notes:
+            total["note"] = "; ".join(notes)
+        return total
+
+    def snapshot(self) -> "RemoteSnapshot":
+        """As :meth:`sieve.Database.snapshot` (POST /snapshots): a snapshot of the whole store
+        on the server, for ``snapshot=`` of :meth:`RemoteCollection.search`, ``get``,
+        ``count`` and ``scan``. The server releases a token no read has used for its
+        ``--snapshot-idle-s`` (``idle_timeout_s``)."""
+        r = self._request("POST", "/snapshots", idempotent=False)
+        return RemoteSnapshot(self, str(r["snapshot"]), int(r["idle_timeout_s"]))
+
+    def backup(self, dest: str, keep: int = 0) -> dict[str, Any]:
+        """As :meth:`sieve.Database.backup` (POST /backup): backs the served store up into
+        ``dest`` on the server's machine (with ``--backup-dir``: a relative path inside it)
+        while it keeps serving."""
+        if keep < 0:
+            raise InvalidArgument(f"keep must be >= 0, not {keep}")
+        return self._post("/backup", {"dest": str(dest), "keep": int(keep)}, idempotent=False)
+
+    def metrics(self) -> str:
+        """The server's Prometheus metrics text (GET /metrics)."""
+        return self._request("GET", "/metrics", text=True)
+
+    def openapi(self) -> dict[str, Any]:
+        """The server's OpenAPI 3.1 document (GET /openapi.json)."""
+        return self._request("GET", "/openapi.json")
+
     def __getitem__(self, name: str) -> "RemoteCollection":
         return RemoteCollection(self, name)
 
@@ -227,6 +282,70 @@ def _npy_bytes(v: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _row(x: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of the server's answer ({"id", "attributes"?, "vector"?}) as the embedded API's
+    dict: {"id", <attribute>: value, ..., "vector"?}."""
+    row: dict[str, Any] = {"id": int(x["id"])}
+    row.update(x.get("attributes") or {})
+    if "vector" in x:
+        row["vector"] = np.asarray(x["vector"], dtype=np.float32)
+    return row
+
+
+def _result_rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One query's neighbours as rows (with include), best first."""
+    attributes = result.get("attributes")
+    vectors = result.get("vectors")
+    rows = []
+    for i, id_ in enumerate(result["ids"]):
+        row: dict[str, Any] = {"id": int(id_)}
+        if attributes is not None:
+            row.update(attributes[i])
+        if vectors is not None:
+            row["vector"] = np.asarray(vectors[i], dtype=np.float32)
+        rows.append(row)
+    return rows
+
+
+class RemoteSnapshot:
+    """A snapshot token of a server (:meth:`Client.snapshot`), as :class:`sieve.Snapshot` is
+    of an embedded database: reads given ``snapshot=`` read the version it names. Release it
+    (:meth:`release`, a ``with`` block) when done; the server also releases a token no read has
+    used for ``idle_timeout_s`` seconds, after which reads given it raise NotFound."""
+
+    def __init__(self, client: Client, token: str, idle_timeout_s: int) -> None:
+        self._client = client
+        self.token = token
+        self.idle_timeout_s = idle_timeout_s
+        self._released = False
+
+    @property
+    def released(self) -> bool:
+        """Whether :meth:`release` was called."""
+        return self._released
+
+    def release(self) -> None:
+        """Releases the token on the server (later calls do nothing; a token the server
+        released already is not an error)."""
+        if self._released:
+            return
+        self._released = True
+        try:
+            self._client._request("DELETE", "/snapshots/" + _quote(self.token),
+                                  idempotent=False)
+        except NotFound:
+            pass
+
+    def __enter__(self) -> "RemoteSnapshot":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return "sieve.RemoteSnapshot(%r%s)" % (self.token, ", released" if self._released else "")
+
+
 class RemoteCollection:
     """A collection on a server, with the methods of :class:`sieve.Collection`.
 
@@ -244,7 +363,14 @@ class RemoteCollection:
         self.dtype: str = spec["dtype"]
         self.shards: int = spec.get("shards", 1)
         self.attributes: dict[str, str] = dict(spec.get("attributes", {}))
-        self._schema = list(self.attributes)
+
+    @property
+    def _schema(self) -> list[str]:
+        return list(self.attributes)
+
+    @property
+    def _types(self) -> list[str]:
+        return list(self.attributes.values())
 
     def stats(self) -> dict[str, Any]:
         """As :meth:`sieve.Collection.stats`."""
@@ -266,7 +392,6 @@ class RemoteCollection:
     def _alter(self, body: dict[str, Any]) -> dict[str, str]:
         r = self._client._post(self._path + "/alter", body, idempotent=False)
         self.attributes = {a["name"]: a["type"] for a in r["attributes"]}
-        self._schema = list(self.attributes)
         return dict(self.attributes)
 
     def rename(self, new_name: str) -> None:
@@ -279,11 +404,15 @@ class RemoteCollection:
         return int(self.stats()["rows"])
 
     def ingest(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
-               upsert: bool = False, auto_ids: bool = False) -> IngestResult:
-        """Adds rows, as :meth:`sieve.Collection.ingest` (``upsert``, ``auto_ids`` alike); one
-        call is one atomic commit on the server. Without attributes and ids the vectors go as a
-        binary ``.npy`` body (always new rows with ids assigned by the server); otherwise as
-        JSON.
+               batch_rows: int = 0, upsert: bool = False,
+               auto_ids: bool = False) -> IngestResult:
+        """Adds rows, as :meth:`sieve.Collection.ingest` (``attributes``, ``ids``, ``upsert``,
+        ``auto_ids`` alike). ``batch_rows`` 0 (the default) sends the whole call as one request,
+        one atomic commit on the server; N > 0 sends N rows a request, each one atomic commit
+        (so a large ingest fits the server's ``--max-body-bytes``), stopping at the first
+        request refused: the requests before it stay. Without attributes and ids the vectors go
+        as a binary ``.npy`` body (always new rows with ids assigned by the server); otherwise
+        as JSON.
 
         Raises:
             InvalidArgument: what the embedded ingest rejects (HTTP 400).
@@ -296,31 +425,55 @@ class RemoteCollection:
                                   % (v.shape[1], self.name, self.dim))
         if upsert and ids is None:
             raise InvalidArgument("upsert: every row needs an id (give ids)")
-        if attributes is None and ids is None:
-            r = self._client._request("POST", self._path + "/rows", _npy_bytes(v),
-                                      content_type="application/x-npy", idempotent=False)
-        else:
-            body: dict[str, Any] = {"vectors": v.astype(np.float32).tolist()}
-            if ids is not None:
-                body["ids"] = _arrays.ids(ids).tolist()
-            columns = _columns.normalize(attributes, self._schema, n)
-            if columns is not None:
-                body["attributes"] = _columns.to_rows(columns, self._schema, n)
-            if upsert:
-                body["upsert"] = True
-            if auto_ids:
-                body["auto_ids"] = True
-            r = self._client._post(self._path + "/rows", body, idempotent=False)
-        return IngestResult(int(r["ingested"]), int(r["rows"]), int(r.get("replaced", 0)))
+        if int(batch_rows) < 0:
+            raise InvalidArgument("batch_rows must be >= 0, got %r" % (batch_rows,))
+        id_array = None if ids is None else _arrays.ids(ids)
+        if id_array is not None and len(id_array) != n:
+            raise InvalidArgument("%d ids for %d vectors" % (len(id_array), n))
+        columns = _columns.normalize(attributes, self._schema, n, self._types)
+        rows = _columns.to_rows(columns, self._schema, n)
+        step = int(batch_rows) or max(n, 1)
+        ingested = replaced = 0
+        live = len(self) if n == 0 else 0
+        for begin in range(0, n, step):
+            end = min(n, begin + step)
+            if rows is None and id_array is None:
+                r = self._client._request("POST", self._path + "/rows", _npy_bytes(v[begin:end]),
+                                          content_type="application/x-npy", idempotent=False)
+            else:
+                body: dict[str, Any] = {"vectors": v[begin:end].astype(np.float32).tolist()}
+                if id_array is not None:
+                    body["ids"] = id_array[begin:end].tolist()
+                if rows is not None:
+                    body["attributes"] = rows[begin:end]
+                if upsert:
+                    body["upsert"] = True
+                # Past the first request the collection has the first one's rows.
+                if auto_ids or (id_array is None and begin > 0):
+                    body["auto_ids"] = True
+                r = self._client._post(self._path + "/rows", body, idempotent=False)
+            ingested += int(r["ingested"])
+            replaced += int(r.get("replaced", 0))
+            live = int(r["rows"])
+        return IngestResult(ingested, live, replaced)
+
+    def upsert(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
+               batch_rows: int = 0) -> IngestResult:
+        """``ingest(..., upsert=True)``: replaces the live rows with these ids, inserts the
+        rest."""
+        return self.ingest(vectors, attributes, ids, batch_rows=batch_rows, upsert=True)
 
     def search(self, queries: Any, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",
-               path: str = "auto", explain: bool = False) -> SearchResult:
+               path: str = "auto", explain: bool = False,
+               include: str | Sequence[str] | None = None, *,
+               snapshot: "RemoteSnapshot | None" = None) -> SearchResult:
         """As :meth:`sieve.Collection.search`: the same arguments, the same
         :class:`SearchResult` (ids -1 and the metric's worst distance where fewer than k rows
-        pass). The server may run the request in one batch with others'; answers are the
-        same."""
+        pass; with ``include``, ``result.rows``). The server may run the request in one batch
+        with others'; answers are the same."""
         k = _arrays.k_value(k)
+        include = _arrays.include_text(include)
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
         body: dict[str, Any] = {"vectors": q.astype(np.float32).tolist(), "k": k}
@@ -334,10 +487,91 @@ class RemoteCollection:
             body["path"] = path
         if explain:
             body["explain"] = True
+        if include:
+            body["include"] = include
+        self._snapshot(body, snapshot)
         r = self._client._post(self._path + "/query", body)
         res = pad([(x["ids"], x["distances"]) for x in r["results"]], k, self.metric)
         res.plan = r.get("plan")
+        if include:
+            res.rows = [_result_rows(x) for x in r["results"]]
         return res
+
+    def get(self, ids: Any, include: str | Sequence[str] = "*", *,
+            snapshot: "RemoteSnapshot | None" = None) -> list[dict[str, Any] | None]:
+        """As :meth:`sieve.Collection.get` (POST .../get): a dict per id (``{"id",
+        <attribute>: value, ..., "vector"?}``, the vector a float32 array), None for an id
+        without a live row. At most 100,000 ids a call (the server's limit)."""
+        body: dict[str, Any] = {"ids": _arrays.ids(ids).tolist(),
+                                "include": _arrays.include_text(include, "*")}
+        self._snapshot(body, snapshot)
+        r = self._client._post(self._path + "/get", body)
+        return [_row(x) if x.get("found") else None for x in r["rows"]]
+
+    def count(self, filter: str | None = None, *,
+              snapshot: "RemoteSnapshot | None" = None) -> int:
+        """As :meth:`sieve.Collection.count` (POST .../count)."""
+        body: dict[str, Any] = {"filter": filter or ""}
+        self._snapshot(body, snapshot)
+        return int(self._client._post(self._path + "/count", body)["count"])
+
+    def scan(self, filter: str | None = None, include: str | Sequence[str] = "*",
+             page_rows: int = 10000, *,
+             snapshot: "RemoteSnapshot | None" = None) -> Iterator[dict[str, Any]]:
+        """As :meth:`sieve.Collection.scan` (POST .../scroll, ``page_rows`` 1 to 100,000 a
+        page): every live row passing ``filter`` in ascending id order, dicts as :meth:`get`'s.
+        Every page reads one version: ``snapshot``'s when given, else a snapshot the server
+        opens at the first page and releases with the last (or this iterator releases when it
+        is closed or collected before)."""
+        body: dict[str, Any] = {"filter": filter or "",
+                                "include": _arrays.include_text(include, "*"),
+                                "limit": int(page_rows)}
+        own = None
+        if snapshot is None:
+            body["snapshot"] = True
+        else:
+            self._snapshot(body, snapshot)
+        done = False
+        try:
+            while True:
+                r = self._client._post(self._path + "/scroll", body)
+                if own is None and snapshot is None and r.get("snapshot"):
+                    own = str(r["snapshot"])
+                    body["snapshot"] = own
+                for x in r["rows"]:
+                    yield _row(x)
+                if r.get("next") is None:
+                    done = True
+                    return
+                body["after"] = int(r["next"])
+        finally:
+            # A scroll the server opened a snapshot for releases it with its last page.
+            if own is not None and not done:
+                try:
+                    self._client._request("DELETE", "/snapshots/" + _quote(own),
+                                          idempotent=False)
+                except Error:
+                    pass  # expired or released already: nothing to release
+
+    def update(self, set: Mapping[str, Any], ids: Any = None,  # noqa: A002 - the API's word
+               filter: str | None = None) -> int:
+        """As :meth:`sieve.Collection.update` (POST .../update): sets attributes of the live
+        rows with these ids or passing ``filter`` (exactly one), in one atomic durable commit.
+        Returns the rows updated."""
+        if (ids is None) == (filter is None):
+            raise InvalidArgument("give exactly one of ids or filter")
+        body: dict[str, Any] = {"set": {str(k): _columns.jsonable(_columns.value_for(
+            v, self.attributes.get(str(k)))) for k, v in set.items()}}
+        if ids is not None:
+            body["ids"] = _arrays.ids(ids).tolist()
+        else:
+            body["filter"] = filter
+        return int(self._client._post(self._path + "/update", body, idempotent=False)["updated"])
+
+    def compact(self, force: bool = False) -> dict[str, Any]:
+        """As :meth:`sieve.Collection.compact` (POST .../compact)."""
+        return dict(self._client._post(self._path + "/compact", {"force": bool(force)},
+                                       idempotent=False))
 
     def delete(self, ids: Any = None, filter: str | None = None) -> int:
         """As :meth:`sieve.Collection.delete`; returns the rows deleted."""
@@ -345,6 +579,17 @@ class RemoteCollection:
             raise InvalidArgument("give exactly one of ids or filter")
         body = {"ids": _arrays.ids(ids).tolist()} if ids is not None else {"filter": filter}
         return int(self._client._post(self._path + "/delete", body, idempotent=False)["deleted"])
+
+    def _snapshot(self, body: dict[str, Any], snapshot: "RemoteSnapshot | None") -> None:
+        if snapshot is None:
+            return
+        if not isinstance(snapshot, RemoteSnapshot):
+            raise TypeError("snapshot must be a sieve.RemoteSnapshot (Client.snapshot()), not %s"
+                            % type(snapshot).__name__)
+        if snapshot._client is not self._client and snapshot._client.url != self._client.url:
+            raise InvalidArgument("snapshot %r is of another server (%s)"
+                                  % (snapshot.token, snapshot._client.url))
+        body["snapshot"] = snapshot.token
 
     def __repr__(self) -> str:
         return "sieve.RemoteCollection(%r, dim=%d, metric=%r)" % (self.name, self.dim,

@@ -63,6 +63,7 @@ import shutil
 import socket
 import threading
 import time
+import warnings
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -160,6 +161,16 @@ def _guarded(method: Callable) -> Callable:
     return run
 
 
+def _was_restarted() -> bool:
+    """Whether this actor is a restart (Ray's was_current_actor_reconstructed). Ray 2.60's
+    property reads its own deprecated ``actor_id`` and so printed a RayDeprecationWarning from
+    every shard; that warning, and only it, is silenced here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="This API is deprecated",
+                                category=DeprecationWarning)
+        return bool(ray.get_runtime_context().was_current_actor_reconstructed)
+
+
 class _Shard:
     """One shard: a Sieve database at ``path/NAME/shard-NNNN`` on this node holding the
     collection NAME, and beside it ``shard-NNNN.json`` saying which shard of how many it is.
@@ -172,7 +183,7 @@ class _Shard:
 
         self._error: tuple[str, str] | None = None
         self._db = None
-        self.reconstructed = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        self.reconstructed = _was_restarted()
         self.dir = os.path.join(path, name, "shard-%04d" % shard)
         self.where = "%s on %s" % (self.dir, socket.gethostname())
         try:
@@ -649,7 +660,8 @@ class ShardedCollection:
         if n and v.shape[1] != self.dim:
             raise errors.InvalidArgument("vectors have %d components, the collection has dim %d"
                                          % (v.shape[1], self.dim))
-        columns = _columns.normalize(attributes, self._schema, n)
+        columns = _columns.normalize(attributes, self._schema, n,
+                                     list(self.attributes.values()))
         parts = self._route(id_array)
         part_refs = {s: (ray.put(np.ascontiguousarray(v[idx])),
                          np.ascontiguousarray(id_array[idx]), _take_columns(columns, idx))

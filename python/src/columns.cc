@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -181,7 +182,8 @@ Status ObjectToValue(nb::handle o, Value* out) {
     return Status::OK();
   }
   if (PyFloat_Check(p)) {
-    *out = PyFloat_AS_DOUBLE(p);
+    const double d = PyFloat_AS_DOUBLE(p);
+    if (!std::isnan(d)) *out = d;  // NaN is null, as in numpy and pandas columns
     return Status::OK();
   }
   if (PyList_Check(p) || PyTuple_Check(p)) {
@@ -218,7 +220,7 @@ Status ObjectToValue(nb::handle o, Value* out) {
     if (d == -1.0 && PyErr_Occurred()) {
       PyErr_Clear();
     } else {
-      *out = d;
+      if (!std::isnan(d)) *out = d;
       return Status::OK();
     }
   }

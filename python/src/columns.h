@@ -8,7 +8,8 @@
 //   ("float64", data: float64[n], mask | None)
 //   ("bool",    data: bool[n],    mask | None)
 //   ("utf8",    offsets: int32/int64[n + 1], data: uint8[...], mask | None)   Arrow's layout
-//   ("objects", list of n Python objects: None, int, float, str, bool, or a list of str)
+//   ("objects", list of n Python objects: None, int, float, str, bool, or a list of str;
+//              a float NaN is null, as NaN in a float64 column is made null by _columns.py)
 // Values take the type their column has (an int column gives int64 values); the engine checks
 // them against the schema (and converts an int given for a float attribute), so a column of the
 // wrong type is reported by the engine's own message naming the row and attribute.

@@ -150,7 +150,7 @@ def test_http_failures_are_the_packages_exceptions(server, tmp_path):
 
 def test_token_and_request_limits(tmp_path):
     token = tmp_path / "token"
-    token.write_text("s3cret\n")
+    token.write_text("s3cret-0123456789abcdef\n")
     s = Server(tmp_path / "auth", "--token-file", str(token), "--max-body-bytes", "4096")
     try:
         with pytest.raises(sieve.Unauthorized) as e:
@@ -158,7 +158,7 @@ def test_token_and_request_limits(tmp_path):
         assert e.value.http_status == 401
         with pytest.raises(sieve.Unauthorized, match="wrong"):
             sieve.Client(s.url, token="guess").collections()
-        client = sieve.Client(s.url, token="s3cret")
+        client = sieve.Client(s.url, token="s3cret-0123456789abcdef")
         c = client.create_collection("c", DIM)
         with pytest.raises(sieve.ResourceExhausted) as e:
             c.ingest(np.ones((1000, DIM), np.float32))

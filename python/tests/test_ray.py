@@ -489,3 +489,26 @@ def test_routing_is_stable():
     # splitmix64(id ^ 0x243f6a8885a308d3) % shards, computed with Python integers.
     assert sray.shard_of(ids, 3).tolist() == [1, 0, 2, 2, 1, 1, 1]
     assert sray.shard_of(ids, 1000).tolist() == [929, 536, 395, 453, 51, 369, 34]
+
+
+@ray.remote(num_cpus=0.1)
+class _WarningProbe:
+    """Opens a shard in an actor as ShardedCollection's do, recording the warnings it raises."""
+
+    def open_shard(self, path):
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            shard = sray._Shard(path, "items", 0, 1, {"dim": 4, "metric": "l2", "dtype": "f32",
+                                                       "attributes": [], "shards": 1}, True)
+            assert shard._error is None, shard._error
+        return [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+def test_a_shard_starts_without_a_deprecation_warning(cluster, tmp_path):
+    # Ray 2.60's was_current_actor_reconstructed warned from every shard actor (on the driver's
+    # terminal, once a shard).
+    probe = _WarningProbe.remote()
+    assert ray.get(probe.open_shard.remote(str(tmp_path))) == []
+    ray.kill(probe)

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -385,16 +386,47 @@ TEST(ServeProcessTest, NonLoopbackNeedsATokenFile) {
   EXPECT_NE(ReadFile(dir.Join("err")).find("--token-file"), std::string::npos)
       << ReadFile(dir.Join("err"));
 
-  std::ofstream(dir.Join("token")) << "tok-123\n";
+  std::ofstream(dir.Join("token")) << "tok-0123456789abcdef\n";
   ServeProcess server;
   ASSERT_TRUE(server.Start(
       {dir.Join("db"), "--create", "--listen", "0.0.0.0:0", "--token-file", dir.Join("token")},
       dir.Join("err2")))
       << ReadFile(dir.Join("err2"));
   EXPECT_EQ(Http(server.port(), "GET", "/health").status, 401);
-  EXPECT_EQ(Http(server.port(), "GET", "/health", "", {{"Authorization", "Bearer tok-123"}}).status,
-            200);
+  EXPECT_EQ(
+      Http(server.port(), "GET", "/health", "", {{"Authorization", "Bearer tok-0123456789abcdef"}})
+          .status,
+      200);
   EXPECT_EQ(server.Stop(SIGINT), 0);
+}
+
+// A token file that cannot hold a usable token is refused before anything is opened, saying
+// what is wrong with it.
+TEST(ServeProcessTest, BadTokenFilesAreRefusedSayingWhy) {
+  test::ScratchDir dir;
+  ASSERT_EQ(::mkdir(dir.Join("tokendir").c_str(), 0755), 0);
+  std::ofstream(dir.Join("short")) << "x\n";
+  std::ofstream(dir.Join("spaced")) << "0123456789 abcdef0123\n";
+  std::ofstream(dir.Join("empty")) << " \n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir.Join("tokendir"), "is a directory, not a file"},
+      {dir.Join("short"), "the token has 1 characters, fewer than 16"},
+      {dir.Join("spaced"), "the token must be printable ASCII without spaces"},
+      {dir.Join("empty"), "empty token"},
+      {dir.Join("missing"), "cannot be read: No such file or directory"},
+  };
+  for (const auto& [file, why] : cases) {
+    EXPECT_EQ(RunCli({"serve", dir.Join("db"), "--create", "--listen", "127.0.0.1:0",
+                      "--token-file", file},
+                     dir.Join("err")),
+              1)
+        << file;
+    const std::string err = ReadFile(dir.Join("err"));
+    EXPECT_NE(err.find("--token-file " + file + ": " + why), std::string::npos) << err;
+    EXPECT_EQ(err.find('\n'), err.size() - 1) << err;  // one line
+  }
+  struct stat st;
+  EXPECT_NE(::stat(dir.Join("db").c_str(), &st), 0);  // refused before the store was created
 }
 
 // The engine flags as sieve query takes them: a CPU search over 3 executors spreads the

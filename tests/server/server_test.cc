@@ -374,23 +374,26 @@ TEST_F(ServerTest, BadRequestsAnswer4xxWithTheReason) {
 
 TEST_F(ServerTest, TokenIsRequiredWhenSet) {
   server::ServerOptions o;
-  o.token = "s3cret-token";
+  o.token = "s3cret-token-0123456789abcdef";
   StartServer(o);
   HttpReply r = Http(port_, "GET", "/health");
   EXPECT_EQ(r.status, 401);
   EXPECT_NE(r.body.find("missing"), std::string::npos);
-  r = Http(port_, "GET", "/collections", "", {{"Authorization", "Bearer s3cret-tokeN"}});
+  r = Http(port_, "GET", "/collections", "",
+           {{"Authorization", "Bearer s3cret-token-0123456789abcdeF"}});
   EXPECT_EQ(r.status, 401);
   EXPECT_NE(r.body.find("wrong"), std::string::npos);
-  r = Http(port_, "GET", "/collections", "", {{"Authorization", "Bearer s3cret-token-longer"}});
+  r = Http(port_, "GET", "/collections", "",
+           {{"Authorization", "Bearer s3cret-token-0123456789abcdef-longer"}});
   EXPECT_EQ(r.status, 401);
   r = Http(port_, "POST", "/collections", R"({"name": "x", "dim": 2})");
   EXPECT_EQ(r.status, 401);
   std::vector<std::string> names;
   ASSERT_TRUE(db_->ListCollections(&names).ok());
   EXPECT_TRUE(names.empty());
-  CreateAndIngest({{"Authorization", "Bearer s3cret-token"}});
-  r = Http(port_, "GET", "/collections/items", "", {{"Authorization", "Bearer s3cret-token"}});
+  CreateAndIngest({{"Authorization", "Bearer s3cret-token-0123456789abcdef"}});
+  r = Http(port_, "GET", "/collections/items", "",
+           {{"Authorization", "Bearer s3cret-token-0123456789abcdef"}});
   EXPECT_EQ(r.status, 200);
 }
 
@@ -402,7 +405,7 @@ TEST_F(ServerTest, NonLoopbackNeedsAToken) {
   Status st = server::Server::Start(db_.get(), o, &s);
   EXPECT_TRUE(st.IsInvalidArgument());
   EXPECT_NE(st.message().find("--token-file"), std::string::npos) << st.message();
-  o.token = "t";
+  o.token = "0123456789abcdef";
   EXPECT_TRUE(server::Server::Start(db_.get(), o, &s).ok());
   o.host = "not-an-address";
   std::unique_ptr<server::Server> s2;

@@ -48,7 +48,9 @@ const char kExportUsage[] =
     "  csv: a header row (id, then the attributes) and one row per row; null is an empty\n"
     "    field and tags are '|'-separated, as ingest reads them; vectors are not written\n"
     "  npy: --output PREFIX writes PREFIX.ids.npy (int64) and PREFIX.vectors.npy (float32),\n"
-    "    and PREFIX.attributes.jsonl when attributes are included\n"
+    "    and PREFIX.attributes.jsonl (one row a line, in the ids' order, without the id) when\n"
+    "    attributes are included; ingest reads them back with --vectors PREFIX.vectors.npy\n"
+    "    --ids PREFIX.ids.npy --attributes PREFIX.attributes.jsonl\n"
     "  parquet: --output FILE writes one Parquet file: id (int64), the included attributes\n"
     "    (int64, double, string, bool, list<string>; null as null) and the vectors as\n"
     "    fixed_size_list<float, dim> in column --vector-column (default 'vector'); ingest\n"
@@ -355,9 +357,10 @@ int Export(const Args& args) {
         ids_buf.append(reinterpret_cast<const char*>(&row.id), sizeof(row.id));
         buf.append(reinterpret_cast<const char*>(row.vector.data()), dim * sizeof(float));
         if (attrs_file) {
-          attrs_buf += "{\"id\": " + std::to_string(row.id);
+          // No "id": line i goes with PREFIX.ids.npy's i-th id, as ingest --ids reads them.
+          attrs_buf += "{";
           for (size_t a = 0; a < names.size(); ++a) {
-            attrs_buf += ", ";
+            if (a > 0) attrs_buf += ", ";
             io::AppendJsonString(names[a], &attrs_buf);
             attrs_buf += ": ";
             io::AppendValueJson(row.attributes[a], &attrs_buf);

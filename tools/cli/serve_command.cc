@@ -2,7 +2,11 @@
 
 #include "tools/cli/serve_command.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -26,18 +30,22 @@ const char kServeUsage[] =
     "                      [--max-request-queries N] [--max-memory BYTES|auto] [--threads N]\n"
     "                      [--search-threads N] [--devices LIST|all] [--cpu-executors N]\n"
     "                      [--device-memory BYTES] [--snapshot-idle-s N]\n"
-    "                      [--first-use-calibration unknown|off|always]\n"
+    "                      [--first-use-calibration unknown|off|always] [--backup-dir DIR]\n"
     "  DB must hold a database unless --create is given (then an empty one is created).\n"
     "  --max-memory: host memory the searches and their answers may use at once (e.g. 2G;\n"
     "  default auto: half of the smaller of physical memory and the address-space limits); a\n"
     "  query that needs more is 413, one that finds memory exhausted 503.\n"
     "  HTTP/1.1 JSON API (docs/http-api.md). --listen defaults to 127.0.0.1:8080;\n"
     "  PORT 0 picks a free port. A non-loopback HOST requires --token-file (a file holding\n"
-    "  the bearer token every request must then carry). Concurrent queries arriving within\n"
+    "  the bearer token every request must then carry: at least 16 printable characters, e.g.\n"
+    "  `openssl rand -hex 32`). Concurrent queries arriving within\n"
     "  --batch-window-us (default 200) run as one search of at most --max-batch query vectors\n"
     "  (default 256; 1 disables batching). A snapshot token (POST /snapshots, a scroll with\n"
     "  \"snapshot\": true) no read has used for --snapshot-idle-s (default 300) is released.\n"
+    "  --backup-dir DIR: POST /backup writes only inside DIR (its \"dest\" a relative path\n"
+    "  there); without it \"dest\" is any path the server's user may write.\n"
     "  SIGTERM/SIGINT drain and exit 0.\n"
+    "  GET /openapi.json answers the OpenAPI 3.1 document of every route.\n"
     "  stdout: {\"listening\": \"HOST:PORT\"} once bound.\n";
 // Then kEngineFlagsUsage (the engine's devices and calibration, as sieve query takes them).
 
@@ -77,19 +85,33 @@ Status ParseListen(const std::string& text, std::string* host, uint16_t* port) {
 }
 
 Status ReadToken(const std::string& path, std::string* token) {
-  std::ifstream in(path);
-  if (!in) return Status::IOError("--token-file " + path + ": cannot be read");
+  const std::string where = "--token-file " + path + ": ";
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::IOError(where + "cannot be read: " + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument(where + "is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(where + "cannot be read: " + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) return Status::IOError(where + "cannot be read: " + std::strerror(errno));
   std::string t = ss.str();
   const size_t a = t.find_first_not_of(" \t\r\n"), b = t.find_last_not_of(" \t\r\n");
   *token = a == std::string::npos ? "" : t.substr(a, b - a + 1);
-  if (token->empty()) return Status::InvalidArgument("--token-file " + path + ": empty token");
+  if (token->empty()) return Status::InvalidArgument(where + "empty token");
   for (char c : *token) {
     if (c < 0x21 || c > 0x7e) {
-      return Status::InvalidArgument("--token-file " + path +
-                                     ": the token must be printable ASCII without spaces");
+      return Status::InvalidArgument(where + "the token must be printable ASCII without spaces");
     }
+  }
+  if (token->size() < server::kMinTokenLength) {
+    return Status::InvalidArgument(where + "the token has " + std::to_string(token->size()) +
+                                   " characters, fewer than " +
+                                   std::to_string(server::kMinTokenLength) +
+                                   ": a short token can be guessed (make one with `openssl rand "
+                                   "-hex 32 > " +
+                                   path + "`)");
   }
   return Status::OK();
 }
@@ -97,10 +119,10 @@ Status ReadToken(const std::string& path, std::string* token) {
 }  // namespace
 
 int Serve(const Args& args) {
-  std::set<std::string> names = {"listen",          "token-file",          "batch-window-us",
-                                 "max-batch",       "max-body-bytes",      "read-timeout-ms",
-                                 "idle-timeout-ms", "max-request-queries", "max-memory",
-                                 "threads",         "search-threads",      "snapshot-idle-s"};
+  std::set<std::string> names = {
+      "listen",          "token-file",      "batch-window-us",     "max-batch",  "max-body-bytes",
+      "read-timeout-ms", "idle-timeout-ms", "max-request-queries", "max-memory", "threads",
+      "search-threads",  "snapshot-idle-s", "backup-dir"};
   names.insert(std::begin(kEngineFlags), std::end(kEngineFlags));
   Flags flags(names, {"create"});
   Status s = flags.Parse(args);
@@ -147,6 +169,14 @@ int Serve(const Args& args) {
   o.threads = static_cast<int>(threads);
   o.search_workers = static_cast<int>(search_threads);
   o.snapshot_idle_ms = snapshot_idle_s * 1000;
+  if (flags.Has("backup-dir")) {
+    o.backup_dir = flags.Get("backup-dir");
+    struct stat st;
+    if (o.backup_dir.empty() || ::stat(o.backup_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Fail(Status::InvalidArgument("--backup-dir '" + o.backup_dir +
+                                          "': not an existing directory"));
+    }
+  }
 
   s = server::Server::Validate(o);
   if (!s.ok()) return Fail(s);

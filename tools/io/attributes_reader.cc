@@ -408,6 +408,13 @@ Status ReadJsonlText(const std::string& path, const std::string& text,
                      const std::string& id_field, std::vector<std::vector<Value>>* rows,
                      std::vector<int64_t>* ids) {
   const size_t start = BomLength(text);
+  // Blank lines at the end of the file hold no row (editors and `echo >>` leave them); a blank
+  // line before a row is still an error, since every row's line number is its row's.
+  size_t end_of_rows = start;
+  if (size_t last = text.find_last_not_of(" \t\r\n"); last != std::string::npos && last >= start) {
+    const size_t nl = text.find('\n', last);
+    end_of_rows = nl == std::string::npos ? text.size() : nl + 1;
+  }
   {
     size_t first = text.find_first_not_of(" \t\r\n", start);
     if (first != std::string::npos && text[first] == '[') {
@@ -418,16 +425,16 @@ Status ReadJsonlText(const std::string& path, const std::string& text,
   }
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
                                     kMaxThreads);
-  threads = std::max<size_t>(1, std::min(threads, (text.size() - start) / kBytesPerThread));
+  threads = std::max<size_t>(1, std::min(threads, (end_of_rows - start) / kBytesPerThread));
 
   // Cut at the first line break at or after each even share of the bytes.
   std::vector<JsonlRange> ranges;
-  for (size_t i = 0, begin = start; i < threads && begin < text.size(); ++i) {
-    size_t end = text.size();
+  for (size_t i = 0, begin = start; i < threads && begin < end_of_rows; ++i) {
+    size_t end = end_of_rows;
     if (i + 1 < threads) {
-      size_t nl = text.find('\n', std::max(begin, start + (text.size() - start) * (i + 1) /
-                                                           threads));
-      if (nl != std::string::npos) end = nl + 1;
+      size_t nl =
+          text.find('\n', std::max(begin, start + (end_of_rows - start) * (i + 1) / threads));
+      if (nl != std::string::npos && nl < end_of_rows) end = nl + 1;
     }
     JsonlRange& r = ranges.emplace_back();
     r.begin = begin;
@@ -688,24 +695,30 @@ std::string ConvertCsv(const CsvField& f, AttrType type, Value* out) {
       }
       return "";
     }
-    case AttrType::kString:
-      if (f.text.empty() && !f.quoted) return "";
-      if (!IsValidUtf8(f.text)) return "text is not valid UTF-8: '" + Printable(f.text) + "'";
-      *out = f.text;
+    case AttrType::kString: {
+      // Unquoted text is trimmed of spaces and tabs, as headers and numbers are ("a, red" is
+      // "red"); quotes keep them.
+      const std::string_view text = f.quoted ? std::string_view(f.text) : TrimSpaces(f.text);
+      if (text.empty() && !f.quoted) return "";
+      if (!IsValidUtf8(text)) return "text is not valid UTF-8: '" + Printable(text) + "'";
+      *out = std::string(text);
       return "";
+    }
     case AttrType::kTags: {
-      if (f.text.empty()) {
+      const std::string_view text = f.quoted ? std::string_view(f.text) : TrimSpaces(f.text);
+      if (text.empty()) {
         if (f.quoted) *out = std::vector<std::string>();
         return "";
       }
-      if (!IsValidUtf8(f.text)) return "text is not valid UTF-8: '" + Printable(f.text) + "'";
+      if (!IsValidUtf8(text)) return "text is not valid UTF-8: '" + Printable(text) + "'";
       std::vector<std::string> tags;
-      std::string_view rest = f.text;
+      std::string_view rest = text;
       while (true) {
         size_t bar = rest.find('|');
         std::string_view tag = rest.substr(0, bar);
+        if (!f.quoted) tag = TrimSpaces(tag);
         if (tag.empty()) {
-          return "empty tag in '" + Printable(f.text) + "' (tags are separated by '|')";
+          return "empty tag in '" + Printable(text) + "' (tags are separated by '|')";
         }
         tags.emplace_back(tag);
         if (bar == std::string_view::npos) break;

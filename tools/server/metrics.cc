@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <tuple>
 
+#include "tools/server/routes.h"
+
 namespace sieve::server {
 
 namespace {
@@ -57,15 +59,8 @@ std::string_view Metrics::MethodLabel(std::string_view method) {
 }
 
 std::string_view Metrics::RouteLabel(std::string_view route) {
-  static constexpr std::string_view kRoutes[] = {"/health",
-                                                 "/metrics",
-                                                 "/collections",
-                                                 "/collections/{name}",
-                                                 "/collections/{name}/rows",
-                                                 "/collections/{name}/query",
-                                                 "/collections/{name}/delete"};
-  for (std::string_view r : kRoutes) {
-    if (r == route) return r;
+  for (const Route& r : Routes()) {
+    if (r.pattern == route) return r.pattern;
   }
   return "other";
 }

@@ -25,8 +25,9 @@ class Metrics {
  public:
   // One answered HTTP request. Every label comes from a fixed set, so that no request can
   // add series: `method` is kept when it is one of HTTP's standard methods (GET, HEAD, POST,
-  // PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH) and becomes "other" otherwise; `route` must
-  // be a route pattern ("/collections/{name}/query") or "other", anything else is "other";
+  // PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH) and becomes "other" otherwise; `route` is kept
+  // when it is the pattern of one of Routes() ("/collections/{name}/query", routes.h) and
+  // becomes "other" otherwise;
   // `status` outside 100..599 is counted as 0.
   void RecordRequest(std::string_view method, std::string_view route, int status, double seconds);
 

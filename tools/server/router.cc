@@ -2,6 +2,8 @@
 
 #include "tools/server/router.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -11,10 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "tools/io/json_value.h"
 #include "tools/io/neighbors_json.h"
 #include "tools/io/rows_json.h"
-#include "tools/io/json_value.h"
 #include "tools/server/npy_body.h"
+#include "tools/server/openapi.h"
+#include "tools/server/routes.h"
 
 namespace sieve::server {
 
@@ -180,7 +184,15 @@ Status ParseVectors(const json& v, uint32_t dim, const std::string& collection,
   return Status::OK();
 }
 
+// An integer field: a JSON integer within int64, or a number without a fractional part below
+// 2^53 (JSON Schema's "integer", and the rule int attributes follow: 3.0 is 3).
 bool GetInt64(const json& v, int64_t* out) {
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!(std::fabs(d) < 9007199254740992.0) || d != std::trunc(d)) return false;
+    *out = static_cast<int64_t>(d);
+    return true;
+  }
   if (v.is_number_unsigned()) {
     uint64_t u = v.get<uint64_t>();
     if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
@@ -238,6 +250,9 @@ Status ParseAttributes(const json& v, const std::vector<AttributeSpec>& schema, 
   }
   return Status::OK();
 }
+
+// Ids one get may ask for (more is 413): a scroll page's limit.
+constexpr size_t kMaxGetIds = 100000;
 
 // The most text one result takes: an int64 id (20 characters), a float in its shortest form
 // (at most 15, "-1.2345678e-38"), and their separators.
@@ -330,17 +345,71 @@ Status ParseInclude(const json& v, Include* out) {
   return Status::OK();
 }
 
-// Splits "/a/b/c?x" into {"a", "b", "c"}; false for a target that is not an absolute path.
-bool SplitPath(const std::string& target, std::vector<std::string>* parts) {
-  std::string_view path(target);
-  path = path.substr(0, path.find('?'));
-  if (path.empty() || path[0] != '/') return false;
-  size_t i = 1;
-  while (i <= path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    if (j > i) parts->emplace_back(path.substr(i, j - i));
-    i = j + 1;
+// The memory a JSON document parsed from `body` can take (an upper bound, from one scan of its
+// structure): each value a json node (16 bytes) in an array grown by doubling, each object
+// member a key string beside it, each string and container its own heap block, and every byte
+// of the text at most once more in strings.
+uint64_t JsonDomBytes(const std::string& body) {
+  uint64_t values = 1, containers = 0, members = 0, strings = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        ++strings;
+        break;
+      case '[':
+      case '{':
+        ++containers;
+        break;
+      case ',':
+        ++values;
+        break;
+      case ':':
+        ++members;
+        break;
+      default:
+        break;
+    }
+  }
+  return 32 * (values + containers + members) + 64 * (containers + strings) + 64 * members +
+         body.size();
+}
+
+// A route that takes no body takes an empty one, or an empty JSON object ("{}", which some
+// clients send with every POST); anything else is refused as every other route refuses what it
+// does not understand.
+bool NoBody(const HttpRequest& req, std::string_view pattern, HttpResponse* err) {
+  const size_t first = req.body.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return true;
+  json j;
+  if (ParseObject(req.body, &j, err) && j.empty()) return true;
+  *err = Error(
+      400, req.method + " " + std::string(pattern) + " takes no body (or an empty JSON object {})");
+  return false;
+}
+
+bool IsNpy(const std::string& content_type) {
+  const std::string_view ct(content_type);
+  return ct.starts_with("application/octet-stream") || ct.starts_with("application/x-npy");
+}
+
+// Whether `s` equals `lower` (lower case) in any letter case.
+bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
   }
   return true;
 }
@@ -356,12 +425,20 @@ Router::Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& option
                                                             : DefaultMemoryBudget()),
       snapshots_(db, std::chrono::milliseconds(options.snapshot_idle_ms)) {}
 
-bool Router::Authorized(const HttpRequest& req) const {
+bool Router::Authorized(const std::string& authorization) const {
   if (options_.token.empty()) return true;
+  // "Bearer <token>": the scheme in any letter case (HTTP's auth schemes are case-insensitive),
+  // then one or more spaces.
+  std::string_view got = authorization;
+  const size_t space = got.find(' ');
+  bool scheme_ok = space != std::string_view::npos && EqualsLower(got.substr(0, space), "bearer");
+  if (scheme_ok) {
+    got.remove_prefix(space);
+    got.remove_prefix(std::min(got.size(), got.find_first_not_of(' ')));
+  }
   // Constant time in the token's content: every byte is compared whatever differs first.
-  const std::string expected = "Bearer " + options_.token;
-  const std::string& got = req.authorization;
-  unsigned char diff = got.size() == expected.size() ? 0 : 1;
+  const std::string& expected = options_.token;
+  unsigned char diff = scheme_ok && got.size() == expected.size() ? 0 : 1;
   for (size_t i = 0; i < expected.size(); ++i) {
     const unsigned char g = i < got.size() ? static_cast<unsigned char>(got[i]) : 0;
     diff |= g ^ static_cast<unsigned char>(expected[i]);
@@ -369,122 +446,134 @@ bool Router::Authorized(const HttpRequest& req) const {
   return diff == 0;
 }
 
+bool Router::Check(const HttpRequest& req, const Route** route, std::string* param,
+                   HttpResponse* refusal) const {
+  bool param_ok = true;
+  *route = MatchRoute(req.target, param, &param_ok);
+  if (!Authorized(req.authorization)) {
+    *refusal =
+        Error(401, req.authorization.empty() ? "missing 'Authorization: Bearer <token>' header"
+                                             : "wrong bearer token");
+    return false;
+  }
+  if (*route == nullptr) {
+    *refusal = Error(404, "no route for " + req.method + " " + req.target);
+    return false;
+  }
+  bool allowed = false;
+  for (std::string_view m : (*route)->methods) allowed = allowed || m == req.method;
+  if (!allowed) {
+    const std::string list = AllowHeader(**route);
+    *refusal = Error(405, "method " + req.method + " is not allowed on " +
+                              std::string((*route)->pattern) + " (use " + list + ")");
+    refusal->allow = list;
+    return false;
+  }
+  if (!param_ok) {
+    *refusal = Error(400, "malformed percent-encoding in the path " + req.target);
+    return false;
+  }
+  return true;
+}
+
+bool Router::Admit(const HttpRequest& head, HttpResponse* refusal) {
+  const Route* route = nullptr;
+  std::string param;
+  if (Check(head, &route, &param, refusal)) return true;
+  metrics_->RecordRequest(head.method, route != nullptr ? route->pattern : "other", refusal->status,
+                          0);
+  return false;
+}
+
 void Router::Handle(const HttpRequest& req, std::function<void(HttpResponse)> reply) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> parts;
-  const bool path_ok = SplitPath(req.target, &parts);
-  std::string route = "other";
-  if (path_ok) {
-    if (parts.size() == 1 && (parts[0] == "health" || parts[0] == "metrics" ||
-                              parts[0] == "collections" || parts[0] == "snapshots" ||
-                              parts[0] == "aliases" || parts[0] == "backup")) {
-      route = "/" + parts[0];
-    } else if (parts.size() == 2 && parts[0] == "snapshots") {
-      route = "/snapshots/{token}";
-    } else if (parts.size() == 2 && parts[0] == "collections") {
-      route = "/collections/{name}";
-    } else if (parts.size() == 2 && parts[0] == "aliases") {
-      route = "/aliases/{name}";
-    } else if (parts.size() == 3 && parts[0] == "collections" &&
-               (parts[2] == "rows" || parts[2] == "query" || parts[2] == "delete" ||
-                parts[2] == "get" || parts[2] == "scroll" || parts[2] == "count" ||
-                parts[2] == "update" || parts[2] == "compact" || parts[2] == "alter" ||
-                parts[2] == "rename")) {
-      route = "/collections/{name}/" + parts[2];
-    }
-  }
-  auto done = [this, reply = std::move(reply), method = req.method, route, t0](HttpResponse r) {
+  const Route* route = nullptr;
+  std::string name;  // the {name} or {token} segment
+  HttpResponse refusal;
+  const bool admitted = Check(req, &route, &name, &refusal);
+  const std::string_view label = route != nullptr ? route->pattern : "other";
+  auto done = [this, reply = std::move(reply), method = req.method, label, t0](HttpResponse r) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    metrics_->RecordRequest(method, route, r.status, s);
+    metrics_->RecordRequest(method, label, r.status, s);
     reply(std::move(r));
   };
-  if (!Authorized(req)) {
-    return done(Error(401, req.authorization.empty()
-                               ? "missing 'Authorization: Bearer <token>' header"
-                               : "wrong bearer token"));
+  if (!admitted) return done(std::move(refusal));
+  // Parsing a JSON body builds a document several times its size: that memory is the budget's
+  // too, and a body that would take more is refused before it is parsed.
+  if (!req.body.empty() && !IsNpy(req.content_type)) {
+    const uint64_t dom = JsonDomBytes(req.body);
+    if (dom > memory_budget_bytes_) {
+      return done(Error(413, "parsing this " + std::to_string(req.body.size()) +
+                                 "-byte JSON body could take " + std::to_string(dom) +
+                                 " bytes, over the server's memory budget of " +
+                                 std::to_string(memory_budget_bytes_) +
+                                 " bytes; send the rows in smaller requests"));
+    }
   }
-  if (route == "other") {
-    return done(Error(404, "no route for " + req.method + " " + req.target));
-  }
-  auto allow = [&](const char* method) {
-    if (req.method == method) return true;
-    HttpResponse r = Error(
-        405, "method " + req.method + " is not allowed on " + route + " (use " + method + ")");
-    r.allow = method;
-    done(std::move(r));
-    return false;
-  };
+  const std::string_view route_pattern = route->pattern;
+  const std::string& method = req.method;
+  HttpResponse err;
   try {
-    if (route == "/health") {
-      if (allow("GET")) done(Json(200, json{{"status", "ok"}}));
-    } else if (route == "/metrics") {
-      if (!allow("GET")) return;
+    if (route_pattern == "/health") {
+      if (NoBody(req, route_pattern, &err)) done(Json(200, json{{"status", "ok"}}));
+    } else if (route_pattern == "/metrics") {
+      if (!NoBody(req, route_pattern, &err)) return done(std::move(err));
       HttpResponse r;
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
       r.body = metrics_->Render();
       done(std::move(r));
-    } else if (route == "/collections") {
-      if (req.method == "GET") {
-        done(Collections(req));
-      } else if (req.method == "POST") {
+    } else if (route_pattern == "/openapi.json") {
+      if (!NoBody(req, route_pattern, &err)) return done(std::move(err));
+      HttpResponse r;
+      r.body = std::string(OpenApiDocument());
+      done(std::move(r));
+    } else if (route_pattern == "/collections") {
+      if (method == "POST") {
         done(CreateCollection(req));
-      } else {
-        HttpResponse r = Error(
-            405, "method " + req.method + " is not allowed on /collections (use GET or POST)");
-        r.allow = "GET, POST";
-        done(std::move(r));
+      } else if (NoBody(req, route_pattern, &err)) {
+        done(Collections(req));
       }
-    } else if (route == "/snapshots") {
-      if (allow("POST")) done(OpenSnapshot());
-    } else if (route == "/snapshots/{token}") {
-      if (allow("DELETE")) done(ReleaseSnapshot(parts[1]));
-    } else if (route == "/collections/{name}") {
-      if (req.method == "GET") {
-        done(Stats(parts[1]));
-      } else if (req.method == "DELETE") {
-        done(Drop(parts[1]));
-      } else {
-        HttpResponse r = Error(405, "method " + req.method + " is not allowed on " + route +
-                                        " (use GET or DELETE)");
-        r.allow = "GET, DELETE";
-        done(std::move(r));
+    } else if (route_pattern == "/snapshots") {
+      if (NoBody(req, route_pattern, &err)) done(OpenSnapshot());
+    } else if (route_pattern == "/snapshots/{token}") {
+      if (NoBody(req, route_pattern, &err)) done(ReleaseSnapshot(name));
+    } else if (route_pattern == "/collections/{name}") {
+      if (!NoBody(req, route_pattern, &err)) return done(std::move(err));
+      done(method == "GET" ? Stats(name) : Drop(name));
+    } else if (route_pattern == "/collections/{name}/rows") {
+      done(Ingest(name, req));
+    } else if (route_pattern == "/collections/{name}/delete") {
+      done(Delete(name, req));
+    } else if (route_pattern == "/collections/{name}/query") {
+      Query(name, req, done);
+    } else if (route_pattern == "/collections/{name}/get") {
+      done(Get(name, req));
+    } else if (route_pattern == "/collections/{name}/scroll") {
+      done(Scroll(name, req));
+    } else if (route_pattern == "/collections/{name}/count") {
+      done(Count(name, req));
+    } else if (route_pattern == "/collections/{name}/update") {
+      done(Update(name, req));
+    } else if (route_pattern == "/collections/{name}/compact") {
+      done(Compact(name, req));
+    } else if (route_pattern == "/collections/{name}/alter") {
+      done(Alter(name, req));
+    } else if (route_pattern == "/collections/{name}/rename") {
+      done(Rename(name, req));
+    } else if (route_pattern == "/aliases") {
+      if (NoBody(req, route_pattern, &err)) done(Aliases());
+    } else if (route_pattern == "/aliases/{name}") {
+      if (method == "PUT") {
+        done(PutAlias(name, req));
+      } else if (NoBody(req, route_pattern, &err)) {
+        done(DropAlias(name));
       }
-    } else if (route == "/collections/{name}/rows") {
-      if (allow("POST")) done(Ingest(parts[1], req));
-    } else if (route == "/collections/{name}/delete") {
-      if (allow("POST")) done(Delete(parts[1], req));
-    } else if (route == "/collections/{name}/query") {
-      if (allow("POST")) Query(parts[1], req, done);
-    } else if (route == "/collections/{name}/get") {
-      if (allow("POST")) done(Get(parts[1], req));
-    } else if (route == "/collections/{name}/scroll") {
-      if (allow("POST")) done(Scroll(parts[1], req));
-    } else if (route == "/collections/{name}/count") {
-      if (allow("POST")) done(Count(parts[1], req));
-    } else if (route == "/collections/{name}/update") {
-      if (allow("POST")) done(Update(parts[1], req));
-    } else if (route == "/collections/{name}/compact") {
-      if (allow("POST")) done(Compact(parts[1], req));
-    } else if (route == "/collections/{name}/alter") {
-      if (allow("POST")) done(Alter(parts[1], req));
-    } else if (route == "/collections/{name}/rename") {
-      if (allow("POST")) done(Rename(parts[1], req));
-    } else if (route == "/aliases") {
-      if (allow("GET")) done(Aliases());
-    } else if (route == "/aliases/{name}") {
-      if (req.method == "PUT") {
-        done(PutAlias(parts[1], req));
-      } else if (req.method == "DELETE") {
-        done(DropAlias(parts[1]));
-      } else {
-        HttpResponse r = Error(405, "method " + req.method + " is not allowed on " + route +
-                                        " (use PUT or DELETE)");
-        r.allow = "PUT, DELETE";
-        done(std::move(r));
-      }
-    } else if (route == "/backup") {
-      if (allow("POST")) done(Backup(req));
+    } else if (route_pattern == "/backup") {
+      done(Backup(req));
+    } else {
+      done(Error(500, "internal error: route " + std::string(route_pattern) + " has no handler"));
     }
+    if (err.status != 200) done(std::move(err));
   } catch (const json::exception& e) {
     done(Error(400, "bad request body: " + JsonErrorText(e)));
   } catch (const std::bad_alloc&) {
@@ -829,16 +918,45 @@ HttpResponse Router::Get(const std::string& name, const HttpRequest& req) {
   if (!j.contains("ids")) return Error(400, "'ids' is required");
   std::vector<int64_t> ids;
   Status s = ParseIds(j["ids"], "ids", &ids);
+  if (!s.ok()) return Error(s);
+  if (ids.size() > kMaxGetIds) {
+    return Error(413, std::to_string(ids.size()) + " ids in one get, the limit is " +
+                          std::to_string(kMaxGetIds) + " (as a scroll page's)");
+  }
   Include include;
   include.all_attributes = true;
-  if (s.ok() && j.contains("include") && !j["include"].is_null()) {
-    s = ParseInclude(j["include"], &include);
+  if (j.contains("include") && !j["include"].is_null()) s = ParseInclude(j["include"], &include);
+  std::shared_ptr<Collection> collection;
+  if (s.ok()) s = db_->GetCollection(name, &collection);
+  std::vector<std::string> names;
+  if (s.ok()) s = include.AttributeNames(collection->spec(), &names);
+  if (!s.ok()) return Error(s);
+  // What the rows take in memory and as text, before they are read: every id may repeat, and
+  // each answers a whole row. The attribute values' own bytes are counted once they are read.
+  const uint64_t dim = collection->spec().dim;
+  const uint64_t per_row = sizeof(Row) + 64 + names.size() * (sizeof(Value) + 2 * 64 + 8 + 32) +
+                           (include.vector ? dim * (sizeof(float) + 17) : 0);
+  if (ids.size() * per_row > memory_budget_bytes_) {
+    return Error(413, "a get of " + std::to_string(ids.size()) + " ids could take " +
+                          std::to_string(ids.size() * per_row) +
+                          " bytes, over the server's memory budget of " +
+                          std::to_string(memory_budget_bytes_) + " bytes; ask for fewer ids" +
+                          (include.vector ? " or leave out the vector" : ""));
   }
   GetResult result;
-  if (s.ok()) s = db_->Get(read, name, ids.data(), ids.size(), include, &result);
+  s = collection->Get(read, ids.data(), ids.size(), include, &result);
   if (!s.ok()) return Error(s);
+  uint64_t bound = 64;
+  for (const Row& row : result.rows) {
+    bound += 64 + ValuesTextBound(row.attributes) + row.vector.size() * 17;
+  }
+  if (bound > memory_budget_bytes_) {
+    return Error(413, "the rows of this get could take " + std::to_string(bound) +
+                          " bytes as text, over the server's memory budget; ask for fewer ids");
+  }
   HttpResponse r;
   std::string& out = r.body;
+  out.reserve(bound);
   out = "{\"rows\": [";
   for (size_t i = 0; i < result.rows.size(); ++i) {
     out += i ? ", {" : "{";
@@ -1139,12 +1257,54 @@ HttpResponse Router::Backup(const HttpRequest& req) {
   }
   BackupOptions options;
   options.dest = j["dest"].get<std::string>();
+  if (!options_.backup_dir.empty()) {
+    // Confined: a relative path of plain names under the server's backup directory.
+    const std::string& dest = options.dest;
+    bool ok = dest.size() <= 1024 && dest.front() != '/';
+    for (size_t i = 0; ok && i < dest.size();) {
+      size_t end = dest.find('/', i);
+      if (end == std::string::npos) end = dest.size();
+      const std::string_view part(dest.data() + i, end - i);
+      ok = !part.empty() && part.size() <= 255 && part != "." && part != ".." &&
+           part.find_first_not_of(
+               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+               "0123456789._-") == std::string_view::npos;
+      i = end + 1;
+    }
+    if (!ok || dest.back() == '/') {
+      return Error(400,
+                   "'dest' must be a relative path under the server's backup directory: "
+                   "names of A-Z, a-z, 0-9, '.', '_' and '-' separated by '/', none '.' or "
+                   "'..', got '" +
+                       dest + "'");
+    }
+    // Every folder on the way must be one (a file there is the client's mistake, not the
+    // server's failure), and none a backup directory's own (a backup nested in another's
+    // private/ or shared/ would be deleted as the outer one's garbage).
+    std::string path = options_.backup_dir;
+    for (size_t i = 0; i < dest.size();) {
+      size_t end = dest.find('/', i);
+      if (end == std::string::npos) end = dest.size();
+      const std::string part = dest.substr(i, end - i);
+      if (part == "meta" || part == "private" || part == "shared" || part == "shared_checksum") {
+        return Error(400, "'dest' may not name '" + part +
+                              "', a folder a backup directory keeps its own files in");
+      }
+      path += "/" + part;
+      struct stat st;
+      if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+        return Error(400, "'dest': '" + dest.substr(0, end) + "' exists and is not a directory");
+      }
+      i = end + 1;
+    }
+    options.dest = options_.backup_dir + "/" + dest;
+  }
   if (j.contains("keep") && !j["keep"].is_null()) {
-    if (!j["keep"].is_number_integer() || j["keep"].get<int64_t>() < 0 ||
-        j["keep"].get<int64_t>() > 1000000) {
+    int64_t keep = 0;
+    if (!GetInt64(j["keep"], &keep) || keep < 0 || keep > 1000000) {
       return Error(400, "'keep' must be an integer from 0 (keep every backup) to 1000000");
     }
-    options.keep = static_cast<uint32_t>(j["keep"].get<int64_t>());
+    options.keep = static_cast<uint32_t>(keep);
   }
   BackupResult result;
   Status s = db_->Backup(options, &result);

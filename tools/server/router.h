@@ -2,9 +2,10 @@
 //
 // Router: the server's HTTP API, independent of the transport. It turns one parsed request
 // into one response (JSON unless stated), calling the DB directly for writes and reads and the
-// Batcher for queries. Routes (docs/http-api.md#routes):
+// Batcher for queries. The routes are routes.h's table (docs/http-api.md#routes; the OpenAPI
+// document openapi.json, served at GET /openapi.json, describes each):
 //
-//   GET  /health   GET /metrics   GET /collections   POST /collections
+//   GET  /health   GET /metrics   GET /openapi.json   GET /collections   POST /collections
 //   GET  /collections/NAME        DELETE /collections/NAME (drop)
 //   POST /collections/NAME/rows   (ingest; "upsert": true replaces live rows)
 //   POST /collections/NAME/query  POST /collections/NAME/delete
@@ -12,13 +13,15 @@
 //   POST /collections/NAME/update POST /collections/NAME/compact
 //   POST /collections/NAME/alter  POST /collections/NAME/rename
 //   GET  /aliases   PUT /aliases/NAME   DELETE /aliases/NAME
-//   POST /snapshots               DELETE /snapshots/TOKEN
+//   POST /snapshots               DELETE /snapshots/TOKEN     POST /backup
 //   (query, get, count and scroll read a snapshot named by "snapshot": TOKEN)
 //
 // Errors answer 4xx with {"error": "..."} naming what was wrong; 5xx only for internal
 // failures. A write is answered only after the DB call returned, i.e. once it is durable.
+// Every answer a route builds, and the JSON document a body parses into, is bounded by the
+// memory budget (413 beyond it).
 //
-// Thread-safety: Handle may be called from many threads at once. `db`, `batcher` and
+// Thread-safety: Handle and Admit may be called from many threads at once. `db`, `batcher` and
 // `metrics` must outlive the Router.
 
 #ifndef SIEVE_TOOLS_SERVER_ROUTER_H_
@@ -29,13 +32,13 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "sieve/db.h"
 #include "tools/server/batcher.h"
 #include "tools/server/metrics.h"
+#include "tools/server/routes.h"
 #include "tools/server/snapshots.h"
 
 namespace sieve::server {
@@ -69,11 +72,22 @@ class Router {
     uint64_t memory_budget_bytes = 0;
     // A snapshot token no read has used for this long is released (Snapshots). Default: 5 min.
     int64_t snapshot_idle_ms = 300000;
+    // When non-empty, POST /backup writes only under this directory: its "dest" is then a
+    // relative path of plain names inside it. Empty: "dest" is any path. Default: empty.
+    std::string backup_dir;
   };
 
   Router(DB* db, Batcher* batcher, Metrics* metrics, const Options& options);
 
-  // Calls `reply` exactly once, on this thread or (for queries) on a batcher thread.
+  // The checks a request's head alone decides (its method, target and Authorization header;
+  // `head.body` is not read): false, with the refusal in *refusal (401 for a missing or wrong
+  // token, 404 for no route, 405 for a method the route does not take, 400 for a malformed
+  // path) counted in the metrics, when the request is refused. The transport calls it before
+  // it reads a body, so that a request without the token costs no body's memory.
+  bool Admit(const HttpRequest& head, HttpResponse* refusal);
+
+  // Calls `reply` exactly once, on this thread or (for queries) on a batcher thread. Runs
+  // Admit's checks first.
   void Handle(const HttpRequest& request, std::function<void(HttpResponse)> reply);
 
  private:
@@ -103,7 +117,13 @@ class Router {
   // Replies itself: at once for a bad request, else later from a batcher thread.
   void Query(const std::string& name, const HttpRequest& req,
              const std::function<void(HttpResponse)>& reply);
-  bool Authorized(const HttpRequest& req) const;
+  // Whether `authorization` carries the token ("Bearer TOKEN", the scheme in any letter case);
+  // true when the server has none.
+  bool Authorized(const std::string& authorization) const;
+  // Admit's checks, without counting: the route matched (null when none) and its {name} or
+  // {token} segment, percent-decoded.
+  bool Check(const HttpRequest& req, const Route** route, std::string* param,
+             HttpResponse* refusal) const;
 
   DB* const db_;
   Batcher* const batcher_;

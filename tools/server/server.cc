@@ -142,10 +142,25 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Clients such as curl send "Expect: 100-continue" before a large body and wait for the
-  // interim response (or a second) before sending it.
+  // interim response (or a second) before sending it. A request the Router refuses from its
+  // head alone (no token, no route, a wrong method) is answered before its body is read, and
+  // the connection closed: its body costs no memory.
   void OnHeader(beast::error_code ec) {
     if (state_ == kClosed) return;
     if (ec) return OnRead(ec);
+    const auto& head = parser_->get();
+    HttpRequest hr;
+    hr.method = std::string(head.method_string());
+    hr.target = std::string(head.target());
+    hr.content_type = std::string(head[http::field::content_type]);
+    hr.authorization = std::string(head[http::field::authorization]);
+    HttpResponse refusal;
+    if (!srv_->router_->Admit(hr, &refusal)) {
+      state_ = kHandling;
+      keep_alive_ = false;
+      version_ = head.version();
+      return Write(std::move(refusal), /*counted=*/false);
+    }
     if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
       continue_ = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
                                                                      parser_->get().version());
@@ -305,6 +320,17 @@ Status ListenAddress(const ServerOptions& options, net::ip::address* addr) {
                                      "' is not an IP address (or localhost)");
     }
   }
+  if (!options.token.empty() && options.token.size() < kMinTokenLength) {
+    return Status::InvalidArgument("the bearer token has " + std::to_string(options.token.size()) +
+                                   " characters, fewer than " + std::to_string(kMinTokenLength) +
+                                   ": a short token can be guessed (make one with "
+                                   "`openssl rand -hex 32`)");
+  }
+  for (char c : options.token) {
+    if (c < 0x21 || c > 0x7e) {
+      return Status::InvalidArgument("the bearer token must be printable ASCII without spaces");
+    }
+  }
   if (!addr->is_loopback() && options.token.empty()) {
     return Status::InvalidArgument(
         "refusing to listen on non-loopback address " + options.host +
@@ -341,6 +367,7 @@ Status Server::Impl::Start() {
   ro.max_request_queries = options_.max_request_queries;
   ro.memory_budget_bytes = options_.memory_budget_bytes;
   ro.snapshot_idle_ms = options_.snapshot_idle_ms;
+  ro.backup_dir = options_.backup_dir;
   router_ = std::make_unique<Router>(db_, batcher_.get(), &metrics_, ro);
 
   if (options_.handle_signals) {

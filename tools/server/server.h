@@ -27,12 +27,18 @@
 
 namespace sieve::server {
 
+// The shortest bearer token a server takes: 16 characters of a random token hold about 100
+// bits, beyond guessing over the network.
+constexpr size_t kMinTokenLength = 16;
+
 struct ServerOptions {
   // An IP address or "localhost". Default: 127.0.0.1.
   std::string host = "127.0.0.1";
   // 0 picks a free port (see Server::port()). Default: 8080.
   uint16_t port = 8080;
-  // Bearer token every request must carry; required for a non-loopback host. Default: none.
+  // Bearer token every request must carry; required for a non-loopback host. At least
+  // kMinTokenLength printable ASCII characters without spaces (Start refuses others), compared
+  // in constant time; the scheme "Bearer" is taken in any letter case. Default: none.
   std::string token;
   // Batching window in microseconds. Default: 200.
   int64_t batch_window_us = 200;
@@ -55,6 +61,9 @@ struct ServerOptions {
   int search_workers = 2;
   // A snapshot token no read has used for this long is released. Default: 5 min.
   int64_t snapshot_idle_ms = 300000;
+  // POST /backup writes only under this directory when set (Router::Options::backup_dir).
+  // Default: empty (anywhere the server's user may write).
+  std::string backup_dir;
   // Install SIGTERM/SIGINT handlers that WaitForSignal waits for. Default: false.
   bool handle_signals = false;
 };
@@ -66,7 +75,9 @@ class Server {
   static Status Start(DB* db, const ServerOptions& options, std::unique_ptr<Server>* server);
 
   // The checks of Start that need no DB and bind nothing (host, token), so that a caller can
-  // refuse bad options before opening the database.
+  // refuse bad options before opening the database: InvalidArgument for a host that is not an
+  // IP address or "localhost", a non-loopback host without a token, or a token shorter than
+  // kMinTokenLength or holding anything but printable ASCII without spaces.
   static Status Validate(const ServerOptions& options);
 
   // Shutdown()s.
