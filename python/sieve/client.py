@@ -431,6 +431,13 @@ class RemoteCollection:
         if id_array is not None and len(id_array) != n:
             raise InvalidArgument("%d ids for %d vectors" % (len(id_array), n))
         columns = _columns.normalize(attributes, self._schema, n, self._types)
+        return IngestResult(*self._send(v, id_array, columns, batch_rows, upsert, auto_ids))
+
+    def _send(self, v: np.ndarray, id_array: np.ndarray | None, columns: Any, batch_rows: int,
+              upsert: bool, auto_ids: bool) -> tuple[int, int, int]:
+        """Sends checked rows (``columns`` as ``_columns.normalize`` gives them) in requests of
+        ``batch_rows`` rows (0: one); (ingested, live rows after, replaced)."""
+        n = v.shape[0]
         rows = _columns.to_rows(columns, self._schema, n)
         step = int(batch_rows) or max(n, 1)
         ingested = replaced = 0
@@ -455,7 +462,49 @@ class RemoteCollection:
             ingested += int(r["ingested"])
             replaced += int(r.get("replaced", 0))
             live = int(r["rows"])
-        return IngestResult(ingested, live, replaced)
+        return ingested, live, replaced
+
+    def _write_batch(self, v: Any, ids: Any, columns: Any, batch_rows: int, upsert: bool,
+                     auto_ids: bool, validate_only: bool) -> tuple[int, int | None, int]:
+        # The server has no check-only request: a batch is checked here (columns, types, ids)
+        # and by the server as it commits.
+        if validate_only:
+            return 0, None, 0
+        return self._send(np.asarray(v), ids, columns, batch_rows, upsert, auto_ids)
+
+    def ingest_arrow(self, data: Any, vector_column: str = "vector",
+                     id_column: str | None = None, *, columns: Sequence[str] | None = None,
+                     batch_rows: int = 65536, upsert: bool = False,
+                     auto_ids: bool = False) -> IngestResult:
+        """As :meth:`sieve.Collection.ingest_arrow` (the same data, columns and errors), each
+        record batch sent as requests of ``batch_rows`` rows. Every batch's columns, types and
+        ids are checked here first where ``data`` can be read twice (a table or record batch);
+        the server checks each request as it commits it, so a request it refuses leaves the
+        ones before it committed (the error says which rows were)."""
+        from . import _arrow
+
+        batches, replayable = _arrow.table_batches(data)
+        ingested, rows, replaced = _arrow.ingest_batches(
+            self._write_batch, batches, replayable, vector_column=vector_column,
+            id_column=id_column, columns=columns, dim=self.dim, schema=self._schema,
+            batch_rows=batch_rows, upsert=upsert, auto_ids=auto_ids)
+        return IngestResult(ingested, len(self) if rows is None else rows, replaced)
+
+    def ingest_parquet(self, path: Any, vector_column: str = "vector",
+                       id_column: str | None = None, *, columns: Sequence[str] | None = None,
+                       batch_rows: int = 65536, upsert: bool = False,
+                       auto_ids: bool = False) -> IngestResult:
+        """As :meth:`sieve.Collection.ingest_parquet`, read here (``pyarrow.parquet``) and sent
+        as :meth:`ingest_arrow` sends a table: the whole file is checked here before the first
+        request, then each batch is sent."""
+        from . import _arrow
+
+        batches = _arrow.parquet_batches(path, vector_column, id_column, columns, batch_rows)
+        ingested, rows, replaced = _arrow.ingest_batches(
+            self._write_batch, batches, True, vector_column=vector_column, id_column=id_column,
+            columns=columns, dim=self.dim, schema=self._schema, batch_rows=batch_rows,
+            upsert=upsert, auto_ids=auto_ids)
+        return IngestResult(ingested, len(self) if rows is None else rows, replaced)
 
     def upsert(self, vectors: Any, attributes: Any = None, ids: Any = None, *,
                batch_rows: int = 0) -> IngestResult:

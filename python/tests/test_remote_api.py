@@ -194,3 +194,35 @@ def test_client_database_calls(tmp_path):
         assert 'route="/collections/{name}/compact"' in client.metrics()
     finally:
         s.stop()
+
+
+def test_arrow_and_parquet_ingest_as_the_embedded_collection(tmp_path, server):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    v, ids, attrs = rows(200, seed=11)
+    table = pa.table({"id": ids, "vector": pa.FixedSizeListArray.from_arrays(
+        pa.array(v.ravel()), DIM), **{k: attrs[k] for k in ("cat", "price", "color")}})
+    path = tmp_path / "rows.parquet"
+    pq.write_table(table, path, row_group_size=64)
+    db = sieve.open(tmp_path / "local")
+    client = sieve.Client(server.url)
+    schema = {k: ATTRS[k] for k in ("cat", "price", "color")}
+    for how in ("arrow", "parquet"):
+        local = db.create_collection("t_" + how, DIM, attributes=schema)
+        remote = client.create_collection("t_" + how, DIM, attributes=schema)
+        for c in (local, remote):
+            if how == "arrow":
+                r = c.ingest_arrow(table, id_column="id", batch_rows=50)
+            else:
+                r = c.ingest_parquet(path, id_column="id", batch_rows=50)
+            assert (r.ingested, r.rows) == (200, 200)
+        probe = [int(ids[0]), int(ids[77]), int(ids[199]), 1]
+        same_rows(remote.get(probe, include=["cat", "price", "color", "vector"]),
+                  local.get(probe, include=["cat", "price", "color", "vector"]))
+        assert remote.count("cat = 2") == local.count("cat = 2")
+        # A bad column is refused before any request, naming it.
+        with pytest.raises(sieve.InvalidArgument, match="no column 'nope'"):
+            remote.ingest_arrow(table, id_column="id", columns=["nope"])
+        assert len(remote) == 200
+    client.close()
+    db.close()
