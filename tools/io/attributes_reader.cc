@@ -256,6 +256,7 @@ class JsonlRowHandler {
       tags_.push_back(std::move(s));
       return true;
     }
+    if (type() == AttrType::kText) return Put(AttrType::kText, std::move(s));
     return Put(AttrType::kString, std::move(s));
   }
   bool binary(Json::binary_t&) { return false; }
@@ -689,6 +690,7 @@ std::string ConvertCsv(const CsvField& f, AttrType type, Value* out) {
       return "";
     }
     case AttrType::kString:
+    case AttrType::kText:
       if (f.text.empty() && !f.quoted) return "";
       if (!IsValidUtf8(f.text)) return "text is not valid UTF-8: '" + Printable(f.text) + "'";
       *out = f.text;
