@@ -762,7 +762,8 @@ Status CheckColumns(const std::vector<Column>& columns, const std::vector<Attrib
         return Status::InvalidArgument(at + "the text index of the column is not built "
                                             "(EnsureTextSegments)");
       }
-      SIEVE_RETURN_IF_ERROR(CheckTextSegment(*col.segment, col.valid).WithContext(at));
+      Status s = CheckTextSegment(*col.segment, col.valid);
+      if (!s.ok()) return Status::InvalidArgument(at + s.message());
     }
   }
   return Status::OK();
