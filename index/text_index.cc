@@ -16,10 +16,9 @@ namespace {
 // The block of `blocks` that holds, or would hold, `ordinal`: the last whose first ordinal is
 // not above it (the first block when every block starts above it).
 size_t BlockOf(const std::vector<TextIndex::Block>& blocks, uint32_t ordinal) {
-  auto it = std::upper_bound(blocks.begin(), blocks.end(), ordinal,
-                             [](uint32_t o, const TextIndex::Block& b) {
-                               return o < b.ordinals.front();
-                             });
+  auto it = std::upper_bound(
+      blocks.begin(), blocks.end(), ordinal,
+      [](uint32_t o, const TextIndex::Block& b) { return o < b.ordinals.front(); });
   return it == blocks.begin() ? 0 : static_cast<size_t>(it - blocks.begin()) - 1;
 }
 
@@ -83,8 +82,7 @@ void TextIndex::BoundBlock(Block* b) const {
   }
 }
 
-void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* positions,
-                            uint32_t tf) {
+void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf) {
   if (p->blocks_.empty() || p->blocks_.back().size() >= kBlockSize) {
     p->blocks_.emplace_back();
     p->blocks_.back().position_starts.push_back(0);
@@ -99,8 +97,7 @@ void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   b.min_length = std::min(b.min_length, lengths_[ordinal]);
 }
 
-void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* positions,
-                            uint32_t tf) {
+void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf) {
   p->rows_.Add(ordinal);
   if (p->blocks_.empty() || ordinal > p->blocks_.back().ordinals.back()) {
     AppendEntry(p, ordinal, positions, tf);
@@ -108,9 +105,8 @@ void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   }
   const size_t bi = BlockOf(p->blocks_, ordinal);
   Block& b = p->blocks_[bi];
-  const size_t i =
-      static_cast<size_t>(std::lower_bound(b.ordinals.begin(), b.ordinals.end(), ordinal) -
-                          b.ordinals.begin());
+  const size_t i = static_cast<size_t>(
+      std::lower_bound(b.ordinals.begin(), b.ordinals.end(), ordinal) - b.ordinals.begin());
   const uint32_t at = b.position_starts[i];
   b.ordinals.insert(b.ordinals.begin() + i, ordinal);
   b.tfs.insert(b.tfs.begin() + i, tf);
@@ -178,8 +174,7 @@ void TextIndex::Append(const TextSegment& segment, const std::vector<uint8_t>& v
     for (uint32_t q = segment.term_starts[t]; q < segment.term_starts[t + 1]; ++q) {
       const uint32_t ordinal = base + segment.rows[q];
       ordinals.push_back(ordinal);
-      AppendEntry(p, ordinal, segment.positions.data() + segment.position_starts[q],
-                  segment.tf(q));
+      AppendEntry(p, ordinal, segment.positions.data() + segment.position_starts[q], segment.tf(q));
     }
     p->rows_.AddMany(ordinals.data(), ordinals.size());
   }
@@ -240,8 +235,7 @@ void TextIndex::ForEachTerm(
 
 std::string TextIndex::Difference(const TextIndex& other) const {
   if (rows() != other.rows()) {
-    return std::to_string(rows()) + " rows, the rebuilt index has " +
-           std::to_string(other.rows());
+    return std::to_string(rows()) + " rows, the rebuilt index has " + std::to_string(other.rows());
   }
   for (uint32_t r = 0; r < rows(); ++r) {
     if (lengths_[r] != other.lengths_[r] || has_value_[r] != other.has_value_[r]) {
@@ -252,8 +246,7 @@ std::string TextIndex::Difference(const TextIndex& other) const {
   if (live_documents_ != other.live_documents_ || live_length_ != other.live_length_) {
     return "live statistics (" + std::to_string(live_documents_) + " documents, length " +
            std::to_string(live_length_) + ") differ from the rebuilt index's (" +
-           std::to_string(other.live_documents_) + ", " + std::to_string(other.live_length_) +
-           ")";
+           std::to_string(other.live_documents_) + ", " + std::to_string(other.live_length_) + ")";
   }
   // Entries by term, compared flat: blocks may be cut differently after updates.
   auto flatten = [](const Postings& p, std::vector<uint32_t>* out) {

@@ -503,8 +503,11 @@ Status ValidateSpec(const CollectionSpec& spec) {
       return Status::InvalidArgument(at + "unknown type " + Num(static_cast<uint8_t>(a.type)));
     }
     if (a.type == AttrType::kText) {
-      if (a.analyzer.empty()) return Status::InvalidArgument(at + "a text attribute needs an analyzer");
-      SIEVE_RETURN_IF_ERROR(TextAnalyzer::Validate(a.analyzer).WithContext(at.substr(0, at.size() - 2)));
+      if (a.analyzer.empty()) {
+        return Status::InvalidArgument(at + "a text attribute needs an analyzer");
+      }
+      SIEVE_RETURN_IF_ERROR(
+          TextAnalyzer::Validate(a.analyzer).WithContext(at.substr(0, at.size() - 2)));
     } else if (!a.analyzer.empty()) {
       return Status::InvalidArgument(at + "only text attributes have an analyzer ('" +
                                      a.name + "' is " + AttrTypeName(a.type) + ")");

@@ -22,10 +22,9 @@ namespace {
 // The stop words of "english": the classic English list of Lucene's StandardAnalyzer and
 // EnglishAnalyzer (33 words), ascending.
 const std::vector<std::string_view> kEnglishStopWords = {
-    "a",    "an",    "and",  "are",   "as",    "at",   "be",   "but",  "by",
-    "for",  "if",    "in",   "into",  "is",    "it",   "no",   "not",  "of",
-    "on",   "or",    "such", "that",  "the",   "their", "then", "there", "these",
-    "they", "this",  "to",   "was",   "will",  "with"};
+    "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
+    "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
+    "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with"};
 
 bool IsEnglishStopWord(std::string_view word) {
   return std::binary_search(kEnglishStopWords.begin(), kEnglishStopWords.end(), word);
@@ -50,6 +49,8 @@ std::string AcceptedNames() {
 // state between calls and are not thread-safe.
 struct TextAnalyzer::Worker {
   std::unique_ptr<icu::BreakIterator> words;
+  icu::UnicodeString text;   // what `words` iterates over
+  icu::UnicodeString empty;  // what it iterates over while a long text's buffer is given back
   sb_stemmer* stemmer = nullptr;
   ~Worker() { sb_stemmer_delete(stemmer); }
 };
@@ -67,9 +68,7 @@ TextAnalyzer::TextAnalyzer(std::string name, std::string stemmer, bool stop_word
 
 TextAnalyzer::~TextAnalyzer() = default;
 
-const std::vector<std::string_view>& TextAnalyzer::EnglishStopWords() {
-  return kEnglishStopWords;
-}
+const std::vector<std::string_view>& TextAnalyzer::EnglishStopWords() { return kEnglishStopWords; }
 
 std::vector<std::string> TextAnalyzer::StemLanguages() {
   std::vector<std::string> out;
@@ -107,8 +106,8 @@ Status TextAnalyzer::Get(std::string_view name, std::shared_ptr<const TextAnalyz
                                      AcceptedNames() + ")");
     }
   } else {
-    return Status::InvalidArgument("unknown text analyzer '" + std::string(name) +
-                                   "': expected " + AcceptedNames());
+    return Status::InvalidArgument("unknown text analyzer '" + std::string(name) + "': expected " +
+                                   AcceptedNames());
   }
   std::shared_ptr<const TextAnalyzer> analyzer(
       new TextAnalyzer(std::string(name), std::move(stemmer), stop_words));
@@ -157,15 +156,17 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
   out->clear();
   if (text.size() > kMaxTextBytes) {
     return Status::InvalidArgument("a text of " + std::to_string(text.size()) +
-                                   " bytes is longer than the " +
-                                   std::to_string(kMaxTextBytes) + " bytes one text may hold");
+                                   " bytes is longer than the " + std::to_string(kMaxTextBytes) +
+                                   " bytes one text may hold");
   }
   if (text.empty()) return Status::OK();
   std::unique_ptr<Worker> worker;
   SIEVE_RETURN_IF_ERROR(Borrow(&worker));
   // Ill-formed UTF-8 becomes U+FFFD (step 1).
-  const icu::UnicodeString u =
-      icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+  // The break iterator reads the text it is given in place: the worker holds it as long.
+  icu::UnicodeString& u = worker->text;
+  u = icu::UnicodeString::fromUTF8(
+      icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
   if (u.isBogus()) {
     Return(std::move(worker));
     return Status::ResourceExhausted("text analyzer: out of memory decoding a text of " +
@@ -188,7 +189,7 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
     word.toUTF8String(folded);
     if (folded.empty() || folded.size() > kMaxTermBytes) continue;  // step 4
     if (stop_words_ && IsEnglishStopWord(folded)) continue;         // step 5
-    if (worker->stemmer != nullptr) {                                // step 6
+    if (worker->stemmer != nullptr) {                               // step 6
       const sb_symbol* stem =
           sb_stemmer_stem(worker->stemmer, reinterpret_cast<const sb_symbol*>(folded.data()),
                           static_cast<int>(folded.size()));
@@ -202,8 +203,10 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
     }
     out->push_back(TextToken{folded, at});
   }
-  // The break iterator keeps no pointer into `u` past setText's next call; detach it anyway.
-  words.setText(icu::UnicodeString());
+  if (u.getCapacity() > (1 << 20)) {
+    words.setText(worker->empty);
+    u = icu::UnicodeString();
+  }
   Return(std::move(worker));
   return Status::OK();
 }

@@ -26,8 +26,8 @@ class SegmentBuilder {
   }
 
   Status AddText(const TextAnalyzer& analyzer, std::string_view text, uint32_t row) {
-    SIEVE_RETURN_IF_ERROR(analyzer.Analyze(text, &tokens_).WithContext("row " +
-                                                                        std::to_string(row)));
+    SIEVE_RETURN_IF_ERROR(
+        analyzer.Analyze(text, &tokens_).WithContext("row " + std::to_string(row)));
     for (const TextToken& t : tokens_) Add(t.term, row, t.position);
     return Status::OK();
   }
@@ -92,8 +92,8 @@ Status BuildTextSegment(const TextAnalyzer& analyzer, const std::vector<std::str
 
 Status RebuildTextSegment(const TextAnalyzer& analyzer, const TextSegment& old,
                           const std::vector<uint32_t>& changed,
-                          const std::vector<std::string>& values,
-                          const std::vector<uint8_t>& valid, TextSegment* out) {
+                          const std::vector<std::string>& values, const std::vector<uint8_t>& valid,
+                          TextSegment* out) {
   std::vector<uint8_t> is_changed(old.num_rows, 0);
   for (uint32_t r : changed) {
     if (r < old.num_rows) is_changed[r] = 1;
@@ -181,8 +181,9 @@ Status CheckTextSegment(const TextSegment& s, const std::vector<uint8_t>& valid)
     if (s.term_starts[t] >= s.term_starts[t + 1]) return bad("term '" + term + "' has no rows");
     for (uint32_t p = s.term_starts[t]; p < s.term_starts[t + 1]; ++p) {
       const uint32_t row = s.rows[p];
-      if (row >= s.num_rows) return bad("term '" + term + "': row " + std::to_string(row) +
-                                        " is beyond the " + std::to_string(s.num_rows) + " rows");
+      if (row >= s.num_rows)
+        return bad("term '" + term + "': row " + std::to_string(row) + " is beyond the " +
+                   std::to_string(s.num_rows) + " rows");
       if (!valid[row]) return bad("term '" + term + "' is in null row " + std::to_string(row));
       if (p > s.term_starts[t] && s.rows[p - 1] >= row) {
         return bad("term '" + term + "': rows are not ascending at row " + std::to_string(row));

@@ -57,8 +57,8 @@ Status BuildTextSegment(const TextAnalyzer& analyzer, const std::vector<std::str
 // without analyzing the others.
 Status RebuildTextSegment(const TextAnalyzer& analyzer, const TextSegment& old,
                           const std::vector<uint32_t>& changed,
-                          const std::vector<std::string>& values,
-                          const std::vector<uint8_t>& valid, TextSegment* out);
+                          const std::vector<std::string>& values, const std::vector<uint8_t>& valid,
+                          TextSegment* out);
 
 // Rows [begin, begin + n) of `segment`, renumbered from 0 (terms left without postings go).
 TextSegment SliceTextSegment(const TextSegment& segment, uint32_t begin, uint32_t n);

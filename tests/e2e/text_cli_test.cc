@@ -6,6 +6,7 @@
 // compaction, reopening, check, and kill -9 during a text ingest.
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,14 +15,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "tests/testutil.h"
 #include "text/text_analyzer.h"
@@ -63,14 +62,15 @@ struct Doc {
   std::optional<std::string> title;  // simple
 };
 
-const char* kWords[] = {"Red",   "red",  "shoes", "shoe", "running", "runs",  "the", "of",
+const char* kWords[] = {"Red",   "red",  "shoes", "shoe", "running",   "runs", "the",  "of",
                         "boots", "Boot", "new",   "York", "caf\u00e9", "Blue", "trail"};
 
 std::optional<std::string> RandomText(std::mt19937& rng) {
   if (rng() % 9 == 0) return std::nullopt;
   std::string s;
   const size_t words = rng() % 10;
-  for (size_t w = 0; w < words; ++w) s += std::string(kWords[rng() % 15]) + (rng() % 5 ? " " : ". ");
+  for (size_t w = 0; w < words; ++w)
+    s += std::string(kWords[rng() % 15]) + (rng() % 5 ? " " : ". ");
   return s;
 }
 
@@ -138,7 +138,8 @@ class TextCliTest : public ::testing::Test {
   // Writes vectors, ids and attributes of docs [0, n) with ids first_id + i.
   void WriteInputs(const std::vector<Doc>& docs, int64_t first_id, const std::string& tag) {
     auto vectors = test::RandomVectors(docs.size(), kDim, static_cast<uint64_t>(first_id) + 3);
-    ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join(tag + ".npy"), vectors.data(), docs.size(), kDim).ok());
+    ASSERT_TRUE(
+        io::WriteNpyMatrix(dir_.Join(tag + ".npy"), vectors.data(), docs.size(), kDim).ok());
     std::vector<int64_t> ids;
     std::ofstream attrs(dir_.Join(tag + ".jsonl"));
     for (size_t i = 0; i < docs.size(); ++i) {
@@ -159,9 +160,11 @@ class TextCliTest : public ::testing::Test {
   }
 
   void ExpectCountsMatchOracle() {
-    const std::vector<std::pair<std::string, std::string>> tests = {
-        {"MATCH", "running boots"}, {"MATCH_ALL", "red shoes"}, {"PHRASE", "new york"},
-        {"PHRASE", "shoes of red"}, {"MATCH", "CAF\u00c9 the"}};
+    const std::vector<std::pair<std::string, std::string>> tests = {{"MATCH", "running boots"},
+                                                                    {"MATCH_ALL", "red shoes"},
+                                                                    {"PHRASE", "new york"},
+                                                                    {"PHRASE", "shoes of red"},
+                                                                    {"MATCH", "CAF\u00c9 the"}};
     for (const auto& [fn, query] : tests) {
       for (const bool body : {true, false}) {
         const std::string field = body ? "body" : "title";
@@ -208,9 +211,9 @@ TEST_F(TextCliTest, PredicatesMatchTheOracleThroughEveryWrite) {
     docs_[static_cast<int64_t>(i)] = docs[i];
   }
   WriteInputs(docs, 0, "a");
-  auto r = Run({"ingest", db_, "--collection", "c", "--vectors", dir_.Join("a.npy"), "--ids",
-                dir_.Join("a_ids.npy"), "--attributes", dir_.Join("a.jsonl"), "--batch-rows",
-                "400"});
+  auto r =
+      Run({"ingest", db_, "--collection", "c", "--vectors", dir_.Join("a.npy"), "--ids",
+           dir_.Join("a_ids.npy"), "--attributes", dir_.Join("a.jsonl"), "--batch-rows", "400"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto stats = Run({"stats", db_, "--collection", "c"});
   EXPECT_EQ(stats.Lines()[0]["attributes"]["body"], "text:english");
@@ -218,8 +221,8 @@ TEST_F(TextCliTest, PredicatesMatchTheOracleThroughEveryWrite) {
   ExpectCountsMatchOracle();
 
   // The texts come back as strings, nulls as null: get, query --include, export.
-  auto got = Run({"get", db_, "--collection", "c", "--id", "5", "--id", "6", "--include",
-                  "body,title"});
+  auto got =
+      Run({"get", db_, "--collection", "c", "--id", "5", "--id", "6", "--include", "body,title"});
   ASSERT_EQ(got.code, 0) << got.err;
   for (const json& line : got.Lines()) {
     const Doc& d = docs_.at(line["id"].get<int64_t>());
@@ -237,8 +240,8 @@ TEST_F(TextCliTest, PredicatesMatchTheOracleThroughEveryWrite) {
   }
   auto q = test::RandomVectors(1, kDim, 5);
   ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("q.npy"), q.data(), 1, kDim).ok());
-  auto query = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k",
-                    "20", "--filter", "PHRASE(body, 'red shoes') OR MATCH_ALL(title, 'york new')",
+  auto query = Run({"query", db_, "--collection", "c", "--queries", dir_.Join("q.npy"), "--k", "20",
+                    "--filter", "PHRASE(body, 'red shoes') OR MATCH_ALL(title, 'york new')",
                     "--include", "body", "--explain"});
   ASSERT_EQ(query.code, 0) << query.err;
   const json line = query.Lines()[0];
@@ -257,10 +260,13 @@ TEST_F(TextCliTest, PredicatesMatchTheOracleThroughEveryWrite) {
   for (auto& [id, d] : docs_) {
     if (Holds("MATCH_ALL", "english", d.body, "trail boot")) d.body = "New York trail shoes";
   }
-  ASSERT_EQ(Run({"update", db_, "--collection", "c", "--id", "7", "--set", "title = NULL"}).code, 0);
+  ASSERT_EQ(Run({"update", db_, "--collection", "c", "--id", "7", "--set", "title = NULL"}).code,
+            0);
   docs_[7].title.reset();
   ASSERT_EQ(Run({"update", db_, "--collection", "c", "--id", "8", "--set",
-                 "title = 'red shoes of new york'"}).code, 0);
+                 "title = 'red shoes of new york'"})
+                .code,
+            0);
   docs_[8].title = "red shoes of new york";
 
   // upsert: rows replaced and rows added.

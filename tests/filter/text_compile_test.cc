@@ -39,14 +39,15 @@ struct Row {
   std::optional<std::string> title;  // text, "simple"
 };
 
-const char* kWords[] = {"Red",  "red",    "shoes", "shoe",  "running", "runs", "the",
-                        "of",   "boots",  "Boot",  "new",   "York",    "and",  "blue"};
+const char* kWords[] = {"Red", "red",   "shoes", "shoe", "running", "runs", "the",
+                        "of",  "boots", "Boot",  "new",  "York",    "and",  "blue"};
 
 std::optional<std::string> RandomText(std::mt19937& rng) {
   if (rng() % 7 == 0) return std::nullopt;
   std::string s;
   const size_t words = rng() % 8;
-  for (size_t w = 0; w < words; ++w) s += std::string(kWords[rng() % 14]) + (rng() % 4 ? " " : ", ");
+  for (size_t w = 0; w < words; ++w)
+    s += std::string(kWords[rng() % 14]) + (rng() % 4 ? " " : ", ");
   return s;
 }
 
@@ -184,9 +185,7 @@ Expr RandomExpr(std::mt19937& rng, int depth) {
   return e;
 }
 
-Value ToValue(const std::optional<std::string>& v) {
-  return v ? Value(*v) : Value();
-}
+Value ToValue(const std::optional<std::string>& v) { return v ? Value(*v) : Value(); }
 
 class TextCompileTest : public ::testing::Test {
  protected:
@@ -286,8 +285,7 @@ TEST_F(TextCompileTest, DocumentedCases) {
   c.columns.resize(3);
   for (size_t a = 0; a < 3; ++a) c.columns[a].type = spec_.attributes[a].type;
   const std::optional<std::string> bodies[] = {"Red running shoes for men", "Shoes of running",
-                                               "running boots", std::nullopt,
-                                               "New York new shoes"};
+                                               "running boots", std::nullopt, "New York new shoes"};
   for (int i = 0; i < 5; ++i) {
     c.columns[0].Append(Value(int64_t{i}));
     c.columns[1].Append(ToValue(bodies[i]));

@@ -20,8 +20,8 @@ namespace sieve {
 namespace {
 
 std::optional<std::string> RandomText(std::mt19937& rng) {
-  static const char* kWords[] = {"Red",  "green", "blue", "shoes", "shoe", "boots",
-                                 "the",  "of",    "run",  "running", "new", "york"};
+  static const char* kWords[] = {"Red", "green", "blue", "shoes",   "shoe", "boots",
+                                 "the", "of",    "run",  "running", "new",  "york"};
   if (rng() % 6 == 0) return std::nullopt;
   std::string s;
   const size_t words = rng() % 9;
@@ -173,8 +173,7 @@ TEST(TextIndexTest, DifferenceNamesWhatDiffers) {
   EXPECT_NE(index.Difference(Rebuild(values, deleted)).find("term '"), std::string::npos);
   values[1] = "blue boots";
   deleted[0] = 1;
-  EXPECT_NE(index.Difference(Rebuild(values, deleted)).find("live statistics"),
-            std::string::npos);
+  EXPECT_NE(index.Difference(Rebuild(values, deleted)).find("live statistics"), std::string::npos);
 }
 
 TEST(TextIndexTest, ShardIndexKeepsItThroughChunksValuesDeletesAndCopies) {

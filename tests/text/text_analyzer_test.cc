@@ -30,7 +30,8 @@ std::vector<TextToken> Analyze(const std::string& analyzer, const std::string& t
 // "term@position term@position ..." for readable comparisons.
 std::string Show(const std::vector<TextToken>& tokens) {
   std::string s;
-  for (const TextToken& t : tokens) s += (s.empty() ? "" : " ") + t.term + "@" + std::to_string(t.position);
+  for (const TextToken& t : tokens)
+    s += (s.empty() ? "" : " ") + t.term + "@" + std::to_string(t.position);
   return s;
 }
 
@@ -44,8 +45,10 @@ TEST(TextAnalyzerTest, EnglishIsWordsFoldedStopWordsDroppedAndPorter2Stems) {
   EXPECT_EQ(Show(Analyze("english", "Don\u2019t stop: it's 3.14 \u2014 U.S.A. e-mail foo_bar")),
             "don't@0 stop@1 it@2 3.14@3 u.s.a@4 e@5 mail@6 foo_bar@7");
   // Full case folding: ß → ss, final sigma → σ, the ﬁ ligature → fi.
-  EXPECT_EQ(Show(Analyze("english", "Stra\u00dfe \u03a3\u038a\u03a3\u03a5\u03a6\u039f\u03a3 \ufb01ne Caf\u00e9")),
-            "strass@0 \u03c3\u03af\u03c3\u03c5\u03c6\u03bf\u03c3@1 fine@2 caf\u00e9@3");
+  EXPECT_EQ(
+      Show(Analyze("english",
+                   "Stra\u00dfe \u03a3\u038a\u03a3\u03a5\u03a6\u039f\u03a3 \ufb01ne Caf\u00e9")),
+      "strass@0 \u03c3\u03af\u03c3\u03c5\u03c6\u03bf\u03c3@1 fine@2 caf\u00e9@3");
 }
 
 TEST(TextAnalyzerTest, SimpleKeepsEveryWordFoldedAndUnstemmed) {
@@ -86,7 +89,10 @@ TEST(TextAnalyzerTest, PunctuationSpacesAndSymbolsAreNotWords) {
 }
 
 TEST(TextAnalyzerTest, IllFormedUtf8BecomesReplacementCharactersWhichAreNotWords) {
-  EXPECT_EQ(Show(Analyze("simple", std::string("ab\xff" "cd \xc3 ef", 10))), "ab@0 cd@1 ef@2");
+  EXPECT_EQ(Show(Analyze("simple", std::string("ab\xff"
+                                               "cd \xc3 ef",
+                                               10))),
+            "ab@0 cd@1 ef@2");
 }
 
 TEST(TextAnalyzerTest, OverlongWordsAreDroppedAndKeepTheirPosition) {

@@ -53,7 +53,8 @@ std::vector<std::string> RandomTexts(std::mt19937& rng, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     std::string s;
     const size_t words = rng() % 7;
-    for (size_t w = 0; w < words; ++w) s += std::string(kWords[rng() % 8]) + (rng() % 3 ? " " : ", ");
+    for (size_t w = 0; w < words; ++w)
+      s += std::string(kWords[rng() % 8]) + (rng() % 3 ? " " : ", ");
     out.push_back(s);
   }
   return out;
@@ -103,7 +104,8 @@ TEST(TextSegmentTest, SliceAndSelectRenumberTheRowsTheyKeep) {
   ASSERT_TRUE(BuildTextSegment(Simple(), values, valid, &s).ok());
   TextSegment slice = SliceTextSegment(s, 30, 40);
   TextSegment want;
-  ASSERT_TRUE(BuildTextSegment(Simple(), std::vector<std::string>(values.begin() + 30, values.begin() + 70),
+  ASSERT_TRUE(BuildTextSegment(Simple(),
+                               std::vector<std::string>(values.begin() + 30, values.begin() + 70),
                                std::vector<uint8_t>(40, 1), &want)
                   .ok());
   EXPECT_EQ(slice, want);

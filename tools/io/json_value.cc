@@ -64,8 +64,9 @@ std::string JsonToValue(const nlohmann::json& v, AttrType type, Value* out) {
     case AttrType::kString:
     case AttrType::kText:
       if (!v.is_string()) {
-        return std::string("expected ") + AttrTypeName(type) + " (a string), found " +
-               DescribeJson(v);
+        return std::string(type == AttrType::kText ? "expected text (a string)"
+                                                   : "expected string") +
+               ", found " + DescribeJson(v);
       }
       *out = v.get<std::string>();
       return "";
