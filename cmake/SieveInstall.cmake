@@ -6,14 +6,15 @@
 #   P/lib/cmake/sieve/sieveConfig.cmake   find_package(sieve) → the target sieve::sieve
 #   P/lib/cmake/sieve/sieveConfigVersion.cmake, sieveTargets*.cmake
 #
-# sieve::sieve carries P/include and every library it needs: RocksDB, CRoaring, OpenBLAS,
-# xxHash, threads and, in a build with the CUDA backend, the CUDA runtime, cuBLAS and cuSPARSE
+# sieve::sieve carries P/include and every library it needs: RocksDB, CRoaring, ICU, Snowball's
+# libstemmer, OpenBLAS, xxHash, threads and, in a build with the CUDA backend, the CUDA runtime, cuBLAS and cuSPARSE
 # (found again by sieveConfig.cmake through find_dependency). tools/check-install.sh proves it
 # by building tools/example against the installed tree.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_sieve_libs sieve sieve_query sieve_calibrate sieve_filter sieve_index sieve_storage sieve_gpu sieve_gpu_host)
+set(_sieve_libs sieve sieve_query sieve_calibrate sieve_filter sieve_index sieve_storage sieve_text
+                sieve_gpu sieve_gpu_host)
 install(TARGETS ${_sieve_libs} EXPORT sieveTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT sieve_dev
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT sieve_dev)

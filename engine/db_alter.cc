@@ -15,6 +15,7 @@
 
 #include "engine/db_impl.h"
 #include "engine/db_util.h"
+#include "text/text_analyzer.h"
 
 namespace sieve {
 
@@ -58,7 +59,7 @@ Status PlanAlter(const CollectionSpec& old, const AlterRequest& request, Collect
   switch (request.op) {
     case AlterRequest::Op::kAddAttribute: {
       SIEVE_RETURN_IF_ERROR(CheckNewName(old, request.name));
-      if (static_cast<uint8_t>(request.type) > static_cast<uint8_t>(AttrType::kTags)) {
+      if (static_cast<uint8_t>(request.type) > static_cast<uint8_t>(AttrType::kText)) {
         return Status::InvalidArgument("unknown attribute type " +
                                        std::to_string(static_cast<int>(request.type)));
       }
@@ -68,7 +69,17 @@ Status PlanAlter(const CollectionSpec& old, const AlterRequest& request, Collect
         return Status::InvalidArgument("the default of attribute '" + request.name + "' (" +
                                        AttrTypeName(request.type) + "): " + s.message());
       }
-      spec->attributes.push_back(AttributeSpec{request.name, request.type});
+      AttributeSpec added{request.name, request.type};
+      if (request.type == AttrType::kText) {
+        added.analyzer = request.analyzer.empty() ? kDefaultTextAnalyzer : request.analyzer;
+        SIEVE_RETURN_IF_ERROR(TextAnalyzer::Validate(added.analyzer)
+                                  .WithContext("attribute '" + request.name + "'"));
+      } else if (!request.analyzer.empty()) {
+        return Status::InvalidArgument("attribute '" + request.name + "' is " +
+                                       AttrTypeName(request.type) +
+                                       "; only text attributes have an analyzer");
+      }
+      spec->attributes.push_back(std::move(added));
       sources->push_back(Store::ColumnSource{-1, std::move(fill)});
       return Status::OK();
     }

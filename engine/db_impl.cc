@@ -1,6 +1,7 @@
 // Copyright 2026 The Sieve Authors.
 
 #include "engine/db_impl.h"
+#include "text/text_analyzer.h"
 
 #include <algorithm>
 #include <memory>
@@ -67,13 +68,16 @@ DBImpl::DBImpl(std::unique_ptr<Store> store, const Options& options,
 
 DBImpl::~DBImpl() = default;
 
-Status DBImpl::CreateCollection(const CollectionSpec& spec) {
+Status DBImpl::CreateCollection(const CollectionSpec& given) {
   // The naming rule is checked here, at creation only: the store accepts (and keeps loading)
   // names that older releases allowed.
-  SIEVE_RETURN_IF_ERROR(ValidateCollectionName(spec.name));
-  for (const AttributeSpec& a : spec.attributes) {
+  SIEVE_RETURN_IF_ERROR(ValidateCollectionName(given.name));
+  CollectionSpec spec = given;
+  for (AttributeSpec& a : spec.attributes) {
     SIEVE_RETURN_IF_ERROR(
         ValidateAttributeName(a.name).WithContext("collection '" + spec.name + "'"));
+    // The analyzer is stored by name: the default is written down, not implied.
+    if (a.type == AttrType::kText && a.analyzer.empty()) a.analyzer = kDefaultTextAnalyzer;
   }
   std::lock_guard<std::mutex> l(mu_);
   CollectionMeta meta;

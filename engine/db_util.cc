@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "storage/format.h"
+#include "text/text_analyzer.h"
 
 namespace sieve {
 
@@ -58,6 +59,18 @@ Status CheckValue(AttrType type, Value* v) {
       break;
     case AttrType::kTags:
       if (std::holds_alternative<std::vector<std::string>>(*v)) return Status::OK();
+      break;
+    case AttrType::kText:
+      if (std::holds_alternative<std::string>(*v)) {
+        // Every stored text must analyze: the analyzer takes at most kMaxTextBytes.
+        if (std::get<std::string>(*v).size() > kMaxTextBytes) {
+          return Status::InvalidArgument("a text of " +
+                                         std::to_string(std::get<std::string>(*v).size()) +
+                                         " bytes is longer than the " +
+                                         std::to_string(kMaxTextBytes) + " bytes a text may hold");
+        }
+        return Status::OK();
+      }
       break;
   }
   return Status::InvalidArgument(std::string("expected ") + AttrTypeName(type) + ", got " +

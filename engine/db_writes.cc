@@ -262,6 +262,9 @@ Status DBImpl::WriteRowsIn(const std::shared_ptr<CollectionState>& c, const RowB
             }
           }
         }
+        // Analyzed once: the store keeps the segments, and the image joins them below.
+        SIEVE_RETURN_IF_ERROR(EnsureTextSegments(spec.attributes, &ch.columns)
+                                  .WithContext(std::string(op) + ": shard " + Num(s)));
         ord += static_cast<uint32_t>(m);
         chunks[s].push_back(std::move(ch));
       }
@@ -632,6 +635,8 @@ Status DBImpl::CompactCollection(const std::shared_ptr<CollectionState>& c,
             ch.columns[a].Append(old.attribute(a).ValueAt(ordinal));
           }
         }
+        SIEVE_RETURN_IF_ERROR(EnsureTextSegments(spec.attributes, &ch.columns)
+                                  .WithContext("compact '" + spec.name + "', shard " + Num(s)));
         SIEVE_RETURN_IF_ERROR(rewrite->Append(ch).WithContext(
             "compact '" + spec.name + "', shard " + Num(s)));
         fresh->ApplyChunk(ch);

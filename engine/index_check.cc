@@ -4,12 +4,16 @@
 // from the rows and compared with what the rows hold.
 
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/db_impl.h"
 #include "engine/db_util.h"
+#include "index/text_index.h"
+#include "text/text_analyzer.h"
+#include "text/text_segment.h"
 
 namespace sieve {
 
@@ -27,6 +31,18 @@ void VerifyShardIndex(const CollectionMeta& meta, const ShardIndex& shard, Store
   auto complain = [&](std::string p) {
     if (problems->size() < 100) problems->push_back(std::move(p));
   };
+  // Text attributes: the index the rows make through the analyzer, to hold the stored one to.
+  std::vector<std::unique_ptr<TextIndex>> text(attrs.size());
+  std::vector<std::shared_ptr<const TextAnalyzer>> analyzers(attrs.size());
+  for (size_t a = 0; a < attrs.size(); ++a) {
+    if (shard.text(a) == nullptr) continue;
+    text[a] = std::make_unique<TextIndex>(shard.text(a)->analyzer());
+    Status s = TextAnalyzer::Get(shard.text(a)->analyzer(), &analyzers[a]);
+    if (!s.ok()) {
+      complain("attribute '" + attrs[a].name + "': " + s.ToString());
+      text[a].reset();
+    }
+  }
   Status s = store->ScanChunks(meta, shard.shard(), kChunkIds | kChunkColumns, [&](Chunk&& ch) {
     for (uint32_t i = 0; i < ch.num_rows; ++i) {
       const uint32_t ord = ch.first_ordinal + i;
@@ -41,6 +57,7 @@ void VerifyShardIndex(const CollectionMeta& meta, const ShardIndex& shard, Store
         }
       }
       for (size_t a = 0; a < attrs.size(); ++a) {
+        if (attrs[a].type == AttrType::kText) continue;  // below, a chunk at a time
         Value v = ch.columns[a].Get(i);
         if (shard.attribute(a).ValueAt(ord) != v) {
           complain("row " + std::to_string(ord) + ", attribute '" + attrs[a].name +
@@ -63,11 +80,44 @@ void VerifyShardIndex(const CollectionMeta& meta, const ShardIndex& shard, Store
         }
       }
     }
+    for (size_t a = 0; a < attrs.size(); ++a) {
+      if (text[a] == nullptr) continue;
+      const Column& col = ch.columns[a];
+      for (uint32_t i = 0; i < ch.num_rows && ch.first_ordinal + i < shard.rows(); ++i) {
+        const Value v = col.Get(i);
+        if (shard.attribute(a).ValueAt(ch.first_ordinal + i) != v) {
+          complain("row " + std::to_string(ch.first_ordinal + i) + ", attribute '" +
+                   attrs[a].name + "': index holds another text than the row");
+        }
+        if (IsNull(v)) nulls[a].push_back(ch.first_ordinal + i);
+      }
+      TextSegment rebuilt;
+      Status bs = BuildTextSegment(*analyzers[a], col.strings, col.valid, &rebuilt);
+      if (!bs.ok()) {
+        complain("attribute '" + attrs[a].name + "', chunk at ordinal " +
+                 std::to_string(ch.first_ordinal) + ": " + bs.ToString());
+        text[a].reset();
+        continue;
+      }
+      // What the store keeps beside the column must be what the analyzer makes of it.
+      if (col.segment == nullptr || !(*col.segment == rebuilt)) {
+        complain("attribute '" + attrs[a].name + "', chunk at ordinal " +
+                 std::to_string(ch.first_ordinal) +
+                 ": the stored text index differs from the one its texts make");
+      }
+      text[a]->Append(rebuilt, col.valid);
+    }
     return Status::OK();
   });
   if (!s.ok()) {
     complain(s.ToString());
     return;
+  }
+  for (size_t a = 0; a < attrs.size(); ++a) {
+    if (text[a] == nullptr) continue;
+    text[a]->Delete(shard.deleted());
+    const std::string diff = shard.text(a)->Difference(*text[a]);
+    if (!diff.empty()) complain("attribute '" + attrs[a].name + "': text index: " + diff);
   }
   for (size_t a = 0; a < attrs.size(); ++a) {
     const AttributeIndex& idx = shard.attribute(a);

@@ -117,7 +117,7 @@ std::string CollectionStats::ToJson() const {
     j["dtype"] = DTypeName(spec.dtype);
     j["shards"] = spec.shards;
     auto attrs = nlohmann::ordered_json::object();
-    for (const AttributeSpec& a : spec.attributes) attrs[a.name] = AttrTypeName(a.type);
+    for (const AttributeSpec& a : spec.attributes) attrs[a.name] = AttributeTypeText(a);
     j["attributes"] = std::move(attrs);
     return DumpLine(j);
   } catch (...) {

@@ -91,7 +91,8 @@ Status ParseAssignment(std::string_view text, const CollectionSpec& spec, std::s
                     (attr->type == AttrType::kInt && std::holds_alternative<int64_t>(*value)) ||
                     (attr->type == AttrType::kFloat && (std::holds_alternative<double>(*value) ||
                                                         std::holds_alternative<int64_t>(*value))) ||
-                    (attr->type == AttrType::kString && std::holds_alternative<std::string>(*value)) ||
+                    ((attr->type == AttrType::kString || attr->type == AttrType::kText) &&
+                     std::holds_alternative<std::string>(*value)) ||
                     (attr->type == AttrType::kBool && std::holds_alternative<bool>(*value)) ||
                     (attr->type == AttrType::kTags &&
                      std::holds_alternative<std::vector<std::string>>(*value));

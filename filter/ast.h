@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sieve/types.h"
+#include "text/text_analyzer.h"
 
 namespace sieve {
 
@@ -39,6 +40,12 @@ struct FilterNode {
     kBetween,   // attr BETWEEN literals[0] AND literals[1] (both inclusive)
     kContains,  // tags attr CONTAINS literals[0]
     kIsNull,    // attr IS NULL (negated: IS NOT NULL)
+    kText,      // MATCH / MATCH_ALL / PHRASE (text_op) of text attr and literals[0]
+  };
+  enum class TextOp : uint8_t {
+    kMatch,     // MATCH(attr, '...'): a row holding any of the terms
+    kMatchAll,  // MATCH_ALL(attr, '...'): a row holding every term
+    kPhrase,    // PHRASE(attr, '...'): the terms at the same relative positions
   };
 
   Kind kind = Kind::kAll;
@@ -53,6 +60,9 @@ struct FilterNode {
   CompareOp op = CompareOp::kEq;
   bool negated = false;  // kIn: NOT IN; kIsNull: IS NOT NULL
   std::vector<FilterLiteral> literals;
+  // kText: the operator and literals[0] analyzed by the attribute's analyzer.
+  TextOp text_op = TextOp::kMatch;
+  std::vector<TextToken> tokens;
 };
 
 }  // namespace sieve

@@ -2,6 +2,7 @@
 
 #include "filter/filter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -91,6 +92,7 @@ RowSet Equal(const AttributeIndex& index, const FilterLiteral& lit) {
     case AttrType::kBool:
       return index.EqualInt(lit.b ? 1 : 0);
     case AttrType::kTags:
+    case AttrType::kText:
       break;
   }
   return RowSet();
@@ -142,6 +144,52 @@ RowSet TestTrue(const FilterNode& n, const AttributeIndex& index) {
       break;
   }
   return RowSet();
+}
+
+// The rows (non-null) for which MATCH, MATCH_ALL or PHRASE is TRUE. A text that analyzes to
+// no terms (only stop words, say) holds no term for a row to match: no row.
+RowSet TextTrue(const FilterNode& n, const TextIndex& index) {
+  using Op = FilterNode::TextOp;
+  if (n.tokens.empty()) return RowSet();
+  std::vector<const TextIndex::Postings*> postings;
+  for (const TextToken& t : n.tokens) postings.push_back(index.Find(t.term));
+  if (n.text_op == Op::kMatch) {
+    std::vector<const roaring_bitmap_s*> sets;
+    for (const TextIndex::Postings* p : postings) {
+      if (p != nullptr) sets.push_back(p->rows().raw());
+    }
+    return RowSet::UnionRaw(sets.data(), sets.size());
+  }
+  // Every term, rarest first so the intersection shrinks at once.
+  for (const TextIndex::Postings* p : postings) {
+    if (p == nullptr) return RowSet();
+  }
+  std::vector<const TextIndex::Postings*> order = postings;
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->rows().Cardinality() < b->rows().Cardinality();
+  });
+  RowSet all = order[0]->rows();
+  for (size_t i = 1; i < order.size() && !all.Empty(); ++i) all &= order[i]->rows();
+  if (n.text_op == Op::kMatchAll || n.tokens.size() == 1) return all;
+  // PHRASE: some start s with token i's term at s + (position_i - position_0) for every i.
+  std::vector<uint32_t> passing;
+  all.ForEach([&](uint32_t ordinal) {
+    const uint32_t *b0 = nullptr, *e0 = nullptr;
+    postings[0]->Positions(ordinal, &b0, &e0);
+    for (const uint32_t* p = b0; p != e0; ++p) {
+      bool found = true;
+      for (size_t i = 1; i < postings.size() && found; ++i) {
+        const uint64_t want = uint64_t{*p} + (n.tokens[i].position - n.tokens[0].position);
+        const uint32_t *b = nullptr, *e = nullptr;
+        found = postings[i]->Positions(ordinal, &b, &e) && std::binary_search(b, e, want);
+      }
+      if (found) {
+        passing.push_back(ordinal);
+        break;
+      }
+    }
+  });
+  return RowSet::Of(passing.data(), passing.size());
 }
 
 // The live rows for which a test of the row id is TRUE (ids are never null).
@@ -224,6 +272,11 @@ class Compiler {
         const AttributeIndex& index = shard_.attribute(n.attr);
         out.t = TestTrue(n, index);
         if (need_unknown) out.u = index.nulls();
+        break;
+      }
+      case K::kText: {
+        out.t = TextTrue(n, *shard_.text(n.attr));
+        if (need_unknown) out.u = shard_.attribute(n.attr).nulls();
         break;
       }
       case K::kNot: {

@@ -10,6 +10,12 @@
 //   unary   := NOT unary | '(' expr ')' | test
 //   test    := attr op literal | attr [NOT] IN '(' literal (',' literal)* ')'
 //            | attr BETWEEN literal AND literal | attr CONTAINS literal | attr IS [NOT] NULL
+//            | (MATCH | MATCH_ALL | PHRASE) '(' text_attr ',' 'string' ')'
+//
+// The full-text tests analyze their string with the attribute's analyzer when the filter is
+// parsed (text/text_analyzer.h) and compile from the shard's TextIndex: MATCH holds for a row
+// with any of the terms, MATCH_ALL for one with all of them, PHRASE for one with the terms at
+// the same relative positions. A text that analyzes to no term matches no row.
 //
 // Nulls follow SQL's three-valued logic: only rows whose whole filter is TRUE pass.
 //

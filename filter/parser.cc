@@ -210,6 +210,7 @@ class Parser {
         want = "true or false";
         break;
       case AttrType::kTags:
+      case AttrType::kText:
         break;
     }
     if (ok) return Status::OK();
@@ -222,6 +223,91 @@ class Parser {
     return kId;
   }
 
+  // MATCH, MATCH_ALL and PHRASE, in any letter case.
+  static bool TextOpOf(std::string_view word, FilterNode::TextOp* op) {
+    static constexpr std::pair<std::string_view, FilterNode::TextOp> kOps[] = {
+        {"MATCH", FilterNode::TextOp::kMatch},
+        {"MATCH_ALL", FilterNode::TextOp::kMatchAll},
+        {"PHRASE", FilterNode::TextOp::kPhrase}};
+    for (const auto& [name, value] : kOps) {
+      if (word.size() != name.size()) continue;
+      bool same = true;
+      for (size_t i = 0; i < word.size() && same; ++i) {
+        char c = word[i];
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        same = c == name[i];
+      }
+      if (same) {
+        *op = value;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The attribute an identifier token names, or an error at it.
+  Status ResolveAttribute(const Token& name, size_t* attr, bool* is_id) const {
+    const std::string_view wanted = IdentName(name);
+    *attr = spec_.attributes.size();
+    for (size_t i = 0; i < spec_.attributes.size(); ++i) {
+      if (spec_.attributes[i].name == wanted) *attr = i;
+    }
+    *is_id = *attr == spec_.attributes.size() && !name.quoted && wanted == "id";
+    if (*attr == spec_.attributes.size() && !*is_id) {
+      return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "' (" + AttributeList() +
+                               ")");
+    }
+    return Status::OK();
+  }
+
+  // FN '(' attr ',' 'text' ')' after FN: the attribute must be text; the text is analyzed with
+  // its analyzer now, so each shard compiles the same terms.
+  Status ParseTextTest(const Token& fn, FilterNode::TextOp op, std::unique_ptr<FilterNode>* out) {
+    std::string fn_name(fn.text);
+    for (char& c : fn_name) {
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    }
+    Take();  // (
+    const Token field = Peek();
+    if (field.kind != TokenKind::kIdent) {
+      return Unexpected("expected the name of a text attribute after " + fn_name + "(");
+    }
+    size_t attr = 0;
+    bool is_id = false;
+    SIEVE_RETURN_IF_ERROR(ResolveAttribute(field, &attr, &is_id));
+    if (is_id || spec_.attributes[attr].type != AttrType::kText) {
+      const std::string type = is_id ? "the row id" : AttrTypeName(spec_.attributes[attr].type);
+      return ErrorAt(field, fn_name + " applies only to text attributes; '" +
+                                std::string(IdentName(field)) + "' is " + type);
+    }
+    Take();
+    const AttributeSpec& a = spec_.attributes[attr];
+    SIEVE_RETURN_IF_ERROR(Expect(TokenKind::kComma, "expected ',' after the attribute of " +
+                                                        fn_name));
+    const Token lt = Peek();
+    if (lt.kind != TokenKind::kString) {
+      return Unexpected(fn_name + " needs a 'string' (the text to look for) after the attribute");
+    }
+    FilterLiteral lit;
+    SIEVE_RETURN_IF_ERROR(ParseLiteral(&lit));
+    SIEVE_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "expected ')' to close " + fn_name));
+    auto node = std::make_unique<FilterNode>();
+    node->kind = FilterNode::Kind::kText;
+    node->pos = fn.pos;
+    node->attr = attr;
+    node->attr_name = a.name;
+    node->attr_type = a.type;
+    node->text_op = op;
+    std::shared_ptr<const TextAnalyzer> analyzer;
+    Status s = TextAnalyzer::Get(a.analyzer.empty() ? kDefaultTextAnalyzer : a.analyzer,
+                                 &analyzer);
+    if (s.ok()) s = analyzer->Analyze(lit.s, &node->tokens);
+    if (!s.ok()) return FilterError(lt.pos, fn_name + ": " + s.message(), lt.text);
+    node->literals.push_back(std::move(lit));
+    *out = std::move(node);
+    return Status::OK();
+  }
+
   Status ParseTest(std::unique_ptr<FilterNode>* out) {
     const Token name = Peek();
     if (name.kind != TokenKind::kIdent) {
@@ -229,6 +315,15 @@ class Parser {
         return Unexpected("expected an attribute name, NOT or '('");
       }
       return ErrorAt(name, "expected an attribute name, NOT or '('");
+    }
+    // A function is its name and '(' (an attribute is never followed by one), so attributes
+    // may still be called match or phrase.
+    bool taken = false;
+    FilterNode::TextOp text_op;
+    if (!name.quoted && TextOpOf(name.text, &text_op)) {
+      Take();
+      taken = true;
+      if (Peek().kind == TokenKind::kLParen) return ParseTextTest(name, text_op, out);
     }
     const std::string_view wanted = IdentName(name);
     size_t attr = spec_.attributes.size();
@@ -242,7 +337,7 @@ class Parser {
       return ErrorAt(name, "unknown attribute '" + std::string(wanted) + "' (" + AttributeList() +
                                ")");
     }
-    Take();
+    if (!taken) Take();
     const AttributeSpec& a = is_id ? IdSpec() : spec_.attributes[attr];
     auto node = std::make_unique<FilterNode>();
     node->pos = name.pos;
@@ -257,6 +352,13 @@ class Parser {
       return ErrorAt(
           op, "attribute '" + a.name + "' is tags and supports only CONTAINS and IS [NOT] NULL");
     };
+    if (a.type == AttrType::kText && op.kind != TokenKind::kIs) {
+      if (op.kind == TokenKind::kEnd || op.kind == TokenKind::kError) {
+        return Unexpected("expected IS [NOT] NULL after the text attribute '" + a.name + "'");
+      }
+      return ErrorAt(op, "attribute '" + a.name +
+                             "' is text: test it with MATCH, MATCH_ALL, PHRASE or IS [NOT] NULL");
+    }
     switch (op.kind) {
       case TokenKind::kEq:
       case TokenKind::kNe:
@@ -452,6 +554,14 @@ void AppendNode(const FilterNode& n, std::string* out) {
       break;
     case K::kIsNull:
       *out += NameText(n.attr_name) + (n.negated ? " IS NOT NULL" : " IS NULL");
+      break;
+    case K::kText:
+      *out += n.text_op == FilterNode::TextOp::kMatch      ? "MATCH("
+              : n.text_op == FilterNode::TextOp::kMatchAll ? "MATCH_ALL("
+                                                           : "PHRASE(";
+      *out += NameText(n.attr_name) + ", ";
+      AppendLiteral(n.literals[0], out);
+      out->push_back(')');
       break;
   }
 }

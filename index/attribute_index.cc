@@ -317,7 +317,7 @@ struct AttributeIndex::Impl {
   // Values by ordinal for ValueAt; only the vector of `type` is used.
   std::vector<int64_t> ints;
   std::vector<double> floats;
-  std::vector<std::string> strings;
+  std::vector<std::string> strings;  // kString, kText
   std::vector<std::vector<std::string>> tags;
 };
 
@@ -373,6 +373,10 @@ void AttributeIndex::Append(const Column& column) {
       m.strings.insert(m.strings.end(), column.strings.begin(), column.strings.begin() + n);
       for (uint32_t o : present) m.string_postings[column.strings[o - base]].Add(o);
       break;
+    case AttrType::kText:
+      // The terms are the TextIndex's (index/text_index.h): only values and nulls here.
+      m.strings.insert(m.strings.end(), column.strings.begin(), column.strings.begin() + n);
+      break;
     case AttrType::kTags:
       m.tags.insert(m.tags.end(), column.tags.begin(), column.tags.begin() + n);
       for (uint32_t o : present) {
@@ -403,6 +407,8 @@ void AttributeIndex::Set(uint32_t ordinal, const Value& value) {
       case AttrType::kFloat: break;
       case AttrType::kString:
         unpost(m.string_postings, std::get<std::string>(old), ordinal);
+        break;
+      case AttrType::kText:
         break;
       case AttrType::kTags:
         for (const std::string& t : std::get<std::vector<std::string>>(old)) {
@@ -447,6 +453,9 @@ void AttributeIndex::Set(uint32_t ordinal, const Value& value) {
     case AttrType::kString:
       m.strings[ordinal] = IsNull(value) ? std::string() : std::get<std::string>(value);
       if (!IsNull(value)) m.string_postings[m.strings[ordinal]].Add(ordinal);
+      break;
+    case AttrType::kText:
+      m.strings[ordinal] = IsNull(value) ? std::string() : std::get<std::string>(value);
       break;
     case AttrType::kTags:
       m.tags[ordinal] =
@@ -520,6 +529,7 @@ Value AttributeIndex::ValueAt(uint32_t ordinal) const {
     case AttrType::kFloat:
       return Value(m.floats[ordinal]);
     case AttrType::kString:
+    case AttrType::kText:
       return Value(m.strings[ordinal]);
     case AttrType::kTags:
       return Value(m.tags[ordinal]);

@@ -3,7 +3,8 @@
 // AttributeIndex answers predicates on one attribute of one shard with RowSets, without
 // scanning rows: equality and IN from postings (one Roaring bitmap per distinct value, or per
 // tag for `tags`), numeric ranges from a sorted (value, ordinal) index with bucket bitmaps,
-// IS NULL from the null set. Built in memory from storage's columns.
+// IS NULL from the null set. Built in memory from storage's columns. A text attribute keeps
+// its values and nulls here and its terms in a TextIndex (index/text_index.h).
 //
 // Results include deleted rows; the filter compiler removes them.
 //

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -43,6 +44,9 @@ Status CheckChunk(const Chunk& chunk, uint32_t dim, const std::vector<AttributeI
         case AttrType::kString:
           ok = c.strings.size() == n;
           break;
+        case AttrType::kText:
+          ok = c.strings.size() == n && (c.segment == nullptr || c.segment->num_rows == n);
+          break;
         case AttrType::kTags:
           ok = c.tags.size() == n;
           break;
@@ -69,7 +73,13 @@ ShardIndex::ShardIndex(const CollectionSpec& spec, uint32_t shard)
       shard_(shard),
       vectors_(std::make_shared<VectorArena>(spec.dim)) {
   attributes_.reserve(spec.attributes.size());
-  for (const AttributeSpec& a : spec.attributes) attributes_.emplace_back(a.type);
+  for (const AttributeSpec& a : spec.attributes) {
+    attributes_.emplace_back(a.type);
+    text_.push_back(a.type == AttrType::kText
+                        ? std::make_unique<TextIndex>(a.analyzer.empty() ? kDefaultTextAnalyzer
+                                                                         : a.analyzer)
+                        : nullptr);
+  }
 }
 
 RowSet ShardIndex::Live() const {
@@ -173,12 +183,19 @@ ShardIndex::ShardIndex(const ShardIndex& other, CopyTag)
       deleted_(other.deleted_) {
   attributes_.reserve(other.attributes_.size());
   for (const AttributeIndex& a : other.attributes_) attributes_.push_back(a.Copy());
+  for (const auto& t : other.text_) {
+    text_.push_back(t == nullptr ? nullptr : std::make_unique<TextIndex>(t->Copy()));
+  }
   std::lock_guard<std::mutex> lock(other.sorted_mu_);
   sorted_live_ = other.sorted_live_;
 }
 
 void ShardIndex::SetValue(size_t attr, uint32_t ordinal, const Value& value) {
   ++version_;
+  if (text_[attr] != nullptr && ordinal < rows()) {
+    const Value old = attributes_[attr].ValueAt(ordinal);
+    text_[attr]->Set(ordinal, std::get_if<std::string>(&old), std::get_if<std::string>(&value));
+  }
   attributes_[attr].Set(ordinal, value);
 }
 
@@ -199,7 +216,22 @@ void ShardIndex::ApplyChunk(const Chunk& chunk) {
   }
   ids_.insert(ids_.end(), chunk.ids.begin(), chunk.ids.begin() + n);
   for (uint32_t i = 0; i < n; ++i) live_ids_[chunk.ids[i]] = base + i;
-  for (size_t a = 0; a < attributes_.size(); ++a) attributes_[a].Append(chunk.columns[a]);
+  for (size_t a = 0; a < attributes_.size(); ++a) {
+    attributes_[a].Append(chunk.columns[a]);
+    if (text_[a] == nullptr) continue;
+    const Column& c = chunk.columns[a];
+    if (c.segment != nullptr && c.segment->num_rows == n && c.text_changed.empty()) {
+      text_[a]->Append(*c.segment, c.valid);
+      continue;
+    }
+    std::shared_ptr<const TextAnalyzer> analyzer;
+    TextSegment segment;
+    if (!TextAnalyzer::Get(text_[a]->analyzer(), &analyzer).ok() ||
+        !BuildTextSegment(*analyzer, c.strings, c.valid, &segment).ok()) {
+      throw std::bad_alloc();
+    }
+    text_[a]->Append(segment, c.valid);
+  }
 }
 
 void ShardIndex::SetDeleted(const RowSet& deleted) {
@@ -209,6 +241,9 @@ void ShardIndex::SetDeleted(const RowSet& deleted) {
     sorted_live_.reset();
   }
   RowSet newly = deleted - deleted_;
+  for (auto& t : text_) {
+    if (t != nullptr) t->Delete(newly);
+  }
   newly.ForEach([this](uint32_t ordinal) {
     if (ordinal >= ids_.size()) return;
     auto it = live_ids_.find(ids_[ordinal]);

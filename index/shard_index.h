@@ -23,6 +23,7 @@
 
 #include "index/attribute_index.h"
 #include "index/row_set.h"
+#include "index/text_index.h"
 #include "index/vector_arena.h"
 #include "sieve/status.h"
 #include "storage/store.h"
@@ -46,6 +47,8 @@ class ShardIndex {
   const VectorArena& vectors() const { return *vectors_; }
   const AttributeIndex& attribute(size_t i) const { return attributes_[i]; }
   size_t num_attributes() const { return attributes_.size(); }
+  // The inverted index of attribute i when it is a text attribute, else null.
+  const TextIndex* text(size_t i) const { return text_[i].get(); }
   const RowSet& deleted() const { return deleted_; }
   // [0, rows()) minus deleted.
   RowSet Live() const;
@@ -73,11 +76,14 @@ class ShardIndex {
   // `vectors`: ids and attributes are enough for counts, gets and scans). Corruption when they
   // disagree.
   Status Load(Store* store, const CollectionMeta& meta, bool vectors = true);
-  // Appends a chunk whose first ordinal is rows().
+  // Appends a chunk whose first ordinal is rows(). A text column's rows join the attribute's
+  // TextIndex through its segment (built here when the column's is not current; throws
+  // std::bad_alloc when that analysis fails, which only an allocation failure makes it do).
   void ApplyChunk(const Chunk& chunk);
   // Replaces the deleted set (a superset of the old one) and drops those ids from the map.
   void SetDeleted(const RowSet& deleted);
-  // Replaces one row's value of attribute `attr` (see AttributeIndex::Set).
+  // Replaces one row's value of attribute `attr` (see AttributeIndex::Set and, for a text
+  // attribute, TextIndex::Set, which may throw std::bad_alloc).
   void SetValue(size_t attr, uint32_t ordinal, const Value& value);
 
   // What a filter compiled over this image depends on: a number no other ShardIndex of the
@@ -96,6 +102,7 @@ class ShardIndex {
   std::shared_ptr<VectorArena> vectors_;
   bool has_vectors_ = true;
   std::vector<AttributeIndex> attributes_;
+  std::vector<std::unique_ptr<TextIndex>> text_;  // per attribute; null unless text
   std::vector<int64_t> ids_;
   std::unordered_map<int64_t, uint32_t> live_ids_;
   RowSet deleted_;

@@ -2,6 +2,7 @@
 
 #include "storage/column.h"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 #include <variant>
@@ -19,6 +20,7 @@ void Column::Reserve(size_t n) {
       floats.reserve(n);
       break;
     case AttrType::kString:
+    case AttrType::kText:
       strings.reserve(n);
       break;
     case AttrType::kTags:
@@ -45,6 +47,7 @@ void Column::Append(const Value& v) {
       floats.push_back(has ? std::get<double>(v) : 0.0);
       break;
     case AttrType::kString:
+    case AttrType::kText:
       has = std::holds_alternative<std::string>(v);
       strings.push_back(has ? std::get<std::string>(v) : std::string());
       break;
@@ -74,6 +77,7 @@ bool Column::Set(size_t i, const Value& v) {
       floats[i] = has ? std::get<double>(v) : 0.0;
       break;
     case AttrType::kString:
+    case AttrType::kText:
       has = std::holds_alternative<std::string>(v);
       strings[i] = has ? std::get<std::string>(v) : std::string();
       break;
@@ -84,6 +88,11 @@ bool Column::Set(size_t i, const Value& v) {
   }
   if (!has && !IsNull(v)) return false;
   valid[i] = has ? 1 : 0;
+  if (type == AttrType::kText && segment != nullptr) {
+    const uint32_t row = static_cast<uint32_t>(i);
+    auto at = std::lower_bound(text_changed.begin(), text_changed.end(), row);
+    if (at == text_changed.end() || *at != row) text_changed.insert(at, row);
+  }
   return true;
 }
 
@@ -97,11 +106,36 @@ Value Column::Get(size_t i) const {
     case AttrType::kFloat:
       return Value(std::in_place_type<double>, floats[i]);
     case AttrType::kString:
+    case AttrType::kText:
       return Value(std::in_place_type<std::string>, strings[i]);
     case AttrType::kTags:
       return Value(std::in_place_type<std::vector<std::string>>, tags[i]);
   }
   return Value();
+}
+
+Status EnsureTextSegments(const std::vector<AttributeSpec>& schema, std::vector<Column>* columns) {
+  for (size_t a = 0; a < columns->size() && a < schema.size(); ++a) {
+    Column& col = (*columns)[a];
+    if (col.type != AttrType::kText || col.SegmentCurrent()) continue;
+    const std::string at = "attribute '" + schema[a].name + "'";
+    std::shared_ptr<const TextAnalyzer> analyzer;
+    SIEVE_RETURN_IF_ERROR(TextAnalyzer::Get(
+        schema[a].analyzer.empty() ? kDefaultTextAnalyzer : schema[a].analyzer, &analyzer)
+                              .WithContext(at));
+    auto segment = std::make_shared<TextSegment>();
+    if (col.segment != nullptr && col.segment->num_rows == col.size()) {
+      SIEVE_RETURN_IF_ERROR(RebuildTextSegment(*analyzer, *col.segment, col.text_changed,
+                                               col.strings, col.valid, segment.get())
+                                .WithContext(at));
+    } else {
+      SIEVE_RETURN_IF_ERROR(
+          BuildTextSegment(*analyzer, col.strings, col.valid, segment.get()).WithContext(at));
+    }
+    col.segment = std::move(segment);
+    col.text_changed.clear();
+  }
+  return Status::OK();
 }
 
 }  // namespace sieve

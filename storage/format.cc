@@ -10,11 +10,14 @@
 #include <exception>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
 #include "storage/roaring.h"
+#include "text/text_analyzer.h"
+#include "text/text_segment.h"
 
 namespace sieve::format {
 
@@ -55,6 +58,21 @@ class Reader {
     *out = data_.substr(pos_, n);
     pos_ += n;
     return true;
+  }
+  // LEB128, at most 5 bytes, value < 2^32.
+  bool Varint32(uint32_t* v) {
+    uint64_t x = 0;
+    for (int shift = 0; shift <= 28; shift += 7) {
+      uint8_t b = 0;
+      if (!U8(&b)) return false;
+      x |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80) == 0) {
+        if (x > UINT32_MAX) return false;
+        *v = static_cast<uint32_t>(x);
+        return true;
+      }
+    }
+    return false;
   }
 
  private:
@@ -319,11 +337,19 @@ bool ParseChunkKey(std::string_view key, char* tag, uint32_t* collection_id, uin
 
 std::string EncodeMeta(const CollectionMeta& meta) {
   nlohmann::ordered_json attrs = nlohmann::ordered_json::array();
+  bool text = false;
   for (const AttributeSpec& a : meta.spec.attributes) {
-    attrs.push_back({{"name", a.name}, {"type", AttrTypeName(a.type)}});
+    nlohmann::ordered_json attr = {{"name", a.name}, {"type", AttrTypeName(a.type)}};
+    if (a.type == AttrType::kText) {
+      attr["analyzer"] = a.analyzer;
+      text = true;
+    }
+    attrs.push_back(std::move(attr));
   }
   nlohmann::ordered_json j;
-  j["format_version"] = kFormatVersion;
+  // Version 2 only where it is needed: stores without text attributes stay readable by
+  // builds that know version 1 alone.
+  j["format_version"] = text ? kTextMetaVersion : kFormatVersion;
   j["id"] = meta.id;
   j["spec"] = {{"name", meta.spec.name},
                {"dim", meta.spec.dim},
@@ -350,11 +376,13 @@ Status DecodeMeta(std::string_view value, CollectionMeta* meta) {
     if (!version || !version->is_number_unsigned()) {
       return Status::Corruption("collection metadata lacks an unsigned 'format_version'");
     }
-    if (version->get<uint64_t>() != kFormatVersion) {
+    if (version->get<uint64_t>() != kFormatVersion &&
+        version->get<uint64_t>() != kTextMetaVersion) {
       return Status::Corruption("collection metadata has format version " +
-                                Num(version->get<uint64_t>()) + ", this build reads version " +
-                                Num(kFormatVersion));
+                                Num(version->get<uint64_t>()) + ", this build reads versions " +
+                                Num(kFormatVersion) + " and " + Num(kTextMetaVersion));
     }
+    const uint64_t meta_version = version->get<uint64_t>();
     const nlohmann::json* id = field(j, "id");
     const nlohmann::json* spec = field(j, "spec");
     const nlohmann::json* next_auto_id = field(j, "next_auto_id");
@@ -403,6 +431,21 @@ Status DecodeMeta(std::string_view value, CollectionMeta* meta) {
       as.name = aname->get<std::string>();
       s = ParseAttrType(atype->get<std::string>(), &as.type);
       if (!s.ok()) return Status::Corruption("spec attribute '" + as.name + "': " + s.message());
+      const nlohmann::json* analyzer = field(a, "analyzer");
+      if (as.type == AttrType::kText) {
+        if (meta_version < kTextMetaVersion) {
+          return Status::Corruption("spec attribute '" + as.name +
+                                    "': a text attribute in metadata of format version " +
+                                    Num(meta_version));
+        }
+        if (!analyzer || !analyzer->is_string() || analyzer->get<std::string>().empty()) {
+          return Status::Corruption("spec attribute '" + as.name + "' lacks its 'analyzer'");
+        }
+        as.analyzer = analyzer->get<std::string>();
+      } else if (analyzer) {
+        return Status::Corruption("spec attribute '" + as.name + "' is " +
+                                  AttrTypeName(as.type) + " and has an 'analyzer'");
+      }
       m.spec.attributes.push_back(std::move(as));
     }
     s = ValidateSpec(m.spec);
@@ -456,8 +499,18 @@ Status ValidateSpec(const CollectionSpec& spec) {
         return Status::InvalidArgument(at + "name may only contain A-Z, a-z, 0-9 and '_'");
       }
     }
-    if (static_cast<uint8_t>(a.type) > static_cast<uint8_t>(AttrType::kTags)) {
+    if (static_cast<uint8_t>(a.type) > static_cast<uint8_t>(AttrType::kText)) {
       return Status::InvalidArgument(at + "unknown type " + Num(static_cast<uint8_t>(a.type)));
+    }
+    if (a.type == AttrType::kText) {
+      if (a.analyzer.empty()) {
+        return Status::InvalidArgument(at + "a text attribute needs an analyzer");
+      }
+      SIEVE_RETURN_IF_ERROR(
+          TextAnalyzer::Validate(a.analyzer).WithContext(at.substr(0, at.size() - 2)));
+    } else if (!a.analyzer.empty()) {
+      return Status::InvalidArgument(at + "only text attributes have an analyzer ('" +
+                                     a.name + "' is " + AttrTypeName(a.type) + ")");
     }
     if (!seen.insert(a.name).second) {
       return Status::InvalidArgument(at + "name appears more than once");
@@ -689,6 +742,7 @@ Status CheckColumns(const std::vector<Column>& columns, const std::vector<Attrib
         values = col.floats.size();
         break;
       case AttrType::kString:
+      case AttrType::kText:
         values = col.strings.size();
         break;
       case AttrType::kTags:
@@ -701,9 +755,18 @@ Status CheckColumns(const std::vector<Column>& columns, const std::vector<Attrib
                                      " values, the chunk has " + Num(num_rows) + " rows");
     }
     for (size_t r = 0; r < num_rows; ++r) {
-      if (col.type == AttrType::kString && col.valid[r] && col.strings[r].size() > UINT32_MAX) {
+      if ((col.type == AttrType::kString || col.type == AttrType::kText) && col.valid[r] &&
+          col.strings[r].size() > UINT32_MAX) {
         return Status::InvalidArgument(at + "row " + Num(r) + ": string longer than 4 GiB");
       }
+    }
+    if (col.type == AttrType::kText) {
+      if (!col.SegmentCurrent()) {
+        return Status::InvalidArgument(at + "the text index of the column is not built "
+                                            "(EnsureTextSegments)");
+      }
+      Status s = CheckTextSegment(*col.segment, col.valid);
+      if (!s.ok()) return Status::InvalidArgument(at + s.message());
     }
   }
   return Status::OK();
@@ -722,6 +785,75 @@ void PutBitmap(const std::vector<uint8_t>& flags, std::string* out) {
 void PutString(std::string_view s, std::string* out) {
   PutFixed32(out, static_cast<uint32_t>(s.size()));
   out->append(s);
+}
+
+void PutVarint32(std::string* out, uint32_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// The text index of a text column (FORMAT.md, "Attribute chunk"): every count and gap LEB128.
+void EncodeTextSegment(const TextSegment& s, std::string* out) {
+  PutVarint32(out, static_cast<uint32_t>(s.terms.size()));
+  for (size_t t = 0; t < s.terms.size(); ++t) {
+    PutVarint32(out, static_cast<uint32_t>(s.terms[t].size()));
+    out->append(s.terms[t]);
+    PutVarint32(out, s.term_starts[t + 1] - s.term_starts[t]);
+    for (uint32_t p = s.term_starts[t]; p < s.term_starts[t + 1]; ++p) {
+      PutVarint32(out, p == s.term_starts[t] ? s.rows[p] : s.rows[p] - s.rows[p - 1] - 1);
+      PutVarint32(out, s.tf(p));
+      for (uint32_t i = s.position_starts[p]; i < s.position_starts[p + 1]; ++i) {
+        PutVarint32(out, i == s.position_starts[p] ? s.positions[i]
+                                                   : s.positions[i] - s.positions[i - 1] - 1);
+      }
+    }
+  }
+}
+
+Status DecodeTextSegment(Reader* in, uint32_t num_rows, TextSegment* s) {
+  auto bad = [&](const std::string& what) {
+    return Status::Corruption("text index is damaged at byte " + Num(in->pos()) + ": " + what);
+  };
+  *s = TextSegment();
+  s->num_rows = num_rows;
+  uint32_t terms = 0;
+  // Every count is bounded by the bytes left (each item takes at least one), so a damaged
+  // count cannot drive a huge allocation.
+  if (!in->Varint32(&terms) || terms > in->remaining()) return bad("term count");
+  s->terms.reserve(terms);
+  for (uint32_t t = 0; t < terms; ++t) {
+    uint32_t len = 0, postings = 0;
+    std::string_view term;
+    if (!in->Varint32(&len) || !in->Bytes(len, &term)) return bad("term " + Num(t));
+    if (!in->Varint32(&postings) || postings == 0 || postings > in->remaining()) {
+      return bad("posting count of term " + Num(t));
+    }
+    s->terms.emplace_back(term);
+    uint64_t row = 0;
+    for (uint32_t p = 0; p < postings; ++p) {
+      uint32_t gap = 0, tf = 0;
+      if (!in->Varint32(&gap) || !in->Varint32(&tf) || tf == 0 || tf > in->remaining()) {
+        return bad("posting " + Num(p) + " of term " + Num(t));
+      }
+      row = p == 0 ? gap : row + 1 + gap;
+      if (row >= num_rows) return bad("row " + Num(row) + " beyond the chunk");
+      s->rows.push_back(static_cast<uint32_t>(row));
+      uint64_t position = 0;
+      for (uint32_t i = 0; i < tf; ++i) {
+        uint32_t pgap = 0;
+        if (!in->Varint32(&pgap)) return bad("positions of term " + Num(t));
+        position = i == 0 ? pgap : position + 1 + pgap;
+        if (position > UINT32_MAX) return bad("position beyond 2^32");
+        s->positions.push_back(static_cast<uint32_t>(position));
+      }
+      s->position_starts.push_back(static_cast<uint32_t>(s->positions.size()));
+    }
+    s->term_starts.push_back(static_cast<uint32_t>(s->rows.size()));
+  }
+  return Status::OK();
 }
 
 void EncodeColumnBody(const Column& col, uint32_t begin, uint32_t num_rows, std::string* out) {
@@ -754,6 +886,16 @@ void EncodeColumnBody(const Column& col, uint32_t begin, uint32_t num_rows, std:
         if (!valid[r]) continue;
         PutFixed32(out, static_cast<uint32_t>(col.tags[begin + r].size()));
         for (const std::string& t : col.tags[begin + r]) PutString(t, out);
+      }
+      break;
+    case AttrType::kText:
+      for (uint32_t r = 0; r < num_rows; ++r) {
+        if (valid[r]) PutString(col.strings[begin + r], out);
+      }
+      if (begin == 0 && num_rows == col.segment->num_rows) {
+        EncodeTextSegment(*col.segment, out);
+      } else {
+        EncodeTextSegment(SliceTextSegment(*col.segment, begin, num_rows), out);
       }
       break;
   }
@@ -803,6 +945,23 @@ Status DecodeColumnBody(std::string_view body, AttrType type, uint32_t num_rows,
       if (col == nullptr) break;
       col->ints.resize(num_rows);
       for (uint32_t r = 0; r < num_rows; ++r) col->ints[r] = BitAt(bits, r);
+      break;
+    }
+    case AttrType::kText: {
+      if (col != nullptr) col->strings.assign(num_rows, std::string());
+      for (uint32_t r = 0; r < num_rows; ++r) {
+        if (!BitAt(validity, r)) continue;
+        uint32_t len = 0;
+        std::string_view bytes;
+        if (!in.U32(&len) || !in.Bytes(len, &bytes)) return truncated(r);
+        if (col != nullptr) col->strings[r].assign(bytes);
+      }
+      auto segment = std::make_shared<TextSegment>();
+      SIEVE_RETURN_IF_ERROR(DecodeTextSegment(&in, num_rows, segment.get()));
+      std::vector<uint8_t> valid(num_rows);
+      for (uint32_t r = 0; r < num_rows; ++r) valid[r] = BitAt(validity, r);
+      SIEVE_RETURN_IF_ERROR(CheckTextSegment(*segment, valid));
+      if (col != nullptr) col->segment = std::move(segment);
       break;
     }
     case AttrType::kString:

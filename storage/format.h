@@ -22,6 +22,9 @@ namespace sieve::format {
 
 // Version of every value layout below; bumped on any incompatible change.
 inline constexpr uint8_t kFormatVersion = 1;
+// The collection metadata of a collection with a text attribute carries this version, so that
+// a build that knows no text attributes refuses it by its version rather than by its type.
+inline constexpr uint8_t kTextMetaVersion = 2;
 
 // Column family names.
 inline constexpr char kMetaFamily[] = "meta";

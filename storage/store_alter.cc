@@ -59,6 +59,9 @@ Status CheckAlteration(const CollectionSpec& old, const CollectionSpec& spec,
       if (old.attributes[src.from].type != a.type) {
         return Status::InvalidArgument("attribute '" + a.name + "' cannot change its type");
       }
+      if (old.attributes[src.from].analyzer != a.analyzer) {
+        return Status::InvalidArgument("attribute '" + a.name + "' cannot change its analyzer");
+      }
       continue;
     }
     Column probe;
@@ -148,6 +151,9 @@ Status RocksStore::AlterColumns(const CollectionMeta& meta, const CollectionSpec
           columns[a].Reserve(rows);
           for (uint32_t r = 0; r < rows; ++r) columns[a].Append(sources[a].fill);
         }
+        // A kept text column keeps its index; a new one is analyzed here.
+        SIEVE_RETURN_IF_ERROR(EnsureTextSegments(spec.attributes, &columns)
+                                  .WithContext(Where(current, shard, first)));
         value.clear();
         fmt::EncodeColumns(columns, 0, rows, &value);
         SIEVE_RETURN_IF_ERROR(FromRocks(batch.Put(rows_, key, value), where));

@@ -240,6 +240,8 @@ class Rebuilder {
     ShardState next = states_[shard];
     next.next_ordinal = c.first_ordinal + c.num_rows;
     next.live_rows += c.num_rows;
+    // Text indexes are made again from the salvaged values.
+    SIEVE_RETURN_IF_ERROR(EnsureTextSegments(meta_.spec.attributes, &c.columns));
     Store::ShardAppend append{shard, {&c}, next};
     next_auto_id_ = std::max(next_auto_id_, meta_.next_auto_id);
     SIEVE_RETURN_IF_ERROR(store_->CommitAppend(meta_, next_auto_id_, {append}));

@@ -388,6 +388,9 @@ Status RocksStore::UpdateColumns(const CollectionMeta& meta,
                                            Num(c.attribute));
           }
         }
+        // Only the changed rows of a text column are analyzed again.
+        SIEVE_RETURN_IF_ERROR(
+            EnsureTextSegments(schema, &columns).WithContext(Where(current, shard, first)));
         value.clear();
         fmt::EncodeColumns(columns, 0, rows, &value);
         batch.Put(rows_, key, value);

@@ -13,6 +13,7 @@
 
 #include "sieve/db.h"
 #include "sieve/status.h"
+#include "text/text_analyzer.h"
 
 namespace sieve {
 
@@ -58,7 +59,8 @@ constexpr NamedValue<AttrType> kAttrTypes[] = {{"int", AttrType::kInt},
                                                {"float", AttrType::kFloat},
                                                {"string", AttrType::kString},
                                                {"bool", AttrType::kBool},
-                                               {"tags", AttrType::kTags}};
+                                               {"tags", AttrType::kTags},
+                                               {"text", AttrType::kText}};
 constexpr NamedValue<Device> kDevices[] = {
     {"auto", Device::kAuto}, {"cpu", Device::kCpu}, {"gpu", Device::kGpu}};
 constexpr NamedValue<SearchPath> kSearchPaths[] = {{"auto", SearchPath::kAuto},
@@ -119,6 +121,25 @@ Status ParseDType(std::string_view text, DType* out) {
 const char* AttrTypeName(AttrType t) { return NameOf(kAttrTypes, t); }
 Status ParseAttrType(std::string_view text, AttrType* out) {
   return ParseNamed(kAttrTypes, "attribute type", text, out);
+}
+
+Status ParseAttributeType(std::string_view text, AttributeSpec* attr) {
+  constexpr std::string_view kTextPrefix = "text:";
+  if (text.substr(0, kTextPrefix.size()) == kTextPrefix) {
+    const std::string_view analyzer = text.substr(kTextPrefix.size());
+    SIEVE_RETURN_IF_ERROR(TextAnalyzer::Validate(analyzer));
+    attr->type = AttrType::kText;
+    attr->analyzer = std::string(analyzer);
+    return Status::OK();
+  }
+  SIEVE_RETURN_IF_ERROR(ParseAttrType(text, &attr->type));
+  attr->analyzer.clear();
+  return Status::OK();
+}
+
+std::string AttributeTypeText(const AttributeSpec& attr) {
+  if (attr.type == AttrType::kText && !attr.analyzer.empty()) return "text:" + attr.analyzer;
+  return AttrTypeName(attr.type);
 }
 
 const char* DeviceName(Device d) { return NameOf(kDevices, d); }

@@ -13,12 +13,14 @@ import sys
 # Folder -> the folders its sources may include (besides its own). Longest prefix wins.
 ALLOWED = {
     "include/sieve": {"sieve"},
-    "storage": {"sieve"},
-    "index": {"sieve", "storage"},
-    "filter": {"sieve", "index", "storage"},
-    "query": {"sieve", "filter", "index", "storage"},
+    # The text analyzer and index segments: below storage, which stores the segments.
+    "text": {"sieve"},
+    "storage": {"sieve", "text"},
+    "index": {"sieve", "storage", "text"},
+    "filter": {"sieve", "index", "storage", "text"},
+    "query": {"sieve", "filter", "index", "storage", "text"},
     "gpu": {"sieve", "query", "index", "storage"},
-    "engine": {"sieve", "query", "gpu", "filter", "index", "storage"},
+    "engine": {"sieve", "query", "gpu", "filter", "index", "storage", "text"},
     # The adapters see the public API and their own folder only.
     "tools/cli": {"sieve", "tools"},
     "tools/server": {"sieve", "tools"},

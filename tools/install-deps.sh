@@ -12,6 +12,8 @@ pkgs=(
   libopenblas-dev
   libhdf5-dev
   nlohmann-json3-dev
+  # The text analyzer (text/): Unicode word boundaries and case folding; Snowball stemmers.
+  libicu-dev libstemmer-dev
   libfaiss-dev
   dataset-fashion-mnist
   python3 python3-numpy

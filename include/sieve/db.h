@@ -497,6 +497,9 @@ struct AlterRequest {
   // must not be taken (as CreateCollection's attributes).
   std::string name;
   AttrType type = AttrType::kInt;  // kAddAttribute: its type
+  // kAddAttribute of a kText attribute: its analyzer (AttributeSpec::analyzer). Default: ""
+  // (stored as "english").
+  std::string analyzer;
   // kAddAttribute: the value every row stored before the change gets; null (monostate) by
   // default. Checked as an ingested value is (an int is taken for a float attribute).
   Value default_value;

@@ -39,6 +39,9 @@ enum class AttrType : uint8_t {
   kString = 2,  // UTF-8 bytes
   kBool = 3,
   kTags = 4,  // list of strings
+  // UTF-8 text, analyzed into terms by the attribute's analyzer (AttributeSpec::analyzer) and
+  // indexed for MATCH, MATCH_ALL and PHRASE; its value is a std::string like kString's.
+  kText = 5,
 };
 
 // "l2" | "ip" | "cosine" and back. Parse returns InvalidArgument naming the bad text.
@@ -46,7 +49,7 @@ const char* MetricName(Metric m);
 Status ParseMetric(std::string_view text, Metric* out);
 const char* DTypeName(DType t);
 Status ParseDType(std::string_view text, DType* out);
-// "int" | "float" | "string" | "bool" | "tags".
+// "int" | "float" | "string" | "bool" | "tags" | "text".
 const char* AttrTypeName(AttrType t);
 Status ParseAttrType(std::string_view text, AttrType* out);
 
@@ -77,7 +80,19 @@ Status ValidateAttributeName(std::string_view name);
 struct AttributeSpec {
   std::string name;  // see ValidateAttributeName; unique in its collection
   AttrType type = AttrType::kInt;
+  // kText only: the analyzer that turns its values into terms, "english", "simple" or
+  // "stem:<language>" (docs/filter-language.md, "Text analyzers"). Empty for every other
+  // type. Default for kText: "" which CreateCollection and AlterCollection store as "english".
+  std::string analyzer = std::string();  // (initialized: two-member aggregate inits stay quiet)
 };
+
+// An attribute's type as declarations write it (the CLI's --attr NAME:TYPE, the server's and
+// Python's "type"): a type name, or for text "text" or "text:<analyzer>" ("text:simple",
+// "text:stem:french"). ParseAttributeType sets attr->type and attr->analyzer (empty unless
+// given); InvalidArgument naming the accepted forms. AttributeTypeText writes the type back:
+// "text:<analyzer>" for a text attribute with an analyzer, else AttrTypeName.
+Status ParseAttributeType(std::string_view text, AttributeSpec* attr);
+std::string AttributeTypeText(const AttributeSpec& attr);
 
 struct CollectionSpec {
   std::string name;  // see ValidateCollectionName

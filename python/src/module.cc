@@ -278,7 +278,7 @@ class PyDB {
     for (const auto& [attr, type] : attributes) {
       AttributeSpec a;
       a.name = attr;
-      Status s = ParseAttrType(type, &a.type);
+      Status s = ParseAttributeType(type, &a);
       if (!s.ok()) Raise(s.WithContext("attribute '" + attr + "'"));
       spec.attributes.push_back(std::move(a));
     }
@@ -493,13 +493,14 @@ class PyDB {
     std::shared_ptr<DB> db = Get();
     AlterRequest request;
     if (op == "add") {
-      AttrType t = AttrType::kInt;
-      ThrowIfError(ParseAttrType(type, &t));
+      AttributeSpec parsed;
+      ThrowIfError(ParseAttributeType(type, &parsed));
       Value v;
       if (!default_value.is_none()) {
         ThrowIfError(PythonToValue(default_value, name, &v).WithContext("default"));
       }
-      request = AlterRequest::AddAttribute(name, t, std::move(v));
+      request = AlterRequest::AddAttribute(name, parsed.type, std::move(v));
+      request.analyzer = parsed.analyzer;
     } else if (op == "drop") {
       request = AlterRequest::DropAttribute(name);
     } else if (op == "rename") {
@@ -516,7 +517,7 @@ class PyDB {
     ThrowIfError(s);
     nb::list attrs;
     for (const AttributeSpec& a : result.spec.attributes) {
-      attrs.append(nb::make_tuple(a.name, AttrTypeName(a.type)));
+      attrs.append(nb::make_tuple(a.name, AttributeTypeText(a)));
     }
     return nb::make_tuple(result.spec.name, attrs, result.rows, result.chunks_rewritten);
   }

@@ -41,7 +41,8 @@ CollectionSpec Spec(const std::string& name, uint32_t dim, DType dtype = DType::
                      {"price", AttrType::kFloat},
                      {"title", AttrType::kString},
                      {"sold", AttrType::kBool},
-                     {"tags", AttrType::kTags}};
+                     {"tags", AttrType::kTags},
+                     {"body", AttrType::kText, "english"}};
   return spec;
 }
 
@@ -61,6 +62,9 @@ Value AttrValue(AttrType type, int64_t id) {
     case AttrType::kTags:
       if (id % 3 == 0) return Value(Tags{});
       return Value(Tags{"t" + std::to_string(id % 4), "all"});
+    case AttrType::kText:
+      return Value("Row " + std::to_string(id) + " runs with the others" +
+                   (id % 2 ? ", oddly" : ""));
   }
   return Value();
 }
@@ -77,6 +81,7 @@ Chunk MakeChunk(const CollectionSpec& spec, uint32_t first, uint32_t rows, int64
     for (uint32_t r = 0; r < rows; ++r) c.Append(AttrValue(a.type, first_id + r));
     chunk.columns.push_back(std::move(c));
   }
+  EXPECT_TRUE(EnsureTextSegments(spec.attributes, &chunk.columns).ok());
   return chunk;
 }
 
@@ -125,6 +130,12 @@ void ExpectChunkEq(const Chunk& got, const Chunk& want, const CollectionSpec& sp
   for (size_t c = 0; c < want.columns.size(); ++c) {
     for (uint32_t r = 0; r < want.num_rows; ++r) {
       ASSERT_EQ(got.columns[c].Get(r), want.columns[c].Get(r)) << "column " << c << " row " << r;
+    }
+    // A text column comes back with the inverted index its values make.
+    if (want.columns[c].type == AttrType::kText) {
+      ASSERT_TRUE(got.columns[c].SegmentCurrent()) << "column " << c;
+      ASSERT_TRUE(want.columns[c].SegmentCurrent()) << "column " << c;
+      EXPECT_EQ(*got.columns[c].segment, *want.columns[c].segment) << "column " << c;
     }
   }
 }
@@ -177,9 +188,11 @@ TEST_F(StoreTest, CreateListGet) {
   EXPECT_EQ(got.spec.dtype, DType::kFloat16);
   EXPECT_EQ(got.spec.metric, Metric::kCosine);
   EXPECT_EQ(got.spec.shards, 4u);
-  ASSERT_EQ(got.spec.attributes.size(), 5u);
+  ASSERT_EQ(got.spec.attributes.size(), 6u);
   EXPECT_EQ(got.spec.attributes[4].name, "tags");
   EXPECT_EQ(got.spec.attributes[4].type, AttrType::kTags);
+  EXPECT_EQ(got.spec.attributes[5].type, AttrType::kText);
+  EXPECT_EQ(got.spec.attributes[5].analyzer, "english");
 
   Status s = store_->GetCollection("gamma", &got);
   EXPECT_TRUE(s.IsNotFound());
@@ -276,7 +289,7 @@ TEST_F(StoreTest, AppendScanRoundTripFloat32AllAttributeTypes) {
   EXPECT_TRUE(vecs[1].ids.empty());
   std::vector<Chunk> cols = ScanAll(store_.get(), meta, 0, kChunkColumns);
   ASSERT_EQ(cols.size(), 3u);
-  EXPECT_EQ(cols[0].columns.size(), 5u);
+  EXPECT_EQ(cols[0].columns.size(), 6u);
   EXPECT_TRUE(cols[0].ids.empty());
   std::vector<Chunk> none = ScanAll(store_.get(), meta, 0, 0);
   ASSERT_EQ(none.size(), 3u);
@@ -477,7 +490,16 @@ TEST_F(StoreTest, CommitAppendRejectsAnythingThatWouldBreakTheInvariants) {
   expect_rejected({{0, {&wrong_type}, state(15)}}, 15, "'title'");
   Chunk missing_column = good;
   missing_column.columns.pop_back();
-  expect_rejected({{0, {&missing_column}, state(15)}}, 15, "4 attribute columns");
+  expect_rejected({{0, {&missing_column}, state(15)}}, 15, "5 attribute columns");
+  // A text column goes to the store only with the index its values make.
+  Chunk stale_text = good;
+  stale_text.columns[5].Set(1, Value(std::string("changed")));
+  expect_rejected({{0, {&stale_text}, state(15)}}, 15, "text index of the column is not built");
+  Chunk broken_text = good;
+  auto broken = std::make_shared<TextSegment>(*good.columns[5].segment);
+  broken->rows[0] = 99;
+  broken_text.columns[5].segment = broken;
+  expect_rejected({{0, {&broken_text}, state(15)}}, 15, "beyond the");
   Chunk empty = MakeChunk(spec, 10, 0, 10);
   expect_rejected({{0, {&empty}, state(10)}}, 15, "empty chunk");
   ShardState bad_live = state(15);

@@ -133,13 +133,14 @@ int Create(const Args& args) {
   spec.dim = static_cast<uint32_t>(dim);
   spec.shards = static_cast<uint32_t>(shards);
   for (const std::string& a : flags.GetAll("attr")) {
-    auto colon = a.rfind(':');
+    // Names hold no ':', so the first one ends the name ("title:text:stem:french").
+    auto colon = a.find(':');
     if (colon == std::string::npos) {
       return Fail("create", Status::InvalidArgument("--attr '" + a + "': expected NAME:TYPE"));
     }
     AttributeSpec attr;
     attr.name = a.substr(0, colon);
-    s = ParseAttrType(a.substr(colon + 1), &attr.type);
+    s = ParseAttributeType(a.substr(colon + 1), &attr);
     if (!s.ok()) return Fail("create", s.WithContext("--attr '" + a + "'"));
     spec.attributes.push_back(attr);
   }

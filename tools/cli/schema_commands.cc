@@ -71,7 +71,7 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 json AttributesJson(const CollectionSpec& spec) {
   json attrs = json::array();
   for (const AttributeSpec& a : spec.attributes) {
-    attrs.push_back({{"name", a.name}, {"type", AttrTypeName(a.type)}});
+    attrs.push_back({{"name", a.name}, {"type", AttributeTypeText(a)}});
   }
   return attrs;
 }
@@ -113,13 +113,13 @@ int Alter(const Args& args) {
   AlterRequest request;
   if (s.ok() && flags.Has("add-attr")) {
     const std::string a = flags.Get("add-attr");
-    const auto colon = a.rfind(':');
+    const auto colon = a.find(':');
     AttributeSpec attr;
     if (colon == std::string::npos) {
       s = Status::InvalidArgument("--add-attr '" + a + "': expected NAME:TYPE");
     } else {
       attr.name = a.substr(0, colon);
-      s = ParseAttrType(a.substr(colon + 1), &attr.type).WithContext("--add-attr '" + a + "'");
+      s = ParseAttributeType(a.substr(colon + 1), &attr).WithContext("--add-attr '" + a + "'");
     }
     if (s.ok()) s = ValidateAttributeName(attr.name).WithContext("--add-attr '" + a + "'");
     Value value;
@@ -141,6 +141,7 @@ int Alter(const Args& args) {
       }
     }
     request = AlterRequest::AddAttribute(attr.name, attr.type, value);
+    request.analyzer = attr.analyzer;
   } else if (s.ok() && flags.Has("drop-attr")) {
     request = AlterRequest::DropAttribute(flags.Get("drop-attr"));
   } else if (s.ok() && flags.Has("rename-attr")) {

@@ -256,6 +256,7 @@ class JsonlRowHandler {
       tags_.push_back(std::move(s));
       return true;
     }
+    if (type() == AttrType::kText) return Put(AttrType::kText, std::move(s));
     return Put(AttrType::kString, std::move(s));
   }
   bool binary(Json::binary_t&) { return false; }
@@ -695,7 +696,8 @@ std::string ConvertCsv(const CsvField& f, AttrType type, Value* out) {
       }
       return "";
     }
-    case AttrType::kString: {
+    case AttrType::kString:
+    case AttrType::kText: {
       // Unquoted text is trimmed of spaces and tabs, as headers and numbers are ("a, red" is
       // "red"); quotes keep them.
       const std::string_view text = f.quoted ? std::string_view(f.text) : TrimSpaces(f.text);

@@ -62,7 +62,12 @@ std::string JsonToValue(const nlohmann::json& v, AttrType type, Value* out) {
       if (!std::isfinite(std::get<double>(*out))) return "number is out of float64 range";
       return "";
     case AttrType::kString:
-      if (!v.is_string()) return "expected string, found " + DescribeJson(v);
+    case AttrType::kText:
+      if (!v.is_string()) {
+        return std::string(type == AttrType::kText ? "expected text (a string)"
+                                                   : "expected string") +
+               ", found " + DescribeJson(v);
+      }
       *out = v.get<std::string>();
       return "";
     case AttrType::kBool:

@@ -662,7 +662,7 @@ HttpResponse Router::CreateCollection(const HttpRequest& req) {
       if (!it.value().is_string()) {
         return Error(400, "attributes." + it.key() + ": the type must be a string");
       }
-      s = ParseAttrType(it.value().get<std::string>(), &a.type);
+      s = ParseAttributeType(it.value().get<std::string>(), &a);
       if (!s.ok()) return Error(s.WithContext("attributes." + it.key()));
       spec.attributes.push_back(std::move(a));
     }
@@ -1170,15 +1170,17 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
         !a["type"].is_string()) {
       return Error(400, "'add_attribute' needs a string 'name' and a string 'type'");
     }
-    AttrType type = AttrType::kInt;
-    Status s = ParseAttrType(a["type"].get<std::string>(), &type);
+    AttributeSpec parsed;
+    Status s = ParseAttributeType(a["type"].get<std::string>(), &parsed);
     if (!s.ok()) return Error(s.WithContext("add_attribute.type"));
+    const AttrType type = parsed.type;
     Value value;
     if (a.contains("default")) {
       s = ParseValue(a["default"], type, &value);
       if (!s.ok()) return Error(s.WithContext("add_attribute.default"));
     }
     request = AlterRequest::AddAttribute(a["name"].get<std::string>(), type, std::move(value));
+    request.analyzer = parsed.analyzer;
   } else if (j.contains("drop_attribute")) {
     if (!j["drop_attribute"].is_string()) return Error(400, "'drop_attribute' must be a string");
     request = AlterRequest::DropAttribute(j["drop_attribute"].get<std::string>());
@@ -1196,7 +1198,7 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
   if (!s.ok()) return Error(s);
   json attrs = json::array();
   for (const AttributeSpec& a : result.spec.attributes) {
-    attrs.push_back({{"name", a.name}, {"type", AttrTypeName(a.type)}});
+    attrs.push_back({{"name", a.name}, {"type", AttributeTypeText(a)}});
   }
   return Json(200, json{{"altered", result.spec.name},
                         {"attributes", std::move(attrs)},
