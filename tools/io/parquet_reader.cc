@@ -286,6 +286,7 @@ bool MakeValueFn(const std::shared_ptr<arrow::Array>& a, AttrType type, ValueFn*
           return false;
       }
     case AttrType::kString:
+    case AttrType::kText:
       return MakeStringFn(a, fn);
     case AttrType::kBool:
       if (id != T::BOOL) return false;
@@ -327,6 +328,8 @@ const char* TakesText(AttrType type) {
       return "float takes halffloat, float, double and integer columns";
     case AttrType::kString:
       return "string takes string, large_string, string_view and UTF-8 binary columns";
+    case AttrType::kText:
+      return "text takes string, large_string, string_view and UTF-8 binary columns";
     case AttrType::kBool:
       return "bool takes bool columns";
     case AttrType::kTags:

@@ -28,6 +28,7 @@ std::shared_ptr<arrow::DataType> ArrowTypeOf(AttrType type) {
     case AttrType::kFloat:
       return arrow::float64();
     case AttrType::kString:
+    case AttrType::kText:
       return arrow::utf8();
     case AttrType::kBool:
       return arrow::boolean();
@@ -166,6 +167,7 @@ Status ArrowParquetWriter::WriteImpl(const std::vector<Row>& rows) {
           st = static_cast<arrow::DoubleBuilder*>(b)->Append(std::get<double>(v));
           break;
         case AttrType::kString:
+        case AttrType::kText:
           st = static_cast<arrow::StringBuilder*>(b)->Append(std::get<std::string>(v));
           break;
         case AttrType::kBool:
