@@ -172,8 +172,8 @@ void ThresholdLevels(uint64_t columns, uint32_t k, uint32_t max_levels, uint32_t
                      std::vector<uint64_t>* ends, std::vector<uint64_t>* caps);
 
 // The candidate scan's tile: options.candidate_tile_bytes when set; else a gathered block of at
-// most 64 MiB of dot products is one tile (one tile beat two of 32 MiB at 100,000 gathered rows
-// and 100 queries on the H200); else 32 MiB, to stay in L2.
+// most 64 MiB of dot products is one tile (one launch beats two there); else 32 MiB, to stay
+// in L2.
 size_t CandidateTileBytes(const GpuExecutorOptions& options, bool gathered, size_t block_bytes);
 
 }  // namespace sieve
