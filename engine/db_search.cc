@@ -4,6 +4,7 @@
 // takes and gives). Each is timed into the explain under its name.
 
 #include "engine/db_impl.h"
+#include "engine/search_groups.h"
 #include "engine/search_steps.h"
 
 namespace sieve {
@@ -56,6 +57,15 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   SIEVE_RETURN_IF_ERROR(timer.Run("compile", [&] {
     return CompileFilters(parsed, &filter_cache_, budget_.bytes(), &work, &sets_bytes, &ex);
   }));
+  if (!request.group_by.empty()) {  // plan → include, per group (engine/search_groups.cc)
+    SIEVE_RETURN_IF_ERROR(timer.Run("group", [&] {
+      return SearchGroups(
+          {parsed, request, options, spec, thresholds, devices, &budget_, *view.shards}, work,
+          result);
+    }));
+    timer.Total();
+    return Status::OK();
+  }
   timer.Time("plan", [&] {
     PlanShards(parsed, request, options, spec, thresholds, *devices, &work, &sets_bytes, &ex);
   });

@@ -98,6 +98,26 @@ std::string Explain::ToJson() const {
     j["memory"] = {{"host_bytes", host_memory_bytes},
                    {"device_bytes", device_memory_bytes},
                    {"budget_bytes", memory_budget_bytes}};
+    if (group) {
+      nlohmann::ordered_json g;
+      g["field"] = group->field;
+      g["strategy"] = group->strategy;
+      g["reason"] = group->reason;
+      g["distinct_values"] = group->distinct_values;
+      g["groups"] = group->groups;
+      g["rounds"] = group->rounds;
+      g["scan_k"] = group->scan_k;
+      g["searches"] = group->searches;
+      auto batches = nlohmann::ordered_json::array();
+      for (const GroupSearch& b : group->batches) {
+        auto paths = nlohmann::ordered_json::array();
+        for (const ShardPlan& plan : b.shards) paths.push_back(plan.path);
+        batches.push_back(
+            {{"kind", b.kind}, {"queries", b.queries}, {"k", b.k}, {"paths", paths}});
+      }
+      g["batches"] = std::move(batches);
+      j["group"] = std::move(g);
+    }
     return DumpLine(j);
   } catch (...) {
     // Only allocation failure can get here; keep the line parseable.

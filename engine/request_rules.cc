@@ -6,6 +6,51 @@
 
 namespace sieve {
 
+namespace {
+
+Status ValidateGroupBy(const CollectionSpec& spec, const SearchRequest& request) {
+  if (request.group_by.empty()) {
+    if (request.group_size != 1) {
+      return Status::InvalidArgument("group_size needs group_by (the attribute to group by)");
+    }
+    if (request.group_strategy != GroupStrategy::kAuto) {
+      return Status::InvalidArgument(
+          "group_strategy needs group_by (the attribute to group by)");
+    }
+    return Status::OK();
+  }
+  const AttributeSpec* attr = nullptr;
+  std::string names;
+  for (const AttributeSpec& a : spec.attributes) {
+    if (a.name == request.group_by) attr = &a;
+    names += (names.empty() ? "" : ", ") + a.name;
+  }
+  if (attr == nullptr) {
+    return Status::InvalidArgument("group_by: collection '" + spec.name +
+                                   "' has no attribute '" + request.group_by + "' (" +
+                                   (names.empty() ? "it has none" : "it has " + names) + ")");
+  }
+  if (attr->type != AttrType::kInt && attr->type != AttrType::kString &&
+      attr->type != AttrType::kBool && attr->type != AttrType::kTags) {
+    return Status::InvalidArgument("group_by: attribute '" + attr->name + "' is " +
+                                   AttrTypeName(attr->type) +
+                                   "; a search groups by an int, string, bool or tags attribute");
+  }
+  if (request.group_size < 1 || request.group_size > kMaxGroupSize) {
+    return Status::InvalidArgument("group_size must be within [1, " +
+                                   std::to_string(kMaxGroupSize) + "], got " +
+                                   std::to_string(request.group_size));
+  }
+  if (static_cast<int64_t>(request.k) * request.group_size > kMaxSearchK) {
+    return Status::InvalidArgument(
+        "k × group_size must be at most " + std::to_string(kMaxSearchK) + ", got " +
+        std::to_string(request.k) + " × " + std::to_string(request.group_size));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& request) {
   if (request.k < 1) {
     return Status::InvalidArgument("k must be at least 1, got " + std::to_string(request.k));
@@ -24,6 +69,7 @@ Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& re
     return Status::InvalidArgument("filters: " + std::to_string(request.filters.size()) +
                                    " filters for " + std::to_string(nq) + " queries");
   }
+  SIEVE_RETURN_IF_ERROR(ValidateGroupBy(spec, request));
   if (nq == 0) return Status::OK();
   if (request.queries == nullptr) return Status::InvalidArgument("no query vectors");
   if (request.dim != spec.dim) {

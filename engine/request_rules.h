@@ -12,7 +12,9 @@ namespace sieve {
 
 // k within [1, kMaxSearchK]; `filter` and `filters` not both set; `filters` one per query;
 // query vectors present, of the collection's dim, finite and within the norm range ingest
-// accepts. InvalidArgument naming the rule (and the query) otherwise.
+// accepts; group_by naming an int, string, bool or tags attribute, group_size within
+// [1, kMaxGroupSize] and k × group_size at most kMaxSearchK (group_size and group_strategy
+// only with group_by). InvalidArgument naming the rule (and the query) otherwise.
 Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& request);
 
 // A filter that selects rows to change (delete, update): not blank. "" or whitespace alone

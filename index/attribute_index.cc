@@ -492,6 +492,62 @@ RowSet AttributeIndex::ContainsTag(std::string_view tag) const {
   return Lookup(impl_->string_postings, tag);
 }
 
+RowSet AttributeIndex::Postings(const Value& value) const {
+  switch (impl_->type) {
+    case AttrType::kInt:
+      if (auto* v = std::get_if<int64_t>(&value)) return EqualInt(*v);
+      return RowSet();
+    case AttrType::kBool:
+      if (auto* v = std::get_if<bool>(&value)) return EqualInt(*v ? 1 : 0);
+      return RowSet();
+    case AttrType::kString:
+    case AttrType::kTags:
+      if (auto* v = std::get_if<std::string>(&value)) {
+        return Lookup(impl_->string_postings, *v);
+      }
+      return RowSet();
+    case AttrType::kFloat:
+    case AttrType::kText:
+      return RowSet();
+  }
+  return RowSet();
+}
+
+size_t AttributeIndex::distinct_values() const {
+  switch (impl_->type) {
+    case AttrType::kInt:
+    case AttrType::kBool:
+      return impl_->int_postings.size();
+    case AttrType::kString:
+    case AttrType::kTags:
+      return impl_->string_postings.size();
+    case AttrType::kFloat:
+    case AttrType::kText:
+      return 0;
+  }
+  return 0;
+}
+
+void AttributeIndex::ForEachPosting(
+    const std::function<void(const Value&, const RowSet&)>& fn) const {
+  const Impl& m = *impl_;
+  switch (m.type) {
+    case AttrType::kInt:
+      for (const auto& [v, set] : m.int_postings) fn(Value(v), set);
+      break;
+    case AttrType::kBool:
+      for (const auto& [v, set] : m.int_postings) fn(Value(v != 0), set);
+      break;
+    case AttrType::kString:
+    case AttrType::kTags:
+      for (const auto& [v, set] : m.string_postings) fn(Value(v), set);
+      break;
+    case AttrType::kFloat:
+    case AttrType::kText:
+      break;
+  }
+}
+
 RowSet AttributeIndex::IntRange(int64_t lo, int64_t hi) const {
   if (impl_->type != AttrType::kInt || lo > hi) return RowSet();
   return impl_->int_range.Query([lo, hi](const std::vector<int64_t>& v) {

@@ -14,6 +14,7 @@
 #define SIEVE_INDEX_ATTRIBUTE_INDEX_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,16 @@ class AttributeIndex {
   RowSet EqualInt(int64_t v) const;
   RowSet EqualString(std::string_view v) const;
   RowSet ContainsTag(std::string_view tag) const;  // kTags only
+
+  // The postings of one value, as a grouped search sees them: an int64_t (kInt), a bool
+  // (kBool), a string (kString, or one tag of kTags). Empty for any other type or value.
+  RowSet Postings(const Value& value) const;
+  // Values with postings (kInt, kBool, kString, kTags; 0 for the others). A value's postings
+  // may hold only deleted rows.
+  size_t distinct_values() const;
+  // Calls fn(value, postings) for each value with postings (as Postings takes it), in no
+  // particular order.
+  void ForEachPosting(const std::function<void(const Value&, const RowSet&)>& fn) const;
 
   // Numeric ranges over non-null rows. For kInt the bounds are inclusive int64; for kFloat
   // each bound says whether it is inclusive. NaN never matches.

@@ -67,6 +67,10 @@ constexpr NamedValue<SearchPath> kSearchPaths[] = {{"auto", SearchPath::kAuto},
                                                    {"sddmm", SearchPath::kSddmm},
                                                    {"gather", SearchPath::kGather},
                                                    {"dense", SearchPath::kDense}};
+constexpr NamedValue<GroupStrategy> kGroupStrategies[] = {
+    {"auto", GroupStrategy::kAuto},
+    {"few_groups", GroupStrategy::kFewGroups},
+    {"many_groups", GroupStrategy::kManyGroups}};
 
 }  // namespace
 
@@ -150,6 +154,11 @@ Status ParseDevice(std::string_view text, Device* out) {
 const char* SearchPathName(SearchPath p) { return NameOf(kSearchPaths, p); }
 Status ParseSearchPath(std::string_view text, SearchPath* out) {
   return ParseNamed(kSearchPaths, "search path", text, out);
+}
+
+const char* GroupStrategyName(GroupStrategy s) { return NameOf(kGroupStrategies, s); }
+Status ParseGroupStrategy(std::string_view text, GroupStrategy* out) {
+  return ParseNamed(kGroupStrategies, "group strategy", text, out);
 }
 
 }  // namespace sieve

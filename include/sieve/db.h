@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,14 @@ const char* DeviceName(Device d);
 Status ParseDevice(std::string_view text, Device* out);
 const char* SearchPathName(SearchPath p);
 Status ParseSearchPath(std::string_view text, SearchPath* out);
+// How a grouped search (SearchRequest::group_by) finds its groups (docs/planner.md#group-by):
+// kFewGroups runs one filtered search per group (the filter ∩ the value's postings) and keeps
+// the k groups whose best row is nearest; kManyGroups scans the filtered top-K', doubling K'
+// until it holds k distinct groups, then fills each group's rows. kAuto lets the planner choose
+// from the counts. Both give the same groups.
+enum class GroupStrategy : uint8_t { kAuto = 0, kFewGroups = 1, kManyGroups = 2 };
+const char* GroupStrategyName(GroupStrategy s);  // "auto" | "few_groups" | "many_groups"
+Status ParseGroupStrategy(std::string_view text, GroupStrategy* out);
 
 // One committed version of the whole store, for reads (DB::GetSnapshot): a search, get, count
 // or scan given a snapshot reads the rows as they were when it was taken, however many writes
@@ -259,6 +268,32 @@ struct SearchRequest {
   uint32_t dim = 0;
   // Stored fields to return with each neighbour (none by default).
   Include include;
+
+  // Group-by (issue 37): with `group_by` naming an int, string, bool or tags attribute, the
+  // result of each query is the k groups (rows sharing a value of that attribute) whose best
+  // passing row is nearest, each with its `group_size` nearest passing rows, in
+  // Neighbors::groups. A tags row belongs to the group of each of its values (so a row may be
+  // in several groups); rows whose value is null belong to no group. Groups rank by their best
+  // row's (distance, id), then by value; rows within a group by (distance, id). A text or
+  // float attribute, an unknown name, or group_size outside [1, kMaxGroupSize] is
+  // InvalidArgument; so is k × group_size over kMaxSearchK.
+  std::string group_by;  // "" = no grouping. Default: "".
+  int group_size = 1;    // rows per group. Default: 1.
+  // Forces the plan of the groups (GroupStrategy). Default: kAuto.
+  GroupStrategy group_strategy = GroupStrategy::kAuto;
+};
+
+// The most rows per group a grouped search returns (SearchRequest::group_size).
+inline constexpr int kMaxGroupSize = 100000;
+
+// One group of a grouped search: its value and its nearest passing rows, best first.
+struct Group {
+  Value value;  // an int64_t, std::string (string, or one tag of a tags attribute) or bool
+  std::vector<int64_t> ids;
+  std::vector<float> distances;
+  // With SearchRequest::include, as in Neighbors.
+  std::vector<std::vector<Value>> attributes;
+  std::vector<std::vector<float>> vectors;
 };
 
 struct Neighbors {
@@ -268,6 +303,9 @@ struct Neighbors {
   // order) and its vector; empty otherwise.
   std::vector<std::vector<Value>> attributes;
   std::vector<std::vector<float>> vectors;
+  // With SearchRequest::group_by: the groups, best first (at most k); ids, distances,
+  // attributes and vectors are then empty.
+  std::vector<Group> groups;
 };
 
 // What the planner decided and how long each stage took. One entry per shard.
@@ -435,6 +473,32 @@ struct Explain {
   // (filter, shard) row sets taken from the compiled-filter cache (Options::filter_cache_bytes)
   // rather than compiled; "filters_cached" in ToJson().
   uint64_t filters_cached = 0;
+
+  // Group-by (SearchRequest::group_by): how the groups were found; "group" in ToJson, absent
+  // without group_by. `shards` and `devices` above are then those of the first search issued.
+  struct GroupSearch {
+    // "groups" (one search per (query, group): few groups), "scan" (a round of the filtered
+    // top-K': many groups) or "fill" (the groups whose rows the scan did not hold).
+    std::string kind;
+    uint64_t queries = 0;  // searches in the batch: (query, group) pairs, or queries
+    uint64_t k = 0;        // rows each asked for (group_size, or K')
+    std::vector<ShardPlan> shards;
+  };
+  struct GroupPlan {
+    std::string field;
+    std::string strategy;  // "few_groups" | "many_groups"
+    std::string reason;    // why the planner chose it
+    // Values with postings in the searched shards, summed over shards (at least the number of
+    // groups among the passing rows).
+    uint64_t distinct_values = 0;
+    uint64_t groups = 0;            // groups returned, summed over queries
+    uint32_t rounds = 0;            // many_groups: scans of the top-K'
+    std::vector<uint64_t> scan_k;   // many_groups: K' of each round
+    uint64_t searches = 0;          // (query, filter) searches issued, summed over batches
+    std::vector<GroupSearch> batches;
+  };
+  std::optional<GroupPlan> group;
+
   std::string ToJson() const;  // one line
 };
 
