@@ -24,7 +24,7 @@ Errors are exceptions under :class:`sieve.Error`, one class per engine status co
 
 from .errors import (AlreadyExists, Corruption, Error, Internal, InvalidArgument, IOError,
                      NotFound, NotSupported, ResourceExhausted, Unauthorized, Unavailable)
-from ._results import SearchResult
+from ._results import Group, GroupedResult, SearchResult
 from ._embedded import (Collection, Database, IngestResult, Snapshot, backup, list_backups, open,
                         restore, verify_backup)
 from .client import Client, RemoteCollection, RemoteSnapshot
@@ -33,7 +33,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "open", "backup", "restore", "verify_backup", "list_backups", "Database", "Collection",
-    "IngestResult", "SearchResult", "Snapshot", "Client", "RemoteCollection", "RemoteSnapshot",
+    "IngestResult", "SearchResult", "GroupedResult", "Group", "Snapshot", "Client",
+    "RemoteCollection", "RemoteSnapshot",
     "Error", "NotFound", "Corruption", "NotSupported", "InvalidArgument", "IOError",
     "AlreadyExists", "ResourceExhausted", "Unavailable", "Internal", "Unauthorized",
 ]

@@ -59,6 +59,20 @@ def k_value(k: Any) -> int:
     return int(k)
 
 
+def group_args(group_by: Any, group_size: Any, group_strategy: Any) -> tuple[str, int, str]:
+    """``group_by``, ``group_size`` and ``group_strategy`` checked for type (TypeError naming
+    the argument); their rules (the attribute, the bounds) are the engine's."""
+    if not isinstance(group_by, str):
+        raise TypeError("group_by must be a str, got %s %r" % (type(group_by).__name__, group_by))
+    if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, np.integer)):
+        raise TypeError("group_size must be an int, got %s %r" % (type(group_size).__name__,
+                                                                   group_size))
+    if not isinstance(group_strategy, str):
+        raise TypeError("group_strategy must be a str, got %s %r" % (
+            type(group_strategy).__name__, group_strategy))
+    return group_by, int(group_size), group_strategy
+
+
 def include_text(include: Any, default: str = "") -> str:
     """``include`` as the engine's comma-separated text: a string as it is, a list or tuple
     of names joined with commas, None as ``default``. TypeError naming include otherwise."""

@@ -9,7 +9,7 @@ import tempfile
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence, Union
 
 from . import _arrays, _arrow, _columns
-from ._results import SearchResult
+from ._results import Group, GroupedResult, SearchResult
 from . import _sieve
 from ._sieve import _DB
 from .errors import Corruption, InvalidArgument
@@ -586,7 +586,9 @@ class Collection:
                filters: Sequence[str | None] | None = None, device: str = "auto",
                path: str = "auto", explain: bool = False,
                include: str | Sequence[str] | None = None, *,
-               snapshot: Snapshot | None = None) -> SearchResult:
+               snapshot: Snapshot | None = None, group_by: str | None = None,
+               group_size: int = 1,
+               group_strategy: str = "auto") -> SearchResult | GroupedResult:
         """Exact k-nearest-neighbour search, optionally filtered by attributes.
 
         Args:
@@ -606,11 +608,20 @@ class Collection:
                 ``"vector"``, comma-separated or as a list): ``result.rows[q]`` is then a list of dicts as
                 :meth:`get` returns them, best first.
             snapshot: search the rows of this :class:`Snapshot` rather than the latest.
+            group_by: an int, string, bool or tags attribute: return, per query, the k groups
+                (rows sharing a value; a tags row is in the group of each of its tags; null
+                values in none) whose best passing row is nearest, each with its
+                ``group_size`` nearest passing rows (docs/python.md#group-by).
+            group_size: rows per group, 1 to 100,000 (k × group_size at most 1,000,000).
+            group_strategy: ``"auto"`` (the planner chooses from the counts),
+                ``"few_groups"`` or ``"many_groups"`` to force one (docs/planner.md#group-by).
 
         Returns:
             A :class:`SearchResult`: ``ids`` and ``distances`` of shape [queries, k], best first;
             where fewer than k rows pass, ids -1 and distances +inf (-inf for ``ip``) fill the
-            row, and ``counts`` says how many are real.
+            row, and ``counts`` says how many are real. With ``group_by``, a
+            :class:`GroupedResult`: per query, a list of :class:`Group` (value, ids,
+            distances, rows with ``include``), best first.
 
         Raises:
             InvalidArgument: wrong dim, bad k, a filter that does not parse or type-check (the
@@ -621,6 +632,13 @@ class Collection:
         include = _arrays.include_text(include)
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
+        if group_by is not None:
+            by, size, strategy = _arrays.group_args(group_by, group_size, group_strategy)
+            per_group, plan = self._core.search_groups(
+                self._handle, q, k, filter or "", per_query, device, path, bool(explain),
+                include, _core_snapshot(snapshot), by, size, strategy)
+            return GroupedResult([[Group(*g) for g in groups] for groups in per_group],
+                                 json.loads(plan) if plan else None)
         ids, distances, counts, plan, rows = self._core.search(
             self._handle, q, k, filter or "", per_query, device, path, bool(explain), include,
             _core_snapshot(snapshot))

@@ -60,6 +60,64 @@ class SearchResult:
             q, k, int(self.counts.sum()), ", plan=..." if self.plan is not None else "")
 
 
+class Group:
+    """One group of a grouped search: the rows sharing a value of the ``group_by`` attribute.
+
+    Attributes:
+        value: the group's value: an int, str (a string attribute's value, or one tag of a
+            tags attribute) or bool.
+        ids: int64 array of its nearest passing rows' ids, best first (at most
+            ``group_size``).
+        distances: float32 array, as :class:`SearchResult`'s.
+        rows: with ``include``, the rows as dicts (as :meth:`Collection.get` returns them),
+            best first; else None.
+    """
+
+    __slots__ = ("value", "ids", "distances", "rows")
+
+    def __init__(self, value: Any, ids: Any, distances: Any,
+                 rows: list[dict[str, Any]] | None = None) -> None:
+        self.value = value
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.distances = np.asarray(distances, dtype=np.float32)
+        self.rows = rows
+
+    def __repr__(self) -> str:
+        return "Group(value=%r, ids=%s)" % (self.value, self.ids.tolist())
+
+
+class GroupedResult:
+    """The groups of a batch of queries (``search(group_by=...)``).
+
+    Attributes:
+        groups: per query, its :class:`Group` list, best first (the group whose best row is
+            nearest first; at most k).
+        plan: as :class:`SearchResult`'s, with a ``group`` entry (the group plan).
+
+    ``result[q]`` is query q's list; iterating yields each query's list.
+    """
+
+    __slots__ = ("groups", "plan")
+
+    def __init__(self, groups: list[list[Group]], plan: dict[str, Any] | None = None) -> None:
+        self.groups = groups
+        self.plan = plan
+
+    def __getitem__(self, query: int) -> list[Group]:
+        return self.groups[query]
+
+    def __iter__(self) -> Iterator[list[Group]]:
+        return iter(self.groups)
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __repr__(self) -> str:
+        return "GroupedResult(queries=%d, groups=%d%s)" % (
+            len(self.groups), sum(len(g) for g in self.groups),
+            ", plan=..." if self.plan is not None else "")
+
+
 def pad(per_query: list[tuple[list[int], list[float]]], k: int, metric: str) -> SearchResult:
     """Fills a [queries, k] result from per-query lists (the HTTP client's answers)."""
     nq = len(per_query)

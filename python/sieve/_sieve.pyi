@@ -124,6 +124,11 @@ class _DB:
         DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).
         """
 
+    def search_groups(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str, snapshot: _Snapshot | None, group_by: str, group_size: int, group_strategy: str) -> tuple:
+        """
+        DB::Search with SearchRequest::group_by; returns (per query, [(value, ids, distances, rows or None)] per group, plan JSON or None).
+        """
+
     def check(self) -> tuple[str | None, list[str]]:
         """DB::Check; returns (None or the Corruption message, report)."""
 

@@ -20,7 +20,7 @@ from typing import Any, Iterator, Mapping, Sequence, Union
 import numpy as np
 
 from . import _arrays, _columns
-from ._results import SearchResult, pad
+from ._results import Group, GroupedResult, SearchResult, pad
 from ._embedded import IngestResult
 from .errors import (AlreadyExists, Error, Internal, InvalidArgument, NotFound,
                      ResourceExhausted, Unauthorized, Unavailable)
@@ -516,11 +516,14 @@ class RemoteCollection:
                filters: Sequence[str | None] | None = None, device: str = "auto",
                path: str = "auto", explain: bool = False,
                include: str | Sequence[str] | None = None, *,
-               snapshot: "RemoteSnapshot | None" = None) -> SearchResult:
+               snapshot: "RemoteSnapshot | None" = None, group_by: str | None = None,
+               group_size: int = 1,
+               group_strategy: str = "auto") -> SearchResult | GroupedResult:
         """As :meth:`sieve.Collection.search`: the same arguments, the same
         :class:`SearchResult` (ids -1 and the metric's worst distance where fewer than k rows
-        pass; with ``include``, ``result.rows``). The server may run the request in one batch
-        with others'; answers are the same."""
+        pass; with ``include``, ``result.rows``), or with ``group_by`` the same
+        :class:`GroupedResult`. The server may run the request in one batch with others';
+        answers are the same (a grouped request runs alone)."""
         k = _arrays.k_value(k)
         include = _arrays.include_text(include)
         filter, per_query = _arrays.search_filters(filter, filters)
@@ -538,8 +541,19 @@ class RemoteCollection:
             body["explain"] = True
         if include:
             body["include"] = include
+        if group_by is not None:
+            by, size, strategy = _arrays.group_args(group_by, group_size, group_strategy)
+            body["group_by"] = by
+            body["group_size"] = size
+            if strategy != "auto":
+                body["group_strategy"] = strategy
         self._snapshot(body, snapshot)
         r = self._client._post(self._path + "/query", body)
+        if group_by is not None:
+            return GroupedResult(
+                [[Group(g["value"], g["ids"], g["distances"],
+                        _result_rows(g) if include else None) for g in x["groups"]]
+                 for x in r["results"]], r.get("plan"))
         res = pad([(x["ids"], x["distances"]) for x in r["results"]], k, self.metric)
         res.plan = r.get("plan")
         if include:

@@ -744,6 +744,68 @@ class PyDB {
                           rows);
   }
 
+  // A grouped search (SearchRequest::group_by): (per query, a list of (value, ids, distances,
+  // rows or None) per group, best first; plan JSON or None).
+  nb::tuple SearchGroups(const PyCollection& h, const Matrix& queries, int k,
+                         const std::string& filter,
+                         std::optional<std::vector<std::string>> filters,
+                         const std::string& device, const std::string& path, bool explain,
+                         const std::string& include, PySnapshot* snapshot,
+                         const std::string& group_by, int group_size,
+                         const std::string& group_strategy) {
+    std::shared_ptr<DB> db = Get();
+    const std::shared_ptr<Collection>& collection = h.c;
+    SearchRequest request;
+    std::vector<float> widened;
+    ThrowIfError(FloatRows(queries, collection->spec().dim, "queries", &widened,
+                           &request.queries));
+    request.num_queries = queries.shape(0);
+    request.dim = collection->spec().dim;
+    request.k = k;
+    request.filter = filter;
+    if (filters) request.filters = std::move(*filters);
+    ThrowIfError(Include::Parse(include, &request.include));
+    request.group_by = group_by;
+    request.group_size = group_size;
+    ThrowIfError(ParseGroupStrategy(group_strategy, &request.group_strategy));
+    SearchOptions options;
+    ThrowIfError(ParseDevice(device, &options.device));
+    ThrowIfError(ParseSearchPath(path, &options.path));
+    if (snapshot != nullptr) options.snapshot = snapshot->For(db);
+    g_last_search_queries = reinterpret_cast<uintptr_t>(request.queries);
+    SearchResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      EngineTimer timer;
+      s = collection->Search(request, options, &result);
+    }
+    ThrowIfError(s);
+    nb::list per_query;
+    for (const Neighbors& nbr : result.results) {
+      nb::list groups;
+      for (const Group& g : nbr.groups) {
+        nb::object rows = nb::none();
+        if (!request.include.empty()) {
+          nb::list list;
+          for (size_t i = 0; i < g.ids.size(); ++i) {
+            Row row;
+            row.id = g.ids[i];
+            if (i < g.attributes.size()) row.attributes = g.attributes[i];
+            if (i < g.vectors.size()) row.vector = g.vectors[i];
+            list.append(RowToPython(row, result.attribute_names, request.include.vector));
+          }
+          rows = std::move(list);
+        }
+        groups.append(nb::make_tuple(ValueToPython(g.value), nb::cast(g.ids),
+                                     nb::cast(g.distances), rows));
+      }
+      per_query.append(groups);
+    }
+    return nb::make_tuple(per_query, explain ? nb::object(nb::str(result.explain.ToJson().c_str()))
+                                             : nb::none());
+  }
+
   // (None, report) when every invariant holds; (message, problems) on Corruption; other
   // failures raise.
   std::pair<std::optional<std::string>, std::vector<std::string>> Check() {
@@ -914,6 +976,11 @@ NB_MODULE(_sieve, m) {
       .def("search", &PyDB::Search, "collection"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,
            "filters"_a.none(), "device"_a, "path"_a, "explain"_a, "include"_a,
            "snapshot"_a.none() = nb::none(), "DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).")
+      .def("search_groups", &PyDB::SearchGroups, "collection"_a, "queries"_a.noconvert(), "k"_a,
+           "filter"_a, "filters"_a.none(), "device"_a, "path"_a, "explain"_a, "include"_a,
+           "snapshot"_a.none(), "group_by"_a, "group_size"_a, "group_strategy"_a,
+           "DB::Search with SearchRequest::group_by; returns (per query, [(value, ids, "
+           "distances, rows or None)] per group, plan JSON or None).")
       .def("check", &PyDB::Check, "DB::Check; returns (None or the Corruption message, report).")
       .def("planner_thresholds_json", &PyDB::PlannerThresholdsJson, "device"_a,
            "DB::GetPlannerThresholds; returns (PlannerThresholds::ToJson(), device name).")

@@ -76,6 +76,7 @@ const char kQueryUsage[] =
     "                      [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
     "                      [--path auto|sddmm|gather|dense] [--max-memory BYTES|auto]\n"
     "                      [--include LIST] [--explain] [--devices LIST|all]\n"
+    "                      [--group-by ATTR [--group-size N] [--group-strategy S]]\n"
     "                      [--cpu-executors N] [--device-memory BYTES]\n"
     "                      [--first-use-calibration unknown|off|always]\n"
     "  queries: .npy, .fvecs or FILE.hdf5:DATASET, as ingest's --vectors\n"
@@ -87,6 +88,11 @@ const char kQueryUsage[] =
     "    (comma-separated): each line then has \"attributes\": [{...} per neighbour] and\n"
     "    \"vectors\": [[...] per neighbour]\n"
     "  stdout: one line per query: {\"query\": i, \"ids\": [...], \"distances\": [...]}\n"
+    "  --group-by: the K groups (rows sharing a value of an int, string, bool or tags\n"
+    "    attribute; a tags row is in each of its tags' groups; nulls in none) whose best\n"
+    "    row is nearest, each with its --group-size (default 1) nearest rows; each line is\n"
+    "    then {\"query\": i, \"groups\": [{\"value\": V, \"ids\": [...], \"distances\": [...]}]}\n"
+    "    --group-strategy auto|few_groups|many_groups forces the plan (default auto)\n"
     "  --explain: the plan and stage times as one JSON line on stderr; with several\n"
     "    devices, each shard's device and time, and per device its shards and time\n";
 
@@ -276,7 +282,7 @@ int Ingest(const Args& args) {
 int Query(const Args& args) {
   std::set<std::string> names = {"collection", "queries", "k",          "filter",
                                  "filters",    "device",  "path",       "max-memory",
-                                 "include"};
+                                 "include",    "group-by", "group-size", "group-strategy"};
   names.insert(std::begin(kEngineFlags), std::end(kEngineFlags));
   Flags flags(names, {"explain"});
   std::string path;
@@ -294,6 +300,11 @@ int Query(const Args& args) {
   SearchOptions options;
   if (s.ok()) s = ParseDevice(flags.Get("device", "auto"), &options.device);
   if (s.ok()) s = ParseSearchPath(flags.Get("path", "auto"), &options.path);
+  // group_by's rules (the attribute, the size's bounds) are the engine's, and its messages.
+  long long group_size = 1;
+  if (s.ok()) s = flags.GetInt("group-size", 1, 1, kMaxGroupSize, &group_size);
+  GroupStrategy group_strategy = GroupStrategy::kAuto;
+  if (s.ok()) s = ParseGroupStrategy(flags.Get("group-strategy", "auto"), &group_strategy);
   uint64_t budget = 0;
   if (s.ok()) s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &budget);
   Options engine;
@@ -322,6 +333,9 @@ int Query(const Args& args) {
   s = Include::Parse(flags.Get("include"), &request.include);
   if (!s.ok()) return Fail("query", s.WithContext("--include"));
   request.k = static_cast<int>(k);
+  request.group_by = flags.Get("group-by");
+  request.group_size = static_cast<int>(group_size);
+  request.group_strategy = group_strategy;
   request.filter = flags.Get("filter");
   if (flags.Has("filters")) {
     const std::string fpath = flags.Get("filters");
@@ -349,24 +363,29 @@ int Query(const Args& args) {
   for (size_t q = 0; q < result.results.size(); ++q) {
     const Neighbors& nb = result.results[q];
     out += "{\"query\": " + std::to_string(q) + ", ";
-    s = io::AppendNeighborsJson(nb, &out);
-    if (!s.ok()) return Fail("query", s.WithContext("query " + std::to_string(q)));
-    if (!request.include.empty()) {
-      if (!result.attribute_names.empty()) {
-        out += ", \"attributes\": [";
-        for (size_t i = 0; i < nb.attributes.size(); ++i) {
-          if (i) out += ", ";
-          io::AppendAttributesJson(result.attribute_names, nb.attributes[i], &out);
+    if (!request.group_by.empty()) {
+      s = io::AppendGroupsJson(nb, result.attribute_names, request.include.vector, &out);
+      if (!s.ok()) return Fail("query", s.WithContext("query " + std::to_string(q)));
+    } else {
+      s = io::AppendNeighborsJson(nb, &out);
+      if (!s.ok()) return Fail("query", s.WithContext("query " + std::to_string(q)));
+      if (!request.include.empty()) {
+        if (!result.attribute_names.empty()) {
+          out += ", \"attributes\": [";
+          for (size_t i = 0; i < nb.attributes.size(); ++i) {
+            if (i) out += ", ";
+            io::AppendAttributesJson(result.attribute_names, nb.attributes[i], &out);
+          }
+          out += "]";
         }
-        out += "]";
-      }
-      if (request.include.vector) {
-        out += ", \"vectors\": [";
-        for (size_t i = 0; i < nb.vectors.size(); ++i) {
-          if (i) out += ", ";
-          io::AppendVectorJson(nb.vectors[i], &out);
+        if (request.include.vector) {
+          out += ", \"vectors\": [";
+          for (size_t i = 0; i < nb.vectors.size(); ++i) {
+            if (i) out += ", ";
+            io::AppendVectorJson(nb.vectors[i], &out);
+          }
+          out += "]";
         }
-        out += "]";
       }
     }
     out += "}\n";

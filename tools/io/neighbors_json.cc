@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "tools/io/rows_json.h"
+
 namespace sieve::io {
 
 namespace {
@@ -50,6 +52,43 @@ Status AppendNeighborsJson(const Neighbors& nb, std::string* out) {
     out->append(buf, r.ptr);
   }
   *out += "]";
+  return Status::OK();
+}
+
+Status AppendGroupsJson(const Neighbors& nb, const std::vector<std::string>& attribute_names,
+                        bool vectors, std::string* out) {
+  std::string text = "\"groups\": [";
+  Neighbors rows;
+  for (size_t g = 0; g < nb.groups.size(); ++g) {
+    const Group& group = nb.groups[g];
+    if (g) text += ", ";
+    text += "{\"value\": ";
+    AppendValueJson(group.value, &text);
+    text += ", ";
+    rows.ids = group.ids;
+    rows.distances = group.distances;
+    Status s = AppendNeighborsJson(rows, &text);
+    if (!s.ok()) return s.WithContext("group " + std::to_string(g));
+    if (!attribute_names.empty()) {
+      text += ", \"attributes\": [";
+      for (size_t i = 0; i < group.attributes.size(); ++i) {
+        if (i) text += ", ";
+        AppendAttributesJson(attribute_names, group.attributes[i], &text);
+      }
+      text += "]";
+    }
+    if (vectors) {
+      text += ", \"vectors\": [";
+      for (size_t i = 0; i < group.vectors.size(); ++i) {
+        if (i) text += ", ";
+        AppendVectorJson(group.vectors[i], &text);
+      }
+      text += "]";
+    }
+    text += "}";
+  }
+  text += "]";
+  *out += text;
   return Status::OK();
 }
 

@@ -25,6 +25,13 @@ Status CheckNeighbors(const std::vector<Neighbors>& results, size_t first_query 
 // (and `out` unchanged), for a distance that is not finite.
 Status AppendNeighborsJson(const Neighbors& nb, std::string* out);
 
+// Appends `"groups": [{"value": V, "ids": [...], "distances": [...]}, ...]` (no braces) for a
+// grouped search (SearchRequest::group_by), each group with `"attributes": [{...} per row]`
+// when `attribute_names` is non-empty and `"vectors": [[...] per row]` when `vectors`.
+// AppendNeighborsJson's error, naming the group, for a distance that is not finite.
+Status AppendGroupsJson(const Neighbors& nb, const std::vector<std::string>& attribute_names,
+                        bool vectors, std::string* out);
+
 }  // namespace sieve::io
 
 #endif  // SIEVE_TOOLS_IO_NEIGHBORS_JSON_H_

@@ -35,7 +35,8 @@ void Batcher::Submit(QueryJob job) {
     return;
   }
   const size_t max_batch = options_.max_batch < 1 ? 1 : options_.max_batch;
-  if (job.solo || !job.include.empty() || job.num_queries >= max_batch) {
+  if (job.solo || !job.include.empty() || !job.group_by.empty() ||
+      job.num_queries >= max_batch) {
     Batch b;
     b.num_queries = job.num_queries;
     b.jobs.push_back(std::move(job));
@@ -118,6 +119,9 @@ void Batcher::RunOne(QueryJob* job) {
   req.k = job->k;
   req.filter = job->filter;
   req.filters = job->filters;
+  req.group_by = job->group_by;
+  req.group_size = job->group_size;
+  req.group_strategy = job->group_strategy;
   SearchResult result;
   Status s = job->collection->Search(req, job->options, &result);
   if (s.ok()) metrics_->RecordSearch(result.explain, 1, job->num_queries);

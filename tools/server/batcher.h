@@ -46,6 +46,10 @@ struct QueryJob {
   Include include;                   // stored fields with each neighbour (then run alone)
   std::string filter;                // used when `filters` is empty
   std::vector<std::string> filters;  // one per query vector, or empty
+  // SearchRequest::group_by and its size and strategy (a grouped job runs alone).
+  std::string group_by;
+  int group_size = 1;
+  GroupStrategy group_strategy = GroupStrategy::kAuto;
   // Runs alone (never merged with other requests) and gets its Explain: for `explain`.
   bool solo = false;
   // Called exactly once. `explain` is set for solo jobs on success, and for a job whose own

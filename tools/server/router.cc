@@ -282,6 +282,11 @@ uint64_t ResultsBodyBound(const std::vector<Neighbors>& results) {
     bytes += 60 + nb.ids.size() * kMaxResultTextBytes;
     for (const auto& row : nb.attributes) bytes += ValuesTextBound(row);
     for (const auto& v : nb.vectors) bytes += 4 + v.size() * 17;
+    for (const Group& g : nb.groups) {
+      bytes += 80 + ValuesTextBound({g.value}) + g.ids.size() * kMaxResultTextBytes;
+      for (const auto& row : g.attributes) bytes += ValuesTextBound(row);
+      for (const auto& v : g.vectors) bytes += 4 + v.size() * 17;
+    }
   }
   return bytes;
 }
@@ -289,7 +294,8 @@ uint64_t ResultsBodyBound(const std::vector<Neighbors>& results) {
 // The query response body, or the error why it cannot be given: a distance that is not
 // finite (JSON has no infinity; DB::Search never returns one).
 Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain,
-                   const std::vector<std::string>& names, bool vectors, std::string* body) {
+                   const std::vector<std::string>& names, bool vectors, bool grouped,
+                   std::string* body) {
   SIEVE_RETURN_IF_ERROR(io::CheckNeighbors(results));
   std::string& out = *body;
   out.reserve(ResultsBodyBound(results) + (explain != nullptr ? 4096 : 0));
@@ -297,6 +303,12 @@ Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain
   for (size_t q = 0; q < results.size(); ++q) {
     const Neighbors& nb = results[q];
     out += q ? ", {" : "{";
+    if (grouped) {
+      Status s = io::AppendGroupsJson(nb, names, vectors, &out);
+      if (!s.ok()) return s.WithContext("query " + std::to_string(q));
+      out += "}";
+      continue;
+    }
     SIEVE_RETURN_IF_ERROR(io::AppendNeighborsJson(nb, &out));
     if (!names.empty()) {
       out += ", \"attributes\": [";
@@ -789,7 +801,7 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return reply(err);
   if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain", "include",
-                    "snapshot"},
+                    "snapshot", "group_by", "group_size", "group_strategy"},
                 &err)) {
     return reply(err);
   }
@@ -855,6 +867,27 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     s = ParseSearchPath(j["path"].get<std::string>(), &job.options.path);
     if (!s.ok()) return reply(Error(s));
   }
+  // group_by's rules (the attribute, the size's bounds, k × size) are the engine's.
+  if (j.contains("group_by") && !j["group_by"].is_null()) {
+    if (!j["group_by"].is_string()) return reply(Error(400, "'group_by' must be a string"));
+    job.group_by = j["group_by"].get<std::string>();
+  }
+  if (j.contains("group_size") && !j["group_size"].is_null()) {
+    int64_t size = 0;
+    if (!GetInt64(j["group_size"], &size) || size < 1 || size > kMaxGroupSize) {
+      return reply(Error(400, "'group_size' must be an integer in [1, " +
+                                  std::to_string(kMaxGroupSize) + "], got " +
+                                  j["group_size"].dump()));
+    }
+    job.group_size = static_cast<int>(size);
+  }
+  if (j.contains("group_strategy") && !j["group_strategy"].is_null()) {
+    if (!j["group_strategy"].is_string()) {
+      return reply(Error(400, "'group_strategy' must be a string"));
+    }
+    s = ParseGroupStrategy(j["group_strategy"].get<std::string>(), &job.group_strategy);
+    if (!s.ok()) return reply(Error(s));
+  }
   bool want_explain = false;
   if (j.contains("explain")) {
     if (!j["explain"].is_boolean()) return reply(Error(400, "'explain' must be true or false"));
@@ -879,7 +912,8 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   const bool explain = want_explain && job.num_queries > 0;
   const uint64_t budget = memory_budget_bytes_;
   // The lease lives as long as the job: the snapshot stays open until the search has run.
-  job.done = [reply, explain, budget, names, vectors = job.include.vector, lease](
+  job.done = [reply, explain, budget, names, vectors = job.include.vector, lease,
+              grouped = !job.group_by.empty()](
                  const Status& st, std::vector<Neighbors> results, const Explain* ex) {
     if (!st.ok()) {
       // A search that alone needs more than the budget can never be served: 413. Memory that
@@ -899,7 +933,8 @@ void Router::Query(const std::string& name, const HttpRequest& req,
                                   " bytes; ask for fewer queries or a smaller k"));
     }
     HttpResponse r;
-    Status s = ResultsBody(results, explain ? ex : nullptr, names, vectors, &r.body);
+    Status s =
+        ResultsBody(results, explain ? ex : nullptr, names, vectors, grouped, &r.body);
     if (!s.ok()) return reply(Error(500, s.message()));
     reply(std::move(r));
   };

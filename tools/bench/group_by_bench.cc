@@ -1,0 +1,192 @@
+// Copyright 2026 The Sieve Authors.
+//
+// group_by_bench: grouped search (issue 37 item 1) beside the naive way, through the C++ API.
+// One store of --rows rows × --dim with two int attributes: `few` (--few-groups values) and
+// `many` (--many-groups values); for each, --queries queries at k = --k, group_size =
+// --group-size, timed as medians of --reps (after one untimed warm-up):
+//   auto         Search with group_by (the planner's strategy, named)
+//   few_groups   the same, forced
+//   many_groups  the same, forced
+//   naive        a plain Search at k = --naive-k, grouped afterwards (the k groups among those
+//                rows, each with the rows it holds): the answers it gets wrong (a group missing,
+//                or holding fewer or other rows than the exact answer) are counted
+// Usage: group_by_bench --work DIR [--rows 1000000] [--dim 128] [--few-groups 100]
+//          [--many-groups 1000000] [--queries 10] [--k 10] [--group-size 2]
+//          [--naive-k 10000] [--reps 3] [--device auto|cpu|gpu]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sieve/db.h"
+#include "tools/bench/bench_flags.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void Check(const sieve::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "group_by_bench: %s: %s\n", what, s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+std::vector<float> Vectors(size_t n, size_t dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> g;
+  std::vector<float> v(n * dim);
+  for (float& x : v) x = g(rng);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sieve::bench::BenchFlags f(
+      "group_by_bench",
+      "usage: group_by_bench --work DIR [--rows N] [--dim D] [--few-groups G] [--many-groups G]\n"
+      "         [--queries Q] [--k K] [--group-size N] [--naive-k K] [--reps R]\n"
+      "         [--device auto|cpu|gpu]\n",
+      {"work", "rows", "dim", "few-groups", "many-groups", "queries", "k", "group-size",
+       "naive-k", "reps", "device"});
+  f.Parse(argc, argv);
+  const std::string work = f.Str("work", "");
+  if (work.empty()) f.Die("--work DIR is required");
+  const size_t rows = f.Uint("rows", 1000000);
+  const uint32_t dim = static_cast<uint32_t>(f.Uint("dim", 128));
+  const int64_t few = static_cast<int64_t>(f.Uint("few-groups", 100));
+  const int64_t many = static_cast<int64_t>(f.Uint("many-groups", 1000000));
+  const size_t nq = f.Uint("queries", 10);
+  const int k = static_cast<int>(f.Uint("k", 10));
+  const int size = static_cast<int>(f.Uint("group-size", 2));
+  const int naive_k = static_cast<int>(f.Uint("naive-k", 10000));
+  const int reps = static_cast<int>(f.Uint("reps", 3));
+  sieve::SearchOptions options;
+  Check(sieve::ParseDevice(f.Str("device", "auto"), &options.device), "--device");
+
+  std::filesystem::remove_all(work);
+  std::filesystem::create_directories(work);
+  std::unique_ptr<sieve::DB> db;
+  Check(sieve::DB::Open(sieve::Options(), work + "/db", &db), "open");
+  sieve::CollectionSpec spec;
+  spec.name = "g";
+  spec.dim = dim;
+  spec.attributes = {{"few", sieve::AttrType::kInt}, {"many", sieve::AttrType::kInt}};
+  Check(db->CreateCollection(spec), "create");
+  std::mt19937_64 rng(7);
+  const size_t batch = 100000;
+  for (size_t first = 0; first < rows; first += batch) {
+    const size_t n = std::min(batch, rows - first);
+    std::vector<float> v = Vectors(n, dim, first + 1);
+    std::vector<int64_t> ids(n);
+    std::vector<std::vector<sieve::Value>> attrs(n);
+    for (size_t i = 0; i < n; ++i) {
+      ids[i] = static_cast<int64_t>(first + i);
+      attrs[i] = {sieve::Value(static_cast<int64_t>(rng() % few)),
+                  sieve::Value(static_cast<int64_t>(rng() % many))};
+    }
+    sieve::RowBatch b;
+    b.num_rows = n;
+    b.dim = dim;
+    b.vectors = v.data();
+    b.ids = ids.data();
+    b.attributes = attrs.data();
+    sieve::IngestResult r;
+    Check(db->Ingest("g", b, sieve::IngestOptions(), &r), "ingest");
+  }
+  const std::vector<float> queries = Vectors(nq, dim, 999);
+  std::printf("# group_by_bench: %zu rows x %u, %zu queries, k = %d, group_size = %d, "
+              "naive k = %d, %d reps (medians, ms per batch)\n\n",
+              rows, dim, nq, k, size, naive_k, reps);
+  std::printf("| field | values | way | ms | searches | rounds | wrong queries |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const auto& [field, values] : {std::pair<std::string, int64_t>{"few", few},
+                                      std::pair<std::string, int64_t>{"many", many}}) {
+    sieve::SearchRequest req;
+    req.queries = queries.data();
+    req.num_queries = nq;
+    req.dim = dim;
+    req.k = k;
+    req.group_by = field;
+    req.group_size = size;
+    sieve::SearchResult exact;
+    for (auto strategy : {sieve::GroupStrategy::kAuto, sieve::GroupStrategy::kFewGroups,
+                          sieve::GroupStrategy::kManyGroups}) {
+      req.group_strategy = strategy;
+      std::vector<double> ms;
+      sieve::SearchResult res;
+      for (int r = 0; r <= reps; ++r) {
+        const auto t0 = Clock::now();
+        Check(db->Search("g", req, options, &res), "grouped search");
+        if (r > 0) ms.push_back(Ms(t0));
+      }
+      if (strategy == sieve::GroupStrategy::kAuto) exact = res;
+      std::string way = sieve::GroupStrategyName(strategy);
+      if (strategy == sieve::GroupStrategy::kAuto) way += " (" + res.explain.group->strategy + ")";
+      std::printf("| %s | %lld | %s | %.1f | %llu | %u | |\n", field.c_str(),
+                  static_cast<long long>(values), way.c_str(), Median(ms),
+                  static_cast<unsigned long long>(res.explain.group->searches),
+                  res.explain.group->rounds);
+    }
+    // The naive way: one plain top-naive_k search, grouped afterwards.
+    sieve::SearchRequest plain;
+    plain.queries = queries.data();
+    plain.num_queries = nq;
+    plain.dim = dim;
+    plain.k = naive_k;
+    plain.include.attributes = {field};
+    std::vector<double> ms;
+    size_t wrong = 0;
+    for (int r = 0; r <= reps; ++r) {
+      const auto t0 = Clock::now();
+      sieve::SearchResult res;
+      Check(db->Search("g", plain, options, &res), "naive search");
+      std::vector<std::vector<std::pair<int64_t, std::vector<int64_t>>>> grouped(nq);
+      for (size_t q = 0; q < nq; ++q) {
+        std::map<int64_t, size_t> index;
+        const sieve::Neighbors& nb = res.results[q];
+        for (size_t i = 0; i < nb.ids.size(); ++i) {
+          const int64_t v = std::get<int64_t>(nb.attributes[i][0]);
+          auto [it, inserted] = index.emplace(v, grouped[q].size());
+          if (inserted) {
+            if (grouped[q].size() == static_cast<size_t>(k)) continue;
+            grouped[q].push_back({v, {}});
+          }
+          if (it->second >= grouped[q].size()) continue;
+          auto& g = grouped[q][it->second].second;
+          if (g.size() < static_cast<size_t>(size)) g.push_back(nb.ids[i]);
+        }
+      }
+      if (r > 0) ms.push_back(Ms(t0));
+      if (r != reps) continue;
+      for (size_t q = 0; q < nq; ++q) {
+        const auto& want = exact.results[q].groups;
+        bool same = want.size() == grouped[q].size();
+        for (size_t g = 0; same && g < want.size(); ++g) {
+          same = std::get<int64_t>(want[g].value) == grouped[q][g].first &&
+                 want[g].ids == grouped[q][g].second;
+        }
+        wrong += !same;
+      }
+    }
+    std::printf("| %s | %lld | naive (k = %d, then grouped) | %.1f | %zu | 1 | %zu of %zu |\n",
+                field.c_str(), static_cast<long long>(values), naive_k, Median(ms), nq, wrong,
+                nq);
+  }
+  return 0;
+}
