@@ -5,6 +5,7 @@
 
 #include "engine/db_impl.h"
 #include "engine/search_steps.h"
+#include "engine/search_window.h"
 
 namespace sieve {
 
@@ -56,6 +57,11 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   SIEVE_RETURN_IF_ERROR(timer.Run("compile", [&] {
     return CompileFilters(parsed, &filter_cache_, budget_.bytes(), &work, &sets_bytes, &ex);
   }));
+  // Range search and pages: rounds of plan, reserve, execute and merge over a widening window.
+  if (request.radius || request.offset || !request.after.empty()) {
+    return SearchWindows(parsed, request, options, spec, thresholds, devices, work, sets_bytes,
+                         &budget_, *view.shards, &timer, result);
+  }
   timer.Time("plan", [&] {
     PlanShards(parsed, request, options, spec, thresholds, *devices, &work, &sets_bytes, &ex);
   });

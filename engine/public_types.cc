@@ -98,6 +98,11 @@ std::string Explain::ToJson() const {
     j["memory"] = {{"host_bytes", host_memory_bytes},
                    {"device_bytes", device_memory_bytes},
                    {"budget_bytes", memory_budget_bytes}};
+    if (!shape.empty()) {
+      j["shape"] = shape;
+      j["windows"] = windows;
+      j["window_queries"] = window_queries;
+    }
     return DumpLine(j);
   } catch (...) {
     // Only allocation failure can get here; keep the line parseable.

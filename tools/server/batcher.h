@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -46,6 +47,12 @@ struct QueryJob {
   Include include;                   // stored fields with each neighbour (then run alone)
   std::string filter;                // used when `filters` is empty
   std::vector<std::string> filters;  // one per query vector, or empty
+  // Range search and pages (SearchRequest::radius, limit, offset, after): such a job runs
+  // alone.
+  std::optional<double> radius;
+  int limit = 1000;
+  std::optional<int64_t> offset;
+  std::vector<std::string> after;
   // Runs alone (never merged with other requests) and gets its Explain: for `explain`.
   bool solo = false;
   // Called exactly once. `explain` is set for solo jobs on success, and for a job whose own
