@@ -828,8 +828,9 @@ void Router::Query(const std::string& name, const HttpRequest& req,
       return reply(Error(400, "'limit' is the most rows of a range search: it needs 'radius'"));
     }
     if (!GetInt64(j["limit"], &limit) || limit < 1 || limit > kMaxSearchK) {
-      return reply(Error(400, "'limit' must be an integer in [1, " +
-                                  std::to_string(kMaxSearchK) + "], got " + j["limit"].dump()));
+      // The engine's words (ValidateRangeAndPages), for a number it cannot be handed.
+      return reply(Error(400, "limit must be 1 to " + std::to_string(kMaxSearchK) + ", got " +
+                                  j["limit"].dump()));
     }
     job.limit = static_cast<int>(limit);
   }
