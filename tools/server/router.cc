@@ -816,13 +816,20 @@ void Router::Query(const std::string& name, const HttpRequest& req,
                                 "the limit is " + std::to_string(options_.max_request_queries)));
   }
   // Range search and pages run alone (the batcher never merges them): the engine's rules
-  // (ValidateRangeAndPages) check them, and their messages are its.
-  const bool range = j.contains("radius") && !j["radius"].is_null();
+  // (ValidateRangeAndPages) check the values, and their messages are its. A key given is used
+  // (null is not a value of any of them), so that which ones go together is decided by the
+  // keys alone, as the OpenAPI document says.
+  const bool range = j.contains("radius");
   if (range) {
     if (!j["radius"].is_number()) return reply(Error(400, "'radius' must be a number"));
     job.radius = j["radius"].get<double>();
   }
-  if (j.contains("limit") && !j["limit"].is_null()) {
+  if ((range && (j.contains("offset") || j.contains("after"))) ||
+      (j.contains("offset") && j.contains("after"))) {
+    return reply(Error(400, "a search takes one of radius (a range search), offset or after "
+                            "(pages), not two"));
+  }
+  if (j.contains("limit")) {
     int64_t limit = 0;
     if (!range) {
       return reply(Error(400, "'limit' is the most rows of a range search: it needs 'radius'"));
@@ -834,14 +841,14 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     }
     job.limit = static_cast<int>(limit);
   }
-  if (j.contains("offset") && !j["offset"].is_null()) {
+  if (j.contains("offset")) {
     int64_t offset = 0;
     if (!GetInt64(j["offset"], &offset)) {
       return reply(Error(400, "'offset' must be an integer, got " + j["offset"].dump()));
     }
     job.offset = offset;
   }
-  if (j.contains("after") && !j["after"].is_null()) {
+  if (j.contains("after")) {
     const json& a = j["after"];
     if (!a.is_array()) {
       return reply(Error(400, "'after' must be an array of cursors, one per query vector"));
