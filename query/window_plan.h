@@ -36,10 +36,10 @@ inline constexpr uint64_t kMaxSearchWindow = 4000000;
 // A range search's first window: limit + 1 (enough to tell that the limit is reached) but at
 // most kFirstRangeWindow, so that a small radius costs one ordinary top-k; then each window is
 // kRangeGrowth times the last. Each round is a full scan, so fewer, wider rounds win: a range
-// search whose answer has n rows takes about 1 + log4(n / 256) rounds
+// search whose answer has n rows takes about 1 + log8(n / 256) rounds
 // (tools/bench/results/2026-12-05-range-pages/).
 inline constexpr uint64_t kFirstRangeWindow = 256;
-inline constexpr uint64_t kRangeGrowth = 4;
+inline constexpr uint64_t kRangeGrowth = 8;
 uint64_t FirstRangeWindow(uint64_t limit);
 // After a round that did not hold the rows: kRangeGrowth × window up to limit + 1, then twice
 // the window (rows tied at the edge); 0 when that passes kMaxSearchWindow.

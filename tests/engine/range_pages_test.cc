@@ -225,10 +225,10 @@ TEST_P(RangePagesTest, AWideRadiusWidensTheWindowInRounds) {
   SearchResult res;
   Status s = db_->Search("c", req, SearchOptions(), &res);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  // 256 rows, then 1024 (each shard's 1,000 rows, with the margin: all of them).
+  // 256 rows, then 2048 (each shard's 1,000 rows: all of them).
   ASSERT_EQ(res.explain.windows.size(), 2u);
   EXPECT_EQ(res.explain.windows[0], 256u);
-  EXPECT_EQ(res.explain.windows[1], 1024u);
+  EXPECT_EQ(res.explain.windows[1], 2048u);
   EXPECT_EQ(res.explain.window_queries[0], 2u);
   const std::string json = res.explain.ToJson();
   EXPECT_NE(json.find("\"shape\": \"range\""), std::string::npos) << json;

@@ -16,11 +16,11 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-TEST(WindowPlanTest, RangeWindowsGrowFourfoldToLimitPlusOneThenDouble) {
+TEST(WindowPlanTest, RangeWindowsGrowEightfoldToLimitPlusOneThenDouble) {
   EXPECT_EQ(FirstRangeWindow(10), 11u);
   EXPECT_EQ(FirstRangeWindow(1000), kFirstRangeWindow);
   EXPECT_EQ(NextRangeWindow(256, 1000), 1001u);
-  EXPECT_EQ(NextRangeWindow(256, 100000), 1024u);
+  EXPECT_EQ(NextRangeWindow(256, 100000), 2048u);
   EXPECT_EQ(NextRangeWindow(1001, 1000), 2002u);  // ties at the edge
   EXPECT_EQ(NextRangeWindow(kMaxSearchWindow / 2 + 1, kMaxSearchWindow), 0u);
 }
