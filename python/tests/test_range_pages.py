@@ -126,11 +126,12 @@ def test_argument_errors(store):
     coll, rows, ids, queries = make(store, "l2", n=50, distinct=50)
     with pytest.raises(sieve.InvalidArgument, match="not a cursor"):
         coll.search(queries[:1], after="c1.nope")
-    with pytest.raises(sieve.InvalidArgument, match="not both"):
+    # The server refuses the combination by its keys, in its own words.
+    with pytest.raises(sieve.InvalidArgument, match="not both|not two"):
         coll.search(queries[:1], offset=0, after=[None])
     with pytest.raises(sieve.InvalidArgument, match="offset must be"):
         coll.search(queries[:1], offset=-1)
-    with pytest.raises(sieve.InvalidArgument, match="takes no offset"):
+    with pytest.raises(sieve.InvalidArgument, match="takes no offset|not two"):
         coll.search(queries[:1], radius=1.0, offset=3)
     with pytest.raises(sieve.InvalidArgument, match="limit must be"):
         coll.search(queries[:1], radius=1.0, limit=0)
