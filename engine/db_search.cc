@@ -6,6 +6,7 @@
 #include "engine/db_impl.h"
 #include "engine/search_groups.h"
 #include "engine/search_steps.h"
+#include "engine/search_window.h"
 
 namespace sieve {
 
@@ -65,6 +66,11 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
     }));
     timer.Total();
     return Status::OK();
+  }
+  // Range search and pages: rounds of plan, reserve, execute and merge over a widening window.
+  if (request.radius || request.offset || !request.after.empty()) {
+    return SearchWindows(parsed, request, options, spec, thresholds, devices, work, sets_bytes,
+                         &budget_, *view.shards, &timer, result);
   }
   timer.Time("plan", [&] {
     PlanShards(parsed, request, options, spec, thresholds, *devices, &work, &sets_bytes, &ex);

@@ -118,6 +118,11 @@ std::string Explain::ToJson() const {
       g["batches"] = std::move(batches);
       j["group"] = std::move(g);
     }
+    if (!shape.empty()) {
+      j["shape"] = shape;
+      j["windows"] = windows;
+      j["window_queries"] = window_queries;
+    }
     return DumpLine(j);
   } catch (...) {
     // Only allocation failure can get here; keep the line parseable.

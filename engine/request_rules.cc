@@ -2,7 +2,10 @@
 
 #include "engine/request_rules.h"
 
+#include <cmath>
 #include <string>
+
+#include "engine/search_window.h"
 
 namespace sieve {
 
@@ -56,8 +59,8 @@ Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& re
     return Status::InvalidArgument("k must be at least 1, got " + std::to_string(request.k));
   }
   if (request.k > kMaxSearchK) {
-    return Status::InvalidArgument("k must be at most " + std::to_string(kMaxSearchK) +
-                                   ", got " + std::to_string(request.k));
+    return Status::InvalidArgument("k must be at most " + std::to_string(kMaxSearchK) + ", got " +
+                                   std::to_string(request.k));
   }
   const size_t nq = request.num_queries;
   if (!request.filter.empty() && !request.filters.empty()) {
@@ -70,16 +73,72 @@ Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& re
                                    " filters for " + std::to_string(nq) + " queries");
   }
   SIEVE_RETURN_IF_ERROR(ValidateGroupBy(spec, request));
+  SIEVE_RETURN_IF_ERROR(ValidateRangeAndPages(request));
+  if (!request.group_by.empty() && (request.radius || request.offset || !request.after.empty())) {
+    return Status::InvalidArgument(
+        "group_by does not combine with radius, offset or after: a grouped search returns the k "
+        "best groups");
+  }
   if (nq == 0) return Status::OK();
   if (request.queries == nullptr) return Status::InvalidArgument("no query vectors");
   if (request.dim != spec.dim) {
-    return Status::InvalidArgument(
-        "queries have " + std::to_string(request.dim) + " components, collection '" + spec.name +
-        "' has dim " + std::to_string(spec.dim));
+    return Status::InvalidArgument("queries have " + std::to_string(request.dim) +
+                                   " components, collection '" + spec.name + "' has dim " +
+                                   std::to_string(spec.dim));
   }
   for (size_t q = 0; q < nq; ++q) {
     Status s = CheckVector(request.queries + q * spec.dim, spec.dim);
     if (!s.ok()) return Status::InvalidArgument("query " + std::to_string(q) + ": " + s.message());
+  }
+  return Status::OK();
+}
+
+Status ValidateRangeAndPages(const SearchRequest& request) {
+  const size_t nq = request.num_queries;
+  if (request.radius) {
+    if (!std::isfinite(*request.radius)) {
+      return Status::InvalidArgument("radius must be a finite number");
+    }
+    if (request.offset || !request.after.empty()) {
+      return Status::InvalidArgument(
+          "a range search (radius) returns every row within the radius, up to limit: it takes "
+          "no offset or after");
+    }
+    if (request.limit < 1 || request.limit > kMaxSearchK) {
+      return Status::InvalidArgument("limit must be 1 to " + std::to_string(kMaxSearchK) +
+                                     ", got " + std::to_string(request.limit));
+    }
+  }
+  if (request.offset && !request.after.empty()) {
+    return Status::InvalidArgument(
+        "a page starts at an offset or after a cursor (after), not both");
+  }
+  if (request.offset) {
+    const int64_t offset = *request.offset;
+    if (offset < 0 || offset > kMaxSearchK - request.k) {
+      return Status::InvalidArgument("offset must be 0 to " + std::to_string(kMaxSearchK) +
+                                     " - k (offset + k <= " + std::to_string(kMaxSearchK) +
+                                     "), got " + std::to_string(offset));
+    }
+  }
+  if (!request.after.empty()) {
+    if (request.after.size() != nq) {
+      return Status::InvalidArgument("after: " + std::to_string(request.after.size()) +
+                                     " cursors for " + std::to_string(nq) + " queries");
+    }
+    for (size_t q = 0; q < nq; ++q) {
+      if (request.after[q].empty()) continue;
+      PageCursor cursor;
+      Status s = DecodeCursor(request.after[q], &cursor);
+      if (!s.ok()) return s.WithContext("after: query " + std::to_string(q));
+      if (cursor.position > static_cast<uint64_t>(kMaxSearchK - request.k)) {
+        return Status::InvalidArgument(
+            "after: query " + std::to_string(q) + ": the cursor is " +
+            std::to_string(cursor.position) + " rows deep; pages reach row " +
+            std::to_string(kMaxSearchK) +
+            " at most (position + k <= " + std::to_string(kMaxSearchK) + ")");
+      }
+    }
   }
   return Status::OK();
 }

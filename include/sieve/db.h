@@ -281,6 +281,26 @@ struct SearchRequest {
   int group_size = 1;    // rows per group. Default: 1.
   // Forces the plan of the groups (GroupStrategy). Default: kAuto.
   GroupStrategy group_strategy = GroupStrategy::kAuto;
+
+  // Range search and pages (issue 37 items 2-3; docs/cpp-api.md#range-search-and-pages). Both
+  // return rows in the exact (distance, id) order, distances refined in float64.
+  //
+  // Range search, when set: every passing row within `radius` (l2 and cosine: distance <=
+  // radius; ip: score >= radius), best first, ties by id, at most `limit` per query (`k` is
+  // then not used); Neighbors::limit_reached says more rows lie within it. The float64
+  // distance decides a row exactly on the radius. Finite. Not with `offset` or `after`.
+  std::optional<double> radius;
+  // With `radius`: the most rows a query returns, 1 to kMaxSearchK. Default: 1000.
+  int limit = 1000;
+  // Pages, when set: rows offset .. offset + k - 1 of the query's (distance, id) order;
+  // offset + k <= kMaxSearchK. Neighbors::next is the cursor of the page after. Default: unset
+  // (a plain top-k, which sets no cursor); 0 is the first page, with a cursor.
+  std::optional<int64_t> offset;
+  // Search-after, when non-empty: one cursor per query (Neighbors::next of an earlier page of
+  // the same query and collection; "" = from the start): the k rows after it in (distance, id)
+  // order. Not with `offset`. Pages read under one SearchOptions::snapshot hold every row once;
+  // without one, a cursor resumes after its (distance, id) in the rows as they are now.
+  std::vector<std::string> after;
 };
 
 // The most rows per group a grouped search returns (SearchRequest::group_size).
@@ -306,6 +326,14 @@ struct Neighbors {
   // With SearchRequest::group_by: the groups, best first (at most k); ids, distances,
   // attributes and vectors are then empty.
   std::vector<Group> groups;
+
+  // Range search and pages (SearchRequest::radius, offset, after).
+  // Range search: more rows than SearchRequest::limit lie within the radius (the best `limit`
+  // were returned).
+  bool limit_reached = false;
+  // Pages: the cursor to pass in SearchRequest::after for the next page (the last row's
+  // (distance, id) and position, opaque); the request's own cursor when this page is empty.
+  std::string next;
 };
 
 // What the planner decided and how long each stage took. One entry per shard.
@@ -499,6 +527,16 @@ struct Explain {
   };
   std::optional<GroupPlan> group;
 
+  // Range search and pages (SearchRequest::radius, offset, after): they run the exact top-k
+  // over a window of K rows per query, widened until it provably holds every row they return
+  // (docs/planner.md#range-search-and-pages). "shape" in ToJson: "range" or "page"; empty for
+  // a plain top-k (then the fields below are absent).
+  std::string shape;
+  // The window of each round, in order (its largest when queries differ); "windows".
+  std::vector<uint64_t> windows;
+  // Queries searched in each round (those whose window did not yet hold their rows);
+  // "window_queries".
+  std::vector<uint64_t> window_queries;
   std::string ToJson() const;  // one line
 };
 

@@ -73,6 +73,33 @@ def group_args(group_by: Any, group_size: Any, group_strategy: Any) -> tuple[str
     return group_by, int(group_size), group_strategy
 
 
+def range_and_pages(radius: Any, limit: Any, offset: Any, after: Any
+                    ) -> tuple[float | None, int, int | None, list[str] | None]:
+    """Range search and pages as the engine takes them: ``radius`` a real number (or None),
+    ``limit`` and ``offset`` ints (bools, floats and strings are refused, as for k), ``after``
+    one cursor (a str, for one query) or a list of them, one per query (None or "" = from the
+    start). TypeError naming the argument otherwise; the ranges are the engine's rules."""
+    if radius is not None:
+        if isinstance(radius, (bool, np.bool_)) or not isinstance(
+                radius, (int, float, np.integer, np.floating)):
+            raise TypeError("radius must be a number, got %s %r" % (type(radius).__name__, radius))
+        radius = float(radius)
+    for name, value in (("limit", limit), ("offset", offset)):
+        if value is not None and (isinstance(value, (bool, np.bool_))
+                                  or not isinstance(value, (int, np.integer))):
+            raise TypeError("%s must be an int, got %s %r" % (name, type(value).__name__, value))
+    cursors = None
+    if after is not None:
+        items = [after] if isinstance(after, str) else after
+        if not isinstance(items, (list, tuple)) or not all(
+                x is None or isinstance(x, str) for x in items):
+            raise TypeError("after must be a cursor (a string from result.next) or a list of "
+                            "them, one per query, got %s" % type(after).__name__)
+        cursors = [x or "" for x in items]
+    return (radius, 1000 if limit is None else int(limit),
+            None if offset is None else int(offset), cursors)
+
+
 def include_text(include: Any, default: str = "") -> str:
     """``include`` as the engine's comma-separated text: a string as it is, a list or tuple
     of names joined with commas, None as ``default``. TypeError naming include otherwise."""

@@ -587,9 +587,14 @@ class Collection:
                path: str = "auto", explain: bool = False,
                include: str | Sequence[str] | None = None, *,
                snapshot: Snapshot | None = None, group_by: str | None = None,
-               group_size: int = 1,
-               group_strategy: str = "auto") -> SearchResult | GroupedResult:
-        """Exact k-nearest-neighbour search, optionally filtered by attributes.
+               group_size: int = 1, group_strategy: str = "auto",
+               radius: float | None = None, limit: int | None = None,
+               offset: int | None = None,
+               after: str | Sequence[str | None] | None = None
+               ) -> SearchResult | GroupedResult:
+        """Exact k-nearest-neighbour search, optionally filtered by attributes; or the k best
+        groups (``group_by``), a range search (``radius``), or a page of the results
+        (``offset`` or ``after``).
 
         Args:
             queries: [queries, dim] array (one query may be 1-D). C-contiguous float32 or
@@ -607,7 +612,8 @@ class Collection:
             include: stored fields to return with each neighbour (attribute names, ``"*"``,
                 ``"vector"``, comma-separated or as a list): ``result.rows[q]`` is then a list of dicts as
                 :meth:`get` returns them, best first.
-            snapshot: search the rows of this :class:`Snapshot` rather than the latest.
+            snapshot: search the rows of this :class:`Snapshot` rather than the latest
+                (pages read under one snapshot hold every row exactly once).
             group_by: an int, string, bool or tags attribute: return, per query, the k groups
                 (rows sharing a value; a tags row is in the group of each of its tags; null
                 values in none) whose best passing row is nearest, each with its
@@ -615,13 +621,25 @@ class Collection:
             group_size: rows per group, 1 to 100,000 (k × group_size at most 1,000,000).
             group_strategy: ``"auto"`` (the planner chooses from the counts),
                 ``"few_groups"`` or ``"many_groups"`` to force one (docs/planner.md#group-by).
+            radius: a range search: every passing row within it (l2, cosine: distance <=
+                radius; ip: score >= radius), best first, ties by id, at most ``limit``
+                (``k`` is not used); the float64 distance decides a row on the radius.
+                ``result.limit_reached[q]`` says more rows lie within it.
+            limit: with ``radius``, the most rows per query (1 to 1,000,000; default 1000).
+            offset: a page: rows offset .. offset + k - 1 of each query's (distance, id)
+                order (offset + k <= 1,000,000). ``result.next[q]`` is the cursor of the
+                next page (None when no rows follow).
+            after: a page after a cursor (``result.next`` of the page before; one string for
+                one query, or a list, one per query): the k rows after it in (distance, id)
+                order. ``""`` (or None in the list) starts from the first row: the first page,
+                with a cursor (as ``offset=0``).
 
         Returns:
             A :class:`SearchResult`: ``ids`` and ``distances`` of shape [queries, k], best first;
             where fewer than k rows pass, ids -1 and distances +inf (-inf for ``ip``) fill the
-            row, and ``counts`` says how many are real. With ``group_by``, a
-            :class:`GroupedResult`: per query, a list of :class:`Group` (value, ids,
-            distances, rows with ``include``), best first.
+            row, and ``counts`` says how many are real. A range search's arrays are as wide as
+            its longest result. With ``group_by``, a :class:`GroupedResult`: per query, a list
+            of :class:`Group` (value, ids, distances, rows with ``include``), best first.
 
         Raises:
             InvalidArgument: wrong dim, bad k, a filter that does not parse or type-check (the
@@ -633,17 +651,23 @@ class Collection:
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
         if group_by is not None:
+            if radius is not None or offset is not None or after is not None:
+                raise InvalidArgument("group_by does not combine with radius, offset or after: "
+                                      "a grouped search returns the k best groups")
             by, size, strategy = _arrays.group_args(group_by, group_size, group_strategy)
             per_group, plan = self._core.search_groups(
                 self._handle, q, k, filter or "", per_query, device, path, bool(explain),
                 include, _core_snapshot(snapshot), by, size, strategy)
             return GroupedResult([[Group(*g) for g in groups] for groups in per_group],
                                  json.loads(plan) if plan else None)
-        ids, distances, counts, plan, rows = self._core.search(
+        radius, limit, offset, after = _arrays.range_and_pages(radius, limit, offset, after)
+        ids, distances, counts, plan, rows, limit_reached, next_cursors = self._core.search(
             self._handle, q, k, filter or "", per_query, device, path, bool(explain), include,
-            _core_snapshot(snapshot))
+            _core_snapshot(snapshot), radius, limit, offset, after)
         result = SearchResult(ids, distances, counts, json.loads(plan) if plan else None)
         result.rows = rows
+        result.limit_reached = limit_reached
+        result.next = next_cursors
         return result
 
     def delete(self, ids: Any = None, filter: str | None = None) -> int:

@@ -21,11 +21,15 @@ class SearchResult:
         plan: the planner's decision and stage times (``explain=True``), else None: a dict
             with at least ``path``, ``passing_rows``, ``device``, ``filter_mode``, ``shards``
             and ``stages_ms``.
+        limit_reached: a range search's (``radius``): per query, whether more rows than
+            ``limit`` lie within the radius; else None.
+        next: a page's (``offset`` or ``after``): per query, the cursor of the next page
+            (pass it as ``after``), None where no rows follow; else None.
 
     ``ids, distances = coll.search(...)`` unpacks the two arrays.
     """
 
-    __slots__ = ("ids", "distances", "counts", "plan", "rows")
+    __slots__ = ("ids", "distances", "counts", "plan", "rows", "limit_reached", "next")
 
     def __init__(self, ids: np.ndarray, distances: np.ndarray, counts: np.ndarray,
                  plan: dict[str, Any] | None = None) -> None:
@@ -35,6 +39,8 @@ class SearchResult:
         self.plan = plan
         # With search(include=...): per query, the neighbours' rows (dicts), best first.
         self.rows: list[list[dict[str, Any]]] | None = None
+        self.limit_reached: list[bool] | None = None
+        self.next: list[str | None] | None = None
 
     @property
     def valid(self) -> np.ndarray:

@@ -119,9 +119,9 @@ class _DB:
     def delete_filter(self, collection: _Collection, filter: str) -> int:
         """DB::DeleteByFilter."""
 
-    def search(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str, snapshot: _Snapshot | None = None) -> tuple:
+    def search(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str, snapshot: _Snapshot | None = None, radius: float | None = None, limit: int = 1000, offset: int | None = None, after: Sequence[str] | None = None) -> tuple:
         """
-        DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).
+        DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None, limit_reached list or None, next cursors or None).
         """
 
     def search_groups(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str, snapshot: _Snapshot | None, group_by: str, group_size: int, group_strategy: str) -> tuple:

@@ -517,14 +517,19 @@ class RemoteCollection:
                path: str = "auto", explain: bool = False,
                include: str | Sequence[str] | None = None, *,
                snapshot: "RemoteSnapshot | None" = None, group_by: str | None = None,
-               group_size: int = 1,
-               group_strategy: str = "auto") -> SearchResult | GroupedResult:
+               group_size: int = 1, group_strategy: str = "auto",
+               radius: float | None = None, limit: int | None = None,
+               offset: int | None = None,
+               after: str | Sequence[str | None] | None = None
+               ) -> SearchResult | GroupedResult:
         """As :meth:`sieve.Collection.search`: the same arguments, the same
         :class:`SearchResult` (ids -1 and the metric's worst distance where fewer than k rows
-        pass; with ``include``, ``result.rows``), or with ``group_by`` the same
-        :class:`GroupedResult`. The server may run the request in one batch with others';
-        answers are the same (a grouped request runs alone)."""
+        pass; with ``include``, ``result.rows``; ``limit_reached`` with ``radius``, ``next``
+        with ``offset`` or ``after``), or with ``group_by`` the same :class:`GroupedResult`.
+        The server may run the request in one batch with others' (never a grouped request, a
+        range search or a page); answers are the same."""
         k = _arrays.k_value(k)
+        radius, limit, offset, after = _arrays.range_and_pages(radius, limit, offset, after)
         include = _arrays.include_text(include)
         filter, per_query = _arrays.search_filters(filter, filters)
         q = _arrays.matrix(queries, "queries")
@@ -547,6 +552,14 @@ class RemoteCollection:
             body["group_size"] = size
             if strategy != "auto":
                 body["group_strategy"] = strategy
+        if radius is not None:
+            body["radius"] = radius
+            body["limit"] = limit
+            del body["k"]
+        if offset is not None:
+            body["offset"] = offset
+        if after is not None:
+            body["after"] = after
         self._snapshot(body, snapshot)
         r = self._client._post(self._path + "/query", body)
         if group_by is not None:
@@ -554,10 +567,17 @@ class RemoteCollection:
                 [[Group(g["value"], g["ids"], g["distances"],
                         _result_rows(g) if include else None) for g in x["groups"]]
                  for x in r["results"]], r.get("plan"))
-        res = pad([(x["ids"], x["distances"]) for x in r["results"]], k, self.metric)
+        width = k
+        if radius is not None:
+            width = max([len(x["ids"]) for x in r["results"]], default=0)
+        res = pad([(x["ids"], x["distances"]) for x in r["results"]], width, self.metric)
         res.plan = r.get("plan")
         if include:
             res.rows = [_result_rows(x) for x in r["results"]]
+        if radius is not None:
+            res.limit_reached = [bool(x["limit_reached"]) for x in r["results"]]
+        if offset is not None or after is not None:
+            res.next = [x.get("next") for x in r["results"]]
         return res
 
     def get(self, ids: Any, include: str | Sequence[str] = "*", *,

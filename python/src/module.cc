@@ -661,7 +661,8 @@ class PyDB {
   nb::tuple Search(const PyCollection& h, const Matrix& queries, int k, const std::string& filter,
                    std::optional<std::vector<std::string>> filters, const std::string& device,
                    const std::string& path, bool explain, const std::string& include,
-                   PySnapshot* snapshot) {
+                   PySnapshot* snapshot, std::optional<double> radius, int limit,
+                   std::optional<int64_t> offset, std::optional<std::vector<std::string>> after) {
     std::shared_ptr<DB> db = Get();
     const std::shared_ptr<Collection>& collection = h.c;
     const CollectionSpec& spec = collection->spec();
@@ -673,6 +674,10 @@ class PyDB {
     request.k = k;
     request.filter = filter;
     if (filters) request.filters = std::move(*filters);
+    request.radius = radius;
+    request.limit = limit;
+    request.offset = offset;
+    if (after) request.after = std::move(*after);
     ThrowIfError(Include::Parse(include, &request.include));
     SearchOptions options;
     ThrowIfError(ParseDevice(device, &options.device));
@@ -680,7 +685,7 @@ class PyDB {
     if (snapshot != nullptr) options.snapshot = snapshot->For(db);
     g_last_search_queries = reinterpret_cast<uintptr_t>(request.queries);
     const size_t nq = request.num_queries;
-    const size_t kk = k > 0 ? static_cast<size_t>(k) : 0;
+    size_t kk = k > 0 ? static_cast<size_t>(k) : 0;
     SearchResult result;
     std::unique_ptr<int64_t[]> ids;
     std::unique_ptr<float[]> distances;
@@ -692,6 +697,11 @@ class PyDB {
       {
         EngineTimer timer;
         s = collection->Search(request, options, &result);
+      }
+      if (s.ok() && request.radius) {
+        // A range search's rows per query vary: the arrays are as wide as the most.
+        kk = 0;
+        for (const Neighbors& nbr : result.results) kk = std::max(kk, nbr.ids.size());
       }
       if (s.ok()) {
         // Missing results (fewer than k rows pass): id -1 and the worst distance of the metric.
@@ -739,9 +749,24 @@ class PyDB {
       }
       rows = std::move(per_query);
     }
+    // Range search: per query, whether its limit was reached; pages: per query, the cursor of
+    // the next page (None when no rows follow).
+    nb::object limit_reached = nb::none(), next = nb::none();
+    if (request.radius) {
+      nb::list list;
+      for (const Neighbors& nbr : result.results) list.append(nb::bool_(nbr.limit_reached));
+      limit_reached = std::move(list);
+    }
+    if (request.offset || !request.after.empty()) {
+      nb::list list;
+      for (const Neighbors& nbr : result.results) {
+        list.append(nbr.next.empty() ? nb::none() : nb::object(nb::str(nbr.next.c_str())));
+      }
+      next = std::move(list);
+    }
     return nb::make_tuple(Owned(std::move(ids), nq, kk), Owned(std::move(distances), nq, kk),
                           counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none(),
-                          rows);
+                          rows, limit_reached, next);
   }
 
   // A grouped search (SearchRequest::group_by): (per query, a list of (value, ids, distances,
@@ -975,7 +1000,10 @@ NB_MODULE(_sieve, m) {
       .def("delete_filter", &PyDB::DeleteFilter, "collection"_a, "filter"_a, "DB::DeleteByFilter.")
       .def("search", &PyDB::Search, "collection"_a, "queries"_a.noconvert(), "k"_a, "filter"_a,
            "filters"_a.none(), "device"_a, "path"_a, "explain"_a, "include"_a,
-           "snapshot"_a.none() = nb::none(), "DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None).")
+           "snapshot"_a.none() = nb::none(), "radius"_a.none() = nb::none(), "limit"_a = 1000,
+           "offset"_a.none() = nb::none(), "after"_a.none() = nb::none(),
+           "DB::Search; returns (ids, distances, counts, plan JSON or None, rows or None, "
+           "limit_reached list or None, next cursors or None).")
       .def("search_groups", &PyDB::SearchGroups, "collection"_a, "queries"_a.noconvert(), "k"_a,
            "filter"_a, "filters"_a.none(), "device"_a, "path"_a, "explain"_a, "include"_a,
            "snapshot"_a.none(), "group_by"_a, "group_size"_a, "group_strategy"_a,

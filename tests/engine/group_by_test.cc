@@ -438,6 +438,15 @@ TEST_F(GroupByTest, RequestRulesAreEnforced) {
   req.k = kMaxSearchK;
   expect("k × group_size");
   req.k = 3;
+  req.radius = 1.0;  // a grouped search is not a range search nor a page
+  expect("group_by does not combine with radius, offset or after");
+  req.radius.reset();
+  req.offset = 0;
+  expect("group_by does not combine");
+  req.offset.reset();
+  req.after = {""};
+  expect("group_by does not combine");
+  req.after.clear();
   req.group_by = "";
   expect("group_size needs group_by");
 }

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -79,6 +81,7 @@ const char kQueryUsage[] =
     "                      [--group-by ATTR [--group-size N] [--group-strategy S]]\n"
     "                      [--cpu-executors N] [--device-memory BYTES]\n"
     "                      [--first-use-calibration unknown|off|always]\n"
+    "                      [--radius R [--limit N] | --offset N | --after TOKENS]\n"
     "  queries: .npy, .fvecs or FILE.hdf5:DATASET, as ingest's --vectors\n"
     "  --filters: a text file whose line i is query i's filter (an empty line: no filter)\n"
     "  --max-memory: host memory the search may use (e.g. 2G; default auto: half of the\n"
@@ -94,7 +97,13 @@ const char kQueryUsage[] =
     "    then {\"query\": i, \"groups\": [{\"value\": V, \"ids\": [...], \"distances\": [...]}]}\n"
     "    --group-strategy auto|few_groups|many_groups forces the plan (default auto)\n"
     "  --explain: the plan and stage times as one JSON line on stderr; with several\n"
-    "    devices, each shard's device and time, and per device its shards and time\n";
+    "    devices, each shard's device and time, and per device its shards and time\n"
+    "  range search: --radius R [--limit N] (no --k): every passing row within R (l2, cosine:\n"
+    "    distance <= R; ip: score >= R), best first, at most N (default 1000); each line has\n"
+    "    \"limit_reached\": true when more rows lie within R\n"
+    "  pages: --offset N (rows N .. N+k-1 of the order) or --after TOKENS (the \"next\" of the\n"
+    "    page before, comma-separated, one per query; empty: from the start); each line has\n"
+    "    \"next\": the cursor of the page after, or null when no rows follow\n";
 
 const char kDeleteUsage[] =
     "usage: sieve delete DB --collection NAME (--ids FILE | --id N... | --filter EXPR)\n"
@@ -282,7 +291,8 @@ int Ingest(const Args& args) {
 int Query(const Args& args) {
   std::set<std::string> names = {"collection", "queries", "k",          "filter",
                                  "filters",    "device",  "path",       "max-memory",
-                                 "include",    "group-by", "group-size", "group-strategy"};
+                                 "include",    "group-by", "group-size", "group-strategy",
+                                 "radius",     "limit",   "offset",     "after"};
   names.insert(std::begin(kEngineFlags), std::end(kEngineFlags));
   Flags flags(names, {"explain"});
   std::string path;
@@ -293,7 +303,9 @@ int Query(const Args& args) {
   long long k = 0;
   Status s = flags.Require("collection", &name);
   if (s.ok()) s = flags.Require("queries", &queries_path);
-  if (s.ok() && !flags.Has("k")) s = Status::InvalidArgument("missing required option --k");
+  if (s.ok() && !flags.Has("k") && !flags.Has("radius")) {
+    s = Status::InvalidArgument("missing required option --k (or --radius)");
+  }
   // The bound is the engine's (kMaxSearchK); the flag is named here. --filter with --filters is
   // the engine's rule, and its message.
   if (s.ok()) s = flags.GetInt("k", 10, 1, kMaxSearchK, &k);
@@ -309,6 +321,22 @@ int Query(const Args& args) {
   if (s.ok()) s = ParseMemoryBudget("max-memory", flags.Get("max-memory", "auto"), &budget);
   Options engine;
   if (s.ok()) s = ParseEngineFlags(flags, &engine);
+  // Range search and pages: the bounds are the engine's rules (offset + k, limit), and its
+  // messages; here only what makes a number.
+  std::optional<double> radius;
+  long long limit = 1000, offset = 0;
+  if (s.ok() && flags.Has("radius")) {
+    std::vector<double> r;
+    s = ParseNumberList(flags, "radius", -std::numeric_limits<double>::max(),
+                        std::numeric_limits<double>::max(), &r);
+    if (s.ok() && r.size() != 1) s = Status::InvalidArgument("--radius takes one number");
+    if (s.ok()) radius = r[0];
+  }
+  if (s.ok() && flags.Has("limit") && !flags.Has("radius")) {
+    s = Status::InvalidArgument("--limit is the most rows of a range search: it needs --radius");
+  }
+  if (s.ok()) s = flags.GetInt("limit", 1000, 1, kMaxSearchK, &limit);
+  if (s.ok()) s = flags.GetInt("offset", 0, 0, kMaxSearchK, &offset);
   if (!s.ok()) return Fail("query", s);
 
   std::unique_ptr<DB> db;
@@ -336,6 +364,20 @@ int Query(const Args& args) {
   request.group_by = flags.Get("group-by");
   request.group_size = static_cast<int>(group_size);
   request.group_strategy = group_strategy;
+  request.radius = radius;
+  request.limit = static_cast<int>(limit);
+  if (flags.Has("offset")) request.offset = offset;
+  if (flags.Has("after")) {
+    // One cursor per query; "" (as in --after '' or 'a,,b') starts that query from the first.
+    const std::string text = flags.Get("after");
+    size_t start = 0;
+    while (true) {
+      const size_t comma = text.find(',', start);
+      request.after.push_back(text.substr(start, comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
   request.filter = flags.Get("filter");
   if (flags.Has("filters")) {
     const std::string fpath = flags.Get("filters");
@@ -369,6 +411,12 @@ int Query(const Args& args) {
     } else {
       s = io::AppendNeighborsJson(nb, &out);
       if (!s.ok()) return Fail("query", s.WithContext("query " + std::to_string(q)));
+      if (request.radius) {
+        out += nb.limit_reached ? ", \"limit_reached\": true" : ", \"limit_reached\": false";
+      }
+      if (request.offset || !request.after.empty()) {
+        out += nb.next.empty() ? ", \"next\": null" : ", \"next\": \"" + nb.next + "\"";
+      }
       if (!request.include.empty()) {
         if (!result.attribute_names.empty()) {
           out += ", \"attributes\": [";

@@ -36,7 +36,7 @@ void Batcher::Submit(QueryJob job) {
   }
   const size_t max_batch = options_.max_batch < 1 ? 1 : options_.max_batch;
   if (job.solo || !job.include.empty() || !job.group_by.empty() ||
-      job.num_queries >= max_batch) {
+      job.num_queries >= max_batch || job.radius || job.offset || !job.after.empty()) {
     Batch b;
     b.num_queries = job.num_queries;
     b.jobs.push_back(std::move(job));
@@ -122,6 +122,10 @@ void Batcher::RunOne(QueryJob* job) {
   req.group_by = job->group_by;
   req.group_size = job->group_size;
   req.group_strategy = job->group_strategy;
+  req.radius = job->radius;
+  req.limit = job->limit;
+  req.offset = job->offset;
+  req.after = job->after;
   SearchResult result;
   Status s = job->collection->Search(req, job->options, &result);
   if (s.ok()) metrics_->RecordSearch(result.explain, 1, job->num_queries);

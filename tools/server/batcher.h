@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -50,6 +51,12 @@ struct QueryJob {
   std::string group_by;
   int group_size = 1;
   GroupStrategy group_strategy = GroupStrategy::kAuto;
+  // Range search and pages (SearchRequest::radius, limit, offset, after): such a job runs
+  // alone.
+  std::optional<double> radius;
+  int limit = 1000;
+  std::optional<int64_t> offset;
+  std::vector<std::string> after;
   // Runs alone (never merged with other requests) and gets its Explain: for `explain`.
   bool solo = false;
   // Called exactly once. `explain` is set for solo jobs on success, and for a job whose own

@@ -279,7 +279,7 @@ uint64_t ValuesTextBound(const std::vector<Value>& values) {
 uint64_t ResultsBodyBound(const std::vector<Neighbors>& results) {
   uint64_t bytes = 64;
   for (const Neighbors& nb : results) {
-    bytes += 60 + nb.ids.size() * kMaxResultTextBytes;
+    bytes += 60 + 80 + nb.ids.size() * kMaxResultTextBytes;  // 80: limit_reached, next
     for (const auto& row : nb.attributes) bytes += ValuesTextBound(row);
     for (const auto& v : nb.vectors) bytes += 4 + v.size() * 17;
     for (const Group& g : nb.groups) {
@@ -293,8 +293,10 @@ uint64_t ResultsBodyBound(const std::vector<Neighbors>& results) {
 
 // The query response body, or the error why it cannot be given: a distance that is not
 // finite (JSON has no infinity; DB::Search never returns one).
+// `range`: each result says "limit_reached"; `pages`: each says "next" (null: no rows follow).
 Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain,
                    const std::vector<std::string>& names, bool vectors, bool grouped,
+                   bool range, bool pages,
                    std::string* body) {
   SIEVE_RETURN_IF_ERROR(io::CheckNeighbors(results));
   std::string& out = *body;
@@ -326,6 +328,8 @@ Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain
       }
       out += "]";
     }
+    if (range) out += nb.limit_reached ? ", \"limit_reached\": true" : ", \"limit_reached\": false";
+    if (pages) out += nb.next.empty() ? ", \"next\": null" : ", \"next\": \"" + nb.next + "\"";
     out += "}";
   }
   out += "]";
@@ -801,7 +805,8 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return reply(err);
   if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain", "include",
-                    "snapshot", "group_by", "group_size", "group_strategy"},
+                    "snapshot", "group_by", "group_size", "group_strategy", "radius", "limit",
+                    "offset", "after"},
                 &err)) {
     return reply(err);
   }
@@ -823,11 +828,60 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     return reply(Error(413, std::to_string(job.num_queries) + " query vectors in one request, " +
                                 "the limit is " + std::to_string(options_.max_request_queries)));
   }
-  int64_t k = 0;
-  if (!j.contains("k")) return reply(Error(400, "'k' is required"));
+  // Range search and pages run alone (the batcher never merges them): the engine's rules
+  // (ValidateRangeAndPages) check the values, and their messages are its. A key given is used
+  // (null is not a value of any of them), so that which ones go together is decided by the
+  // keys alone, as the OpenAPI document says.
+  const bool range = j.contains("radius");
+  if (range) {
+    if (!j["radius"].is_number()) return reply(Error(400, "'radius' must be a number"));
+    job.radius = j["radius"].get<double>();
+  }
+  if ((range && (j.contains("offset") || j.contains("after"))) ||
+      (j.contains("offset") && j.contains("after"))) {
+    return reply(Error(400, "a search takes one of radius (a range search), offset or after "
+                            "(pages), not two"));
+  }
+  if (j.contains("limit")) {
+    int64_t limit = 0;
+    if (!range) {
+      return reply(Error(400, "'limit' is the most rows of a range search: it needs 'radius'"));
+    }
+    if (!GetInt64(j["limit"], &limit) || limit < 1 || limit > kMaxSearchK) {
+      // The engine's words (ValidateRangeAndPages), for a number it cannot be handed.
+      return reply(Error(400, "limit must be 1 to " + std::to_string(kMaxSearchK) + ", got " +
+                                  j["limit"].dump()));
+    }
+    job.limit = static_cast<int>(limit);
+  }
+  if (j.contains("offset")) {
+    int64_t offset = 0;
+    if (!GetInt64(j["offset"], &offset)) {
+      return reply(Error(400, "'offset' must be an integer, got " + j["offset"].dump()));
+    }
+    job.offset = offset;
+  }
+  if (j.contains("after")) {
+    const json& a = j["after"];
+    if (!a.is_array()) {
+      return reply(Error(400, "'after' must be an array of cursors, one per query vector"));
+    }
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].is_null()) {
+        job.after.emplace_back();
+      } else if (a[i].is_string()) {
+        job.after.push_back(a[i].get<std::string>());
+      } else {
+        return reply(Error(400, "after[" + std::to_string(i) + "] is not a string"));
+      }
+    }
+  }
+  const bool pages = job.offset || !job.after.empty();
+  int64_t k = 10;
+  if (!j.contains("k") && !range) return reply(Error(400, "'k' is required"));
   // The batcher merges requests into one search, so a request is checked by the engine's own
   // rules (kMaxSearchK, filter or filters) before it joins one: its error stays its own.
-  if (!GetInt64(j["k"], &k) || k < 1 || k > kMaxSearchK) {
+  if (j.contains("k") && (!GetInt64(j["k"], &k) || k < 1 || k > kMaxSearchK)) {
     return reply(Error(400, "'k' must be an integer in [1, " + std::to_string(kMaxSearchK) +
                                 "], got " + j["k"].dump()));
   }
@@ -913,7 +967,7 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   const uint64_t budget = memory_budget_bytes_;
   // The lease lives as long as the job: the snapshot stays open until the search has run.
   job.done = [reply, explain, budget, names, vectors = job.include.vector, lease,
-              grouped = !job.group_by.empty()](
+              grouped = !job.group_by.empty(), range, pages](
                  const Status& st, std::vector<Neighbors> results, const Explain* ex) {
     if (!st.ok()) {
       // A search that alone needs more than the budget can never be served: 413. Memory that
@@ -934,7 +988,8 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     }
     HttpResponse r;
     Status s =
-        ResultsBody(results, explain ? ex : nullptr, names, vectors, grouped, &r.body);
+        ResultsBody(results, explain ? ex : nullptr, names, vectors, grouped, range, pages,
+                    &r.body);
     if (!s.ok()) return reply(Error(500, s.message()));
     reply(std::move(r));
   };
