@@ -20,9 +20,11 @@ GroupPlanInput Input(uint64_t values, uint64_t passing, uint32_t k, uint32_t siz
 }
 
 TEST(GroupPlanTest, ChoosesFromTheCounts) {
-  GroupDecision d = PlanGroups(Input(100, 1000000, 10, 2), GroupStrategy::kAuto);
+  GroupDecision d = PlanGroups(Input(12, 1000000, 10, 2), GroupStrategy::kAuto);
   EXPECT_EQ(d.strategy, GroupStrategy::kFewGroups);
-  EXPECT_NE(d.reason.find("100 values"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("12 values"), std::string::npos) << d.reason;
+  d = PlanGroups(Input(100, 1000000, 10, 2), GroupStrategy::kAuto);
+  EXPECT_EQ(d.strategy, GroupStrategy::kManyGroups);
   d = PlanGroups(Input(kMaxFewGroups, 1000000, 10, 2), GroupStrategy::kAuto);
   EXPECT_EQ(d.strategy, GroupStrategy::kFewGroups);
   d = PlanGroups(Input(kMaxFewGroups + 1, 1000000, 10, 2), GroupStrategy::kAuto);
