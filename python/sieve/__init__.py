@@ -28,11 +28,12 @@ from ._results import SearchResult
 from ._embedded import (Collection, Database, IngestResult, Snapshot, backup, list_backups, open,
                         restore, verify_backup)
 from .client import Client, RemoteCollection, RemoteSnapshot
+from ._text import analyze
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "open", "backup", "restore", "verify_backup", "list_backups", "Database", "Collection",
+    "open", "analyze", "backup", "restore", "verify_backup", "list_backups", "Database", "Collection",
     "IngestResult", "SearchResult", "Snapshot", "Client", "RemoteCollection", "RemoteSnapshot",
     "Error", "NotFound", "Corruption", "NotSupported", "InvalidArgument", "IOError",
     "AlreadyExists", "ResourceExhausted", "Unavailable", "Internal", "Unauthorized",
