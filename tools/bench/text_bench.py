@@ -292,6 +292,25 @@ def run_corpus(name, texts, term_lists, analyzer, queries, warmup, engines):
     return out
 
 
+def markdown(report):
+    """The report's tables, as the results README shows them."""
+    lines = ["| corpus | engine | index s | docs/s | median us | p99 us | mean us |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for c in report["corpora"]:
+        for name, e in c["engines"].items():
+            lines.append("| %s | %s | %.1f | %d | %.1f | %.1f | %.1f |" % (
+                c["corpus"], name, e["index_s"], e["docs_per_s"], e["median_us"], e["p99_us"],
+                e["mean_us"]))
+        if "sieve_skipped" in c:
+            lines.append("| %s | sieve | | | | | (skipped: %s) |" % (c["corpus"],
+                                                                 c["sieve_skipped"]))
+    lines += ["", "| corpus | agreement | value |", "| --- | --- | ---: |"]
+    for c in report["corpora"]:
+        for k, v in c["top10_agreement"].items():
+            lines.append("| %s | %s | %s |" % (c["corpus"], k, v))
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", choices=["wordnet", "zipf", "both"], default="both")
@@ -302,7 +321,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--seed", type=int, default=34)
     ap.add_argument("--engines", default="", help="comma list of bm25s,tantivy,sieve (all)")
-    ap.add_argument("--out", default="", help="write the results as JSON here")
+    ap.add_argument("--out", default="", help="write the results as JSON here (and the tables "
+                    "as Markdown beside it, .md)")
     a = ap.parse_args()
     engines = set(filter(None, a.engines.split(",")))
     report = {"command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
@@ -330,6 +350,8 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             json.dump(report, f, indent=1)
+        with open(os.path.splitext(a.out)[0] + ".md", "w") as f:
+            f.write(markdown(report))
     print(json.dumps(report, indent=1))
 
 
