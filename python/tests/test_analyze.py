@@ -43,7 +43,7 @@ def run_cli(*args, stdin=None):
                           capture_output=True, text=True)
 
 
-def test_cli():
+def test_cli(tmp_path):
     r = run_cli("The runners", "were", "RUNNING")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"analyzer": "english", "terms": ["runner", "were", "run"],
@@ -52,6 +52,7 @@ def test_cli():
     assert json.loads(r.stdout)["terms"] == ["caf\u00e9", "caf\u00e9"]
     for args, message in [((), "missing the text"), (("--analyzer", "klingon", "x"), "klingon"),
                           (("--file", "/nonexistent/f"), "/nonexistent/f"),
+                          (("--file", str(tmp_path)), "is a directory"),
                           (("--file", "-", "x"), "not both")]:
         r = run_cli(*args)
         assert r.returncode == 1 and r.stdout == ""

@@ -17,9 +17,9 @@ namespace {
 TEST(AnalyzeTextTest, EnglishDropsStopWordsKeepsTheirPositionsAndStems) {
   std::vector<std::string> terms;
   std::vector<uint32_t> positions;
-  ASSERT_TRUE(AnalyzeText("english", "The runners were RUNNING, to the shoe-store!", &terms,
-                          &positions)
-                  .ok());
+  ASSERT_TRUE(
+      AnalyzeText("english", "The runners were RUNNING, to the shoe-store!", &terms, &positions)
+          .ok());
   EXPECT_EQ(terms, (std::vector<std::string>{"runner", "were", "run", "shoe", "store"}));
   EXPECT_EQ(positions, (std::vector<uint32_t>{1, 2, 3, 6, 7}));
 }

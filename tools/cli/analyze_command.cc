@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -38,6 +39,10 @@ Status ReadText(const std::string& path, std::string* text) {
     text->assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     if (std::cin.bad()) return Status::IOError("standard input: cannot be read");
     return Status::OK();
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::IOError("--file " + path + ": is a directory");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IOError("--file " + path + ": " + std::strerror(errno));
@@ -82,8 +87,7 @@ int Analyze(const Args& args) {
   std::vector<uint32_t> positions;
   if (s.ok()) s = AnalyzeText(analyzer, text, &terms, &positions);
   if (!s.ok()) return Fail("analyze", s);
-  nlohmann::ordered_json out = {{"analyzer", analyzer}, {"terms", terms},
-                                {"positions", positions}};
+  nlohmann::ordered_json out = {{"analyzer", analyzer}, {"terms", terms}, {"positions", positions}};
   // Invalid UTF-8 in the input became U+FFFD in the terms, so the dump cannot throw.
   std::printf("%s\n", out.dump().c_str());
   return 0;
