@@ -19,7 +19,8 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || {
   exit 1
 }
 for f in include/sieve/db.h include/sieve/status.h include/sieve/types.h \
-         include/sieve/gpu_options.h include/sieve/version.h lib/libsieve.a \
+         include/sieve/gpu_options.h include/sieve/version.h include/sieve/text.h \
+         lib/libsieve.a \
          lib/cmake/sieve/sieveConfig.cmake lib/cmake/sieve/sieveConfigVersion.cmake \
          lib/cmake/sieve/sieveTargets.cmake; do
   [ -e "$prefix/$f" ] || { echo "check-install: $f is not installed" >&2; exit 1; }

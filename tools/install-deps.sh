@@ -16,6 +16,8 @@ pkgs=(
   libicu-dev libstemmer-dev
   libfaiss-dev
   dataset-fashion-mnist
+  # WordNet 3.0's synsets (tools/wordnet.py): the real text corpus of the tests and benchmarks.
+  wordnet-base
   python3 python3-numpy
   python3-venv python3-dev
   # The sanitized build and the libFuzzer targets (tools/run-sanitized.sh, tools/run-fuzz.sh);

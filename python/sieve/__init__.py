@@ -28,12 +28,13 @@ from ._results import Group, GroupedResult, SearchResult
 from ._embedded import (Collection, Database, IngestResult, Snapshot, backup, list_backups, open,
                         restore, verify_backup)
 from .client import Client, RemoteCollection, RemoteSnapshot
+from ._text import analyze
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "open", "backup", "restore", "verify_backup", "list_backups", "Database", "Collection",
-    "IngestResult", "SearchResult", "GroupedResult", "Group", "Snapshot", "Client",
+    "open", "analyze", "backup", "restore", "verify_backup", "list_backups", "Database",
+    "Collection", "IngestResult", "SearchResult", "GroupedResult", "Group", "Snapshot", "Client",
     "RemoteCollection", "RemoteSnapshot",
     "Error", "NotFound", "Corruption", "NotSupported", "InvalidArgument", "IOError",
     "AlreadyExists", "ResourceExhausted", "Unavailable", "Internal", "Unauthorized",

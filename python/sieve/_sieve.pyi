@@ -161,6 +161,9 @@ def list_backups(dest: str, verify: bool, backup_id: int) -> tuple[str | None, l
     DB::ListBackups, or DB::VerifyBackup when verify; returns (None or the Corruption message, sieve::BackupEntry::ToJson() per backup, sieve::BackupListing::ToJson()).
     """
 
+def analyze(text: str, analyzer: str) -> tuple[list[str], list[int]]:
+    """sieve::AnalyzeText; returns (terms, positions)."""
+
 def _last_engine_seconds() -> float:
     """
     How long the last DB::Ingest or DB::Search call took inside the engine (for the benchmarks that set the C++ API's time beside the Python call's).

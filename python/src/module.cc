@@ -32,6 +32,7 @@
 #include "python/src/errors.h"
 #include "sieve/db.h"
 #include "sieve/status.h"
+#include "sieve/text.h"
 #include "sieve/types.h"
 
 namespace nb = nanobind;
@@ -1093,6 +1094,21 @@ NB_MODULE(_sieve, m) {
       "dest"_a, "verify"_a, "backup_id"_a,
       "DB::ListBackups, or DB::VerifyBackup when verify; returns (None or the Corruption "
       "message, sieve::BackupEntry::ToJson() per backup, sieve::BackupListing::ToJson()).");
+  m.def(
+      "analyze",
+      [](const std::string& text, const std::string& analyzer) {
+        std::vector<std::string> terms;
+        std::vector<uint32_t> positions;
+        sieve::Status s;
+        {
+          nb::gil_scoped_release release;
+          s = sieve::AnalyzeText(analyzer, text, &terms, &positions);
+        }
+        ThrowIfError(s);
+        return std::make_pair(std::move(terms), std::move(positions));
+      },
+      "text"_a, "analyzer"_a,
+      "sieve::AnalyzeText; returns (terms, positions).");
   m.def(
       "_last_engine_seconds", [] { return static_cast<double>(g_last_engine_ns.load()) * 1e-9; },
       "How long the last DB::Ingest or DB::Search call took inside the engine (for the "

@@ -50,6 +50,8 @@ int Backup(const Args& args);
 int Restore(const Args& args);
 int VerifyBackup(const Args& args);
 int Backups(const Args& args);
+// tools/cli/analyze_command.cc
+int Analyze(const Args& args);
 
 }  // namespace sieve::cli
 

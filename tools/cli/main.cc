@@ -46,7 +46,8 @@ const char kUsage[] =
     "  backups      list the backups of a backup directory\n"
     "  serve        the HTTP server (JSON API, batched queries) over the database\n"
     "  calibrate    time the paths on this device, fit and store the planner thresholds\n"
-    "  bench        the path sweep: every path at every point, penalty of planner rules\n";
+    "  bench        the path sweep: every path at every point, penalty of planner rules\n"
+    "  analyze      the terms a text analyzer makes of a text (no database)\n";
 
 }  // namespace
 
@@ -79,6 +80,7 @@ int Dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "serve") return Serve(args);
   if (cmd == "calibrate") return Calibrate(args);
   if (cmd == "bench") return Bench(args);
+  if (cmd == "analyze") return Analyze(args);
   std::fprintf(stderr, "sieve: unknown command '%s' (see sieve --help)\n", cmd.c_str());
   return 1;
 }
