@@ -10,10 +10,25 @@
 
 namespace sieve {
 
-// k within [1, kMaxSearchK]; `filter` and `filters` not both set; `filters` one per query;
+// k within [1, kMaxSearchK]; `filter` and `filters` not both set; `filters` one per result list
+// (ResultLists); the text query's rules (ValidateTextQuery);
 // query vectors present, of the collection's dim, finite and within the norm range ingest
 // accepts. InvalidArgument naming the rule (and the query) otherwise.
 Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& request);
+
+// Whether the request holds a text query (SearchRequest::text or text_field set).
+inline bool HasTextQuery(const SearchRequest& request) {
+  return !request.text.empty() || !request.text_field.empty();
+}
+// The result lists a search returns: one per query vector; one for a text-only search.
+inline size_t ResultLists(const SearchRequest& request) {
+  return request.num_queries == 0 && HasTextQuery(request) ? 1 : request.num_queries;
+}
+// With a text query: text and text_field both set, text_field a text attribute of `spec`, and
+// the fusion's constant, weights and depth in their ranges (sieve::Fusion). OK without one.
+Status ValidateTextQuery(const CollectionSpec& spec, const SearchRequest& request);
+// Each side's list length in a hybrid search: Fusion::depth, or max(k, kDefaultFusionDepth).
+int FusionDepth(const SearchRequest& request);
 
 // A filter that selects rows to change (delete, update): not blank. "" or whitespace alone
 // would select every row; InvalidArgument naming `op`, which says how to select them all.

@@ -118,6 +118,9 @@ void Batcher::RunOne(QueryJob* job) {
   req.k = job->k;
   req.filter = job->filter;
   req.filters = job->filters;
+  req.text_field = job->text_field;
+  req.text = job->text;
+  req.fusion = job->fusion;
   SearchResult result;
   Status s = job->collection->Search(req, job->options, &result);
   if (s.ok()) metrics_->RecordSearch(result.explain, 1, job->num_queries);

@@ -46,6 +46,10 @@ struct QueryJob {
   Include include;                   // stored fields with each neighbour (then run alone)
   std::string filter;                // used when `filters` is empty
   std::vector<std::string> filters;  // one per query vector, or empty
+  // A text query (SearchRequest::text_field, text, fusion); such a job runs alone.
+  std::string text_field;
+  std::string text;
+  Fusion fusion;
   // Runs alone (never merged with other requests) and gets its Explain: for `explain`.
   bool solo = false;
   // Called exactly once. `explain` is set for solo jobs on success, and for a job whose own
