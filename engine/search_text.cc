@@ -84,6 +84,7 @@ void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t fi
   lists->assign(filters, {});
   Bm25Counters counters;
   std::vector<Bm25Hit> hits;
+  uint64_t calls = 0;
   for (size_t f = 0; f < filters; ++f) {
     std::vector<RankedRow>& list = (*lists)[f];
     for (const ShardWork& w : work) {
@@ -92,6 +93,7 @@ void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t fi
       if (plan->strategy == "none") continue;
       Bm25TopK(*w.shard->text(tq.attr), tq.terms, tq.params, tq.avgdl, allowed, w.shard->ids(),
                depth, /*prune=*/true, &hits, &counters);
+      ++calls;
       for (const Bm25Hit& h : hits) list.push_back({h.score, h.id, w.index, h.ordinal});
     }
     auto before = [](const RankedRow& a, const RankedRow& b) {
@@ -100,6 +102,9 @@ void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t fi
     const size_t keep = std::min(depth, list.size());
     std::partial_sort(list.begin(), list.begin() + keep, list.end(), before);
     list.resize(keep);
+  }
+  if (counters.filter_scans > 0) {
+    plan->strategy = counters.filter_scans == calls ? "filter" : "maxscore+filter";
   }
   plan->postings = counters.postings;
   plan->postings_read = counters.postings_read;

@@ -11,6 +11,10 @@ namespace sieve {
 namespace {
 
 constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
+// The filter's rows are walked instead of the postings when rows × terms × this is below the
+// postings: a lookup (a block skip and a binary search in 128 entries) costs several sequential
+// reads of a posting.
+constexpr uint64_t kFilterScanFactor = 8;
 
 // The term-frequency part, in bm25s's order of operations.
 inline double Tfc(double tf, double dl, const Bm25Params& p, double avgdl) {
@@ -85,6 +89,7 @@ Bm25Counters& Bm25Counters::operator+=(const Bm25Counters& o) {
   rows_scored += o.rows_scored;
   rows_pruned += o.rows_pruned;
   rows_filtered += o.rows_filtered;
+  filter_scans += o.filter_scans;
   return *this;
 }
 
@@ -94,6 +99,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms,
               Bm25Counters* counters) {
   hits->clear();
   if (k == 0) return;
+  const uint64_t postings0 = counters->postings;
   std::vector<Cursor> cur;
   std::vector<double> ub;  // per cursor: the largest contribution of any of its entries
   std::vector<double> weight_of(terms.size(), 0);
@@ -113,6 +119,52 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms,
   }
   if (cur.empty()) return;
   const size_t m = cur.size();
+  std::vector<Bm25Hit> heap;  // worst first (std heap with "ranks before" as less)
+  heap.reserve(k);
+  auto offer = [&](const Bm25Hit& h) {
+    if (heap.size() < k) {
+      heap.push_back(h);
+      std::push_heap(heap.begin(), heap.end(), Bm25Before);
+    } else if (Bm25Before(h, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), Bm25Before);
+      heap.back() = h;
+      std::push_heap(heap.begin(), heap.end(), Bm25Before);
+    }
+  };
+  std::vector<uint32_t> tf_of(terms.size(), 0);
+  // The row's score from tf_of, in the query's term order (whatever found the tfs).
+  auto score_of = [&](uint32_t d) {
+    Bm25Hit h;
+    h.ordinal = d;
+    h.id = ids[d];
+    const double dl = index.DocumentLength(d);
+    for (size_t t = 0; t < terms.size(); ++t) {
+      if (tf_of[t] != 0) h.score += weight_of[t] * Tfc(tf_of[t], dl, params, avgdl);
+    }
+    return h;
+  };
+  // Few allowed rows beside the postings: each allowed row is looked up in every term's
+  // postings (cursors only move forward, skipping blocks by their last ordinal), so the cost
+  // follows the filter's rows, not the postings.
+  if (prune && allowed.Cardinality() * m * kFilterScanFactor < counters->postings - postings0) {
+    ++counters->filter_scans;
+    allowed.ForEach([&](uint32_t d) {
+      bool any = false;
+      for (Cursor& c : cur) {
+        c.SeekTo(d, counters);
+        if (c.doc() != d) continue;
+        tf_of[c.term()] = c.tf();
+        any = true;
+      }
+      if (!any) return;
+      ++counters->rows_scored;
+      offer(score_of(d));
+      for (Cursor& c : cur) tf_of[c.term()] = 0;
+    });
+    std::sort(heap.begin(), heap.end(), Bm25Before);
+    *hits = std::move(heap);
+    return;
+  }
   // Terms by their bound, smallest first: the first p are the non-essential ones.
   {
     std::vector<size_t> order(m);
@@ -138,9 +190,6 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms,
   bool full = false;
   auto below = [&](double bound) { return prune && full && bound < cut; };
 
-  std::vector<Bm25Hit> heap;  // worst first (std heap with "ranks before" as less)
-  heap.reserve(k);
-  std::vector<uint32_t> tf_of(terms.size(), 0);
   std::vector<size_t> touched;
   size_t p = 0;  // cursors [p, m) are essential: they make the candidates
   while (true) {
@@ -188,20 +237,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms,
         ++counters->rows_pruned;
       } else {
         ++counters->rows_scored;
-        Bm25Hit h;
-        h.ordinal = d;
-        h.id = ids[d];
-        for (size_t t = 0; t < terms.size(); ++t) {
-          if (tf_of[t] != 0) h.score += weight_of[t] * Tfc(tf_of[t], dl, params, avgdl);
-        }
-        if (heap.size() < k) {
-          heap.push_back(h);
-          std::push_heap(heap.begin(), heap.end(), Bm25Before);
-        } else if (Bm25Before(h, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), Bm25Before);
-          heap.back() = h;
-          std::push_heap(heap.begin(), heap.end(), Bm25Before);
-        }
+        offer(score_of(d));
         if (heap.size() == k) {
           full = true;
           cut = heap.front().score * (1 - slack);

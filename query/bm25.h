@@ -18,6 +18,10 @@
 // returns is scored afresh in the query's term order, so scores do not depend on what was
 // pruned, and the result equals the exhaustive one (prune = false), ties included: ties are
 // broken by the smaller id, and a bound that equals the k-th score never prunes.
+//
+// When the allowed rows (a selective filter) are few beside the terms' postings, it walks them
+// instead, looking each up in every term's postings (skipping blocks by their last ordinal): the
+// cost then follows the filter's rows.
 
 #ifndef SIEVE_QUERY_BM25_H_
 #define SIEVE_QUERY_BM25_H_
@@ -57,6 +61,7 @@ struct Bm25Counters {
   uint64_t rows_scored = 0;       // candidates scored in full
   uint64_t rows_pruned = 0;       // candidates dropped by a bound before that
   uint64_t rows_filtered = 0;     // candidates not in the allowed rows
+  uint64_t filter_scans = 0;      // calls that walked the allowed rows instead (below)
   Bm25Counters& operator+=(const Bm25Counters& o);
 };
 

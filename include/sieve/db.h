@@ -458,7 +458,9 @@ struct TextSearchPlan {
   uint64_t documents = 0;   // N: live rows whose text is not null
   double avgdl = 0;         // their mean length, in tokens
   double k1 = 0, b = 0;     // the collection's BM25 parameters
-  // "maxscore" (block-max MaxScore over the postings) or "none" (no term has postings).
+  // "maxscore" (block-max MaxScore over the postings), "filter" (the filter's rows were few
+  // beside the postings: each was looked up in the terms' postings), "maxscore+filter" (some
+  // shards or filters one, some the other), or "none" (no term has postings).
   std::string strategy;
   uint64_t passing_rows = 0;  // rows of the filter(s) the text side ranked, summed over shards
   uint32_t depth = 0;         // rows the text side returned per filter (k when text only)

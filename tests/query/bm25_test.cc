@@ -290,5 +290,40 @@ TEST(Bm25, SkipsBlocksOfACommonTerm) {
   EXPECT_GT(counters.blocks_skipped, 0u);
 }
 
+// A selective filter: its rows are walked instead of the postings, with the same result.
+TEST(Bm25, ASelectiveFilterWalksItsRows) {
+  std::mt19937 rng(8);
+  Corpus c;
+  const size_t rows = 5000;
+  for (size_t r = 0; r < rows; ++r) {
+    c.values.push_back(RandomText(rng, 8));
+    c.ids.push_back(int64_t(rows - r));
+  }
+  c.deleted.assign(rows, 0);
+  Build(&c);
+  Tokenize(&c);
+  for (const char* query : {"red green", "blue shoe boot", "snow rain"}) {
+    double avgdl = 0;
+    const auto terms = Terms(c, query, &avgdl);
+    RowSet allowed;
+    for (uint32_t r = 0; r < rows; r += 97) allowed.Add(r);
+    std::vector<Bm25Hit> walked, full;
+    Bm25Counters cw, cf;
+    Bm25TopK(c.index, terms, Bm25Params(), avgdl, allowed, c.ids, 7, true, &walked, &cw);
+    Bm25TopK(c.index, terms, Bm25Params(), avgdl, allowed, c.ids, 7, false, &full, &cf);
+    EXPECT_EQ(cw.filter_scans, 1u) << query;
+    EXPECT_EQ(cf.filter_scans, 0u);
+    EXPECT_LT(cw.postings_read, cw.postings / 4) << query;
+    const auto want = Oracle(c, terms, Bm25Params(), avgdl, allowed, 7);
+    ASSERT_EQ(walked.size(), want.size()) << query;
+    ASSERT_EQ(full.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(walked[i].id, want[i].id) << query << " " << i;
+      EXPECT_EQ(walked[i].score, full[i].score);
+      EXPECT_NEAR(walked[i].score, want[i].score, 1e-12 * want[i].score);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sieve
