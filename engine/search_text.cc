@@ -69,7 +69,8 @@ Status PrepareText(const CollectionSpec& spec,
   bool any = false;
   for (Bm25Term& term : tq->terms) {
     uint64_t rows = 0;
-    for (const auto& shard : shards) rows += shard->text(tq->attr)->LiveCount(term.term, shard->deleted());
+    for (const auto& shard : shards)
+      rows += shard->text(tq->attr)->LiveCount(term.term, shard->deleted());
     term.idf = Bm25Idf(documents, rows);
     any = any || rows > 0;
     plan->terms.push_back({term.term, term.count, rows, term.idf});
@@ -79,8 +80,8 @@ Status PrepareText(const CollectionSpec& spec,
 }
 
 // Per distinct filter, its top `depth` rows over every shard, best first.
-void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t filters,
-              size_t depth, std::vector<std::vector<RankedRow>>* lists, TextSearchPlan* plan) {
+void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t filters, size_t depth,
+              std::vector<std::vector<RankedRow>>* lists, TextSearchPlan* plan) {
   lists->assign(filters, {});
   Bm25Counters counters;
   std::vector<Bm25Hit> hits;
@@ -119,8 +120,7 @@ void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t fi
 // What the text side holds at once (each shard's heap and hits and each filter's list) beside
 // the filters' row sets (already in explain->host_memory_bytes), reserved together.
 Status ReserveText(size_t filters, size_t shards, size_t depth, MemoryBudget* budget,
-                   MemoryBudget::Reservation* reservation, uint64_t* need_out,
-                   Explain* explain) {
+                   MemoryBudget::Reservation* reservation, uint64_t* need_out, Explain* explain) {
   const uint64_t need = (2 * static_cast<uint64_t>(depth) * sizeof(Bm25Hit)) +
                         filters * (shards + 1) * depth * sizeof(RankedRow);
   *need_out = need;
@@ -169,7 +169,9 @@ std::vector<RankedRow> FuseLists(const Fusion& fusion, Metric metric,
   const bool larger_better = LargerIsBetter(metric);
   auto vector_score = [&](const Candidate& c) { return larger_better ? c.distance : -c.distance; };
   // Min-max over the list; every score the same: 1.
-  auto normalize = [](double s, double lo, double hi) { return hi > lo ? (s - lo) / (hi - lo) : 1.0; };
+  auto normalize = [](double s, double lo, double hi) {
+    return hi > lo ? (s - lo) / (hi - lo) : 1.0;
+  };
   if (fusion.method == Fusion::Method::kRrf) {
     for (size_t r = 0; r < vector_list.size(); ++r) {
       const Candidate& c = vector_list[r];
@@ -227,9 +229,8 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
   std::vector<ShardWork> work;
   double vector_ms = 0;
   if (hybrid) {
-    SIEVE_RETURN_IF_ERROR(timer->Run("place", [&] {
-      return PlaceShards(*in.meta, *in.shards, in.devices, &work);
-    }));
+    SIEVE_RETURN_IF_ERROR(
+        timer->Run("place", [&] { return PlaceShards(*in.meta, *in.shards, in.devices, &work); }));
     vector_ms += ex.stage_ms.back().second;
   } else {
     work.assign(in.shards->size(), ShardWork());
@@ -296,9 +297,8 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
     timer->Add("vector", vector_ms);
     timer->Time("fusion", [&] {
       for (size_t q = 0; q < lists; ++q) {
-        const std::vector<RankedRow> fused =
-            FuseLists(request.fusion, spec.metric, vector_lists[q],
-                      text_lists[parsed.filter_of[q]], k);
+        const std::vector<RankedRow> fused = FuseLists(request.fusion, spec.metric, vector_lists[q],
+                                                       text_lists[parsed.filter_of[q]], k);
         RowsFromList(fused, k, &result->results[q], &kept[q]);
       }
     });

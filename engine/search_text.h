@@ -30,7 +30,7 @@ struct TextSearchInput {
   const CollectionSpec* spec = nullptr;
   const CollectionMeta* meta = nullptr;
   const std::vector<std::shared_ptr<ShardIndex>>* shards = nullptr;
-  DeviceSet* devices = nullptr;                         // the vector side's
+  DeviceSet* devices = nullptr;                          // the vector side's
   const std::vector<PlannerRule>* thresholds = nullptr;  // the vector side's
   FilterCache* filter_cache = nullptr;
   MemoryBudget* budget = nullptr;

@@ -57,8 +57,8 @@ class Cursor {
     ShallowSeek(target, c);
     if (bi_ == blocks_->size() || block().ordinals[pi_] >= target) return;
     const auto& o = block().ordinals;
-    const size_t to = static_cast<size_t>(std::lower_bound(o.begin() + pi_, o.end(), target) -
-                                          o.begin());
+    const size_t to =
+        static_cast<size_t>(std::lower_bound(o.begin() + pi_, o.end(), target) - o.begin());
     c->postings_skipped += to - pi_ - 1;
     ++c->postings_read;
     pi_ = to;
@@ -93,10 +93,9 @@ Bm25Counters& Bm25Counters::operator+=(const Bm25Counters& o) {
   return *this;
 }
 
-void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms,
-              const Bm25Params& params, double avgdl, const RowSet& allowed,
-              const std::vector<int64_t>& ids, size_t k, bool prune, std::vector<Bm25Hit>* hits,
-              Bm25Counters* counters) {
+void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const Bm25Params& params,
+              double avgdl, const RowSet& allowed, const std::vector<int64_t>& ids, size_t k,
+              bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters) {
   hits->clear();
   if (k == 0) return;
   const uint64_t postings0 = counters->postings;

@@ -80,10 +80,9 @@ inline bool Bm25Before(const Bm25Hit& a, const Bm25Hit& b) {
 // in `index`, best first (Bm25Before). `ids` maps the shard's ordinals to ids; `avgdl` is the
 // collection's (> 0 whenever any term has postings). `prune` false scores every row holding a
 // term (the exhaustive oracle the pruned search must equal). Adds to *counters.
-void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms,
-              const Bm25Params& params, double avgdl, const RowSet& allowed,
-              const std::vector<int64_t>& ids, size_t k, bool prune, std::vector<Bm25Hit>* hits,
-              Bm25Counters* counters);
+void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const Bm25Params& params,
+              double avgdl, const RowSet& allowed, const std::vector<int64_t>& ids, size_t k,
+              bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters);
 
 }  // namespace sieve
 

@@ -296,7 +296,8 @@ std::string EncodeMeta(const CollectionMeta& meta) {
                {"shards", meta.spec.shards},
                {"attributes", std::move(attrs)}};
   // Only where they differ from the defaults, so other collections' metadata stays as it was.
-  if (meta.spec.bm25_k1 != CollectionSpec().bm25_k1 || meta.spec.bm25_b != CollectionSpec().bm25_b) {
+  const CollectionSpec defaults;
+  if (meta.spec.bm25_k1 != defaults.bm25_k1 || meta.spec.bm25_b != defaults.bm25_b) {
     j["spec"]["bm25"] = {{"k1", meta.spec.bm25_k1}, {"b", meta.spec.bm25_b}};
   }
   j["next_auto_id"] = meta.next_auto_id;
@@ -394,7 +395,8 @@ Status DecodeMeta(std::string_view value, CollectionMeta* meta) {
       const nlohmann::json* k1 = bm25->is_object() ? field(*bm25, "k1") : nullptr;
       const nlohmann::json* b = bm25->is_object() ? field(*bm25, "b") : nullptr;
       if (!k1 || !k1->is_number() || !b || !b->is_number()) {
-        return Status::Corruption("spec has a malformed 'bm25' (want {\"k1\": number, \"b\": number})");
+        return Status::Corruption(
+            "spec has a malformed 'bm25' (want {\"k1\": number, \"b\": number})");
       }
       m.spec.bm25_k1 = k1->get<double>();
       m.spec.bm25_b = b->get<double>();

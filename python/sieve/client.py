@@ -392,6 +392,16 @@ class RemoteCollection:
         """As :meth:`sieve.Collection.rename_attribute`."""
         return self._alter({"rename_attribute": {"from": name, "to": new_name}})
 
+    def set_bm25(self, k1: float | None = None, b: float | None = None) -> tuple[float, float]:
+        """As :meth:`sieve.Collection.set_bm25` (POST /collections/NAME/alter, ``set_bm25``)."""
+        body: dict[str, Any] = {}
+        if k1 is not None:
+            body["k1"] = float(k1)
+        if b is not None:
+            body["b"] = float(b)
+        r = self._client._post(self._path + "/alter", {"set_bm25": body}, idempotent=False)
+        return (float(r["bm25"]["k1"]), float(r["bm25"]["b"]))
+
     def _alter(self, body: dict[str, Any]) -> dict[str, str]:
         r = self._client._post(self._path + "/alter", body, idempotent=False)
         self.attributes = {a["name"]: a["type"] for a in r["attributes"]}

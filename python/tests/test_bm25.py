@@ -193,3 +193,7 @@ def test_http_client_text_and_hybrid(server):
     assert res.counts.tolist() == [4, 4]
     with pytest.raises(sieve.InvalidArgument, match="text_field"):
         coll.search(k=4, text="red", text_field="nope")
+    assert coll.set_bm25(b=0.8) == (1.2, 0.8)
+    want_ids, _ = expected(list(range(60)), reference(texts, "red boot", 1.2, 0.8), [True] * 60, 5)
+    res = coll.search(text="red boot", text_field="body", k=5)
+    assert res.ids[0, : res.counts[0]].tolist() == want_ids

@@ -46,8 +46,8 @@ struct Result {
   }
 };
 
-const char* kTexts[] = {"red shoes for running",  "blue running boots", "red red red",
-                        "the boots of the trail", "new york shoes",     "running",
+const char* kTexts[] = {"red shoes for running",   "blue running boots", "red red red",
+                        "the boots of the trail",  "new york shoes",     "running",
                         "red boots and red shoes", "trail running shoes"};
 constexpr size_t kDocs = sizeof(kTexts) / sizeof(kTexts[0]);
 
@@ -149,15 +149,15 @@ TEST_F(Bm25CliTest, TextQueryAlterAndHybrid) {
   EXPECT_EQ(plan["text"]["k1"].get<double>(), 1.2);
   EXPECT_EQ(plan["text"]["documents"].get<uint64_t>(), kDocs);
   // A filter, and then other parameters through alter.
-  r = Run({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red boots",
-           "--k", "10", "--filter", "n < 5"});
+  r = Run({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red boots", "--k",
+           "10", "--filter", "n < 5"});
   ASSERT_EQ(r.code, 0) << r.err;
   ExpectLine(r.Lines()[0], Oracle("red boots", 1.2, 0.5, 5));
   r = Run({"alter", db_, "--collection", "c", "--bm25-k1", "2"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.Lines()[0]["bm25"]["b"].get<double>(), 0.5);
-  r = Run({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red boots",
-           "--k", "10"});
+  r = Run({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red boots", "--k",
+           "10"});
   ASSERT_EQ(r.code, 0) << r.err;
   ExpectLine(r.Lines()[0], Oracle("red boots", 2.0, 0.5));
   // Hybrid: one line per query vector, fused scores, both sides in the explain line.
@@ -185,18 +185,17 @@ TEST_F(Bm25CliTest, Errors) {
     EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
   };
   expect_error({"query", db_, "--collection", "c", "--text", "red", "--k", "3"}, "text_field");
-  expect_error({"query", db_, "--collection", "c", "--text-field", "n", "--text", "red", "--k",
-                "3"},
-               "'n' is int, not text");
+  expect_error(
+      {"query", db_, "--collection", "c", "--text-field", "n", "--text", "red", "--k", "3"},
+      "'n' is int, not text");
   expect_error({"query", db_, "--collection", "c", "--k", "3"}, "--queries");
-  expect_error({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red",
-                "--k", "3", "--fusion", "max"},
+  expect_error({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red", "--k",
+                "3", "--fusion", "max"},
                "unknown method 'max'");
-  expect_error({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red",
-                "--k", "3", "--rrf-c", "abc"},
+  expect_error({"query", db_, "--collection", "c", "--text-field", "body", "--text", "red", "--k",
+                "3", "--rrf-c", "abc"},
                "--rrf-c");
-  expect_error({"create", db_, "--collection", "d", "--dim", "2", "--bm25-b", "2"},
-               "b must be");
+  expect_error({"create", db_, "--collection", "d", "--dim", "2", "--bm25-b", "2"}, "b must be");
   expect_error({"alter", db_, "--collection", "c", "--bm25-k1", "-1"}, "k1 must be");
 }
 

@@ -25,15 +25,16 @@ namespace sieve {
 namespace {
 
 constexpr uint32_t kDim = 8;
-const char* kWords[] = {"red",   "green", "blue", "shoe", "boot",  "run",   "walk", "city",
-                        "road",  "river", "stone", "the", "light", "dark",  "fast", "slow",
-                        "tree",  "leaf",  "wind", "rain", "snow",  "of",    "sun",  "moon"};
+const char* kWords[] = {"red",  "green", "blue",  "shoe", "boot",  "run",  "walk", "city",
+                        "road", "river", "stone", "the",  "light", "dark", "fast", "slow",
+                        "tree", "leaf",  "wind",  "rain", "snow",  "of",   "sun",  "moon"};
 constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
 
 std::string RandomText(std::mt19937& rng) {
   std::string s;
   const size_t n = 1 + rng() % 10;
-  for (size_t i = 0; i < n; ++i) s += std::string(kWords[std::min(rng() % kNumWords, rng() % kNumWords)]) + " ";
+  for (size_t i = 0; i < n; ++i)
+    s += std::string(kWords[std::min(rng() % kNumWords, rng() % kNumWords)]) + " ";
   return s;
 }
 

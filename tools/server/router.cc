@@ -861,7 +861,9 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   if (!j.contains("vectors") && !text) {
     return reply(Error(400, "'vectors' is required (or a text query: 'text_field' and 'text')"));
   }
-  if (j.contains("vectors")) s = ParseVectors(j["vectors"], dim, name, &job.queries, &job.num_queries);
+  if (j.contains("vectors")) {
+    s = ParseVectors(j["vectors"], dim, name, &job.queries, &job.num_queries);
+  }
   job.dim = dim;
   if (!s.ok()) return reply(Error(s));
   // A text-only search is one query (one result list).
@@ -1206,12 +1208,13 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return err;
-  if (!OnlyKeys(j, {"add_attribute", "drop_attribute", "rename_attribute", "rename"}, &err)) {
+  if (!OnlyKeys(j, {"add_attribute", "drop_attribute", "rename_attribute", "rename", "set_bm25"},
+                &err)) {
     return err;
   }
   if (j.size() != 1) {
     return Error(400, "give exactly one of 'add_attribute', 'drop_attribute', "
-                      "'rename_attribute' and 'rename'");
+                      "'rename_attribute', 'rename' and 'set_bm25'");
   }
   if (j.contains("rename")) {
     if (!j["rename"].is_string()) return Error(400, "'rename' must be a string");
@@ -1243,6 +1246,21 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
     }
     request = AlterRequest::AddAttribute(a["name"].get<std::string>(), type, std::move(value));
     request.analyzer = parsed.analyzer;
+  } else if (j.contains("set_bm25")) {
+    // {"k1": K1, "b": B}; one absent keeps the collection's value.
+    const json& b = j["set_bm25"];
+    if (!b.is_object()) return Error(400, "'set_bm25' must be an object {\"k1\": K1, \"b\": B}");
+    std::shared_ptr<Collection> c;
+    Status s = db_->GetCollection(name, &c);
+    if (!s.ok()) return Error(s);
+    request = AlterRequest::SetBm25(c->spec().bm25_k1, c->spec().bm25_b);
+    for (const auto& [key, value] : b.items()) {
+      if (key != "k1" && key != "b") {
+        return Error(400, "'set_bm25' has an unknown key '" + key + "' (keys: k1, b)");
+      }
+      if (!value.is_number()) return Error(400, "'set_bm25." + key + "' must be a number");
+      (key == "k1" ? request.bm25_k1 : request.bm25_b) = value.get<double>();
+    }
   } else if (j.contains("drop_attribute")) {
     if (!j["drop_attribute"].is_string()) return Error(400, "'drop_attribute' must be a string");
     request = AlterRequest::DropAttribute(j["drop_attribute"].get<std::string>());
@@ -1265,7 +1283,8 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
   return Json(200, json{{"altered", result.spec.name},
                         {"attributes", std::move(attrs)},
                         {"rows", result.rows},
-                        {"chunks_rewritten", result.chunks_rewritten}});
+                        {"chunks_rewritten", result.chunks_rewritten},
+                        {"bm25", {{"k1", result.spec.bm25_k1}, {"b", result.spec.bm25_b}}}});
 }
 
 HttpResponse Router::Rename(const std::string& name, const HttpRequest& req) {
