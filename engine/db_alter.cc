@@ -99,6 +99,11 @@ Status PlanAlter(const CollectionSpec& old, const AlterRequest& request, Collect
       spec->attributes[a].name = request.new_name;
       return Status::OK();
     }
+    case AlterRequest::Op::kSetBm25: {
+      spec->bm25_k1 = request.bm25_k1;
+      spec->bm25_b = request.bm25_b;
+      return Status::OK();  // the store checks the ranges (ValidateSpec)
+    }
   }
   return Status::InvalidArgument("unknown alter operation " +
                                  std::to_string(static_cast<int>(request.op)));

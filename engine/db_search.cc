@@ -4,8 +4,10 @@
 // takes and gives). Each is timed into the explain under its name.
 
 #include "engine/db_impl.h"
+#include "engine/request_rules.h"
 #include "engine/search_groups.h"
 #include "engine/search_steps.h"
+#include "engine/search_text.h"
 #include "engine/search_window.h"
 
 namespace sieve {
@@ -44,6 +46,11 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
     // The schema changed since the request was parsed: parse it again against the image's.
     parsed = ParsedSearch();
     SIEVE_RETURN_IF_ERROR(ParseSearch(spec, request, &parsed, result));
+  }
+  if (HasTextQuery(request)) {  // BM25, or hybrid: engine/search_text.h
+    return SearchText({&spec, view.meta, view.shards, devices, &thresholds, &filter_cache_,
+                       &budget_},
+                      parsed, request, options, &timer, result);
   }
   result->results.resize(request.num_queries);
   if (request.num_queries == 0) return Status::OK();

@@ -58,6 +58,54 @@ double RoundMs(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 
 }  // namespace
 
+const char* FusionMethodName(Fusion::Method m) {
+  return m == Fusion::Method::kWeighted ? "weighted" : "rrf";
+}
+
+Status ParseFusionMethod(std::string_view text, Fusion::Method* out) {
+  if (text == "rrf") {
+    *out = Fusion::Method::kRrf;
+  } else if (text == "weighted") {
+    *out = Fusion::Method::kWeighted;
+  } else {
+    return Status::InvalidArgument("fusion: unknown method '" + std::string(text) +
+                                   "' (methods: rrf, weighted)");
+  }
+  return Status::OK();
+}
+
+namespace {
+
+nlohmann::ordered_json TextPlanJson(const TextSearchPlan& t) {
+  nlohmann::ordered_json j;
+  j["field"] = t.field;
+  auto terms = nlohmann::ordered_json::array();
+  for (const TextSearchPlan::Term& term : t.terms) {
+    terms.push_back(
+        {{"term", term.term}, {"count", term.count}, {"rows", term.rows}, {"idf", term.idf}});
+  }
+  j["terms"] = std::move(terms);
+  j["documents"] = t.documents;
+  j["avgdl"] = t.avgdl;
+  j["k1"] = t.k1;
+  j["b"] = t.b;
+  j["strategy"] = t.strategy;
+  j["passing_rows"] = t.passing_rows;
+  j["depth"] = t.depth;
+  j["postings"] = t.postings;
+  j["postings_read"] = t.postings_read;
+  j["postings_skipped"] = t.postings_skipped;
+  j["blocks"] = t.blocks;
+  j["blocks_skipped"] = t.blocks_skipped;
+  j["rows_scored"] = t.rows_scored;
+  j["rows_pruned"] = t.rows_pruned;
+  j["rows_filtered"] = t.rows_filtered;
+  if (!t.fusion.empty()) j["fusion"] = t.fusion;
+  return j;
+}
+
+}  // namespace
+
 std::string Explain::ToJson() const {
   try {
     nlohmann::ordered_json j;
@@ -95,6 +143,7 @@ std::string Explain::ToJson() const {
     j["stages_ms"] = std::move(stages);
     if (!thresholds.empty()) j["thresholds"] = thresholds;
     j["filters_cached"] = filters_cached;
+    if (has_text) j["text"] = TextPlanJson(text);
     j["memory"] = {{"host_bytes", host_memory_bytes},
                    {"device_bytes", device_memory_bytes},
                    {"budget_bytes", memory_budget_bytes}};
@@ -295,6 +344,14 @@ AlterRequest AlterRequest::RenameAttribute(std::string name, std::string new_nam
   r.op = Op::kRenameAttribute;
   r.name = std::move(name);
   r.new_name = std::move(new_name);
+  return r;
+}
+
+AlterRequest AlterRequest::SetBm25(double k1, double b) {
+  AlterRequest r;
+  r.op = Op::kSetBm25;
+  r.bm25_k1 = k1;
+  r.bm25_b = b;
   return r;
 }
 

@@ -17,7 +17,7 @@ Status ParseSearch(const CollectionSpec& spec, const SearchRequest& request, Par
   SIEVE_RETURN_IF_ERROR(ValidateSearchRequest(spec, request));
   SIEVE_RETURN_IF_ERROR(
       ResolveInclude(spec, request.include, &parsed->include_attrs, &result->attribute_names));
-  const size_t nq = request.num_queries;
+  const size_t nq = ResultLists(request);
   parsed->filter_of.assign(nq, 0);
   if (request.filters.empty()) {
     parsed->texts.push_back(request.filter);

@@ -295,6 +295,11 @@ std::string EncodeMeta(const CollectionMeta& meta) {
                {"dtype", DTypeName(meta.spec.dtype)},
                {"shards", meta.spec.shards},
                {"attributes", std::move(attrs)}};
+  // Only where they differ from the defaults, so other collections' metadata stays as it was.
+  const CollectionSpec defaults;
+  if (meta.spec.bm25_k1 != defaults.bm25_k1 || meta.spec.bm25_b != defaults.bm25_b) {
+    j["spec"]["bm25"] = {{"k1", meta.spec.bm25_k1}, {"b", meta.spec.bm25_b}};
+  }
   j["next_auto_id"] = meta.next_auto_id;
   // Names are validated ASCII, so dump cannot meet invalid UTF-8; replace keeps it total.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -386,6 +391,16 @@ Status DecodeMeta(std::string_view value, CollectionMeta* meta) {
       }
       m.spec.attributes.push_back(std::move(as));
     }
+    if (const nlohmann::json* bm25 = field(*spec, "bm25")) {
+      const nlohmann::json* k1 = bm25->is_object() ? field(*bm25, "k1") : nullptr;
+      const nlohmann::json* b = bm25->is_object() ? field(*bm25, "b") : nullptr;
+      if (!k1 || !k1->is_number() || !b || !b->is_number()) {
+        return Status::Corruption(
+            "spec has a malformed 'bm25' (want {\"k1\": number, \"b\": number})");
+      }
+      m.spec.bm25_k1 = k1->get<double>();
+      m.spec.bm25_b = b->get<double>();
+    }
     s = ValidateSpec(m.spec);
     if (!s.ok()) return Status::Corruption("spec is invalid: " + s.message());
     *meta = std::move(m);
@@ -421,6 +436,14 @@ Status ValidateSpec(const CollectionSpec& spec) {
   if (static_cast<uint8_t>(spec.dtype) > static_cast<uint8_t>(DType::kFloat16)) {
     return Status::InvalidArgument(where + "unknown dtype " +
                                    Num(static_cast<uint8_t>(spec.dtype)));
+  }
+  if (!std::isfinite(spec.bm25_k1) || spec.bm25_k1 < 0 || spec.bm25_k1 > 1000) {
+    return Status::InvalidArgument(where + "bm25 k1 must be a finite number from 0 to 1000, got " +
+                                   std::to_string(spec.bm25_k1));
+  }
+  if (!(spec.bm25_b >= 0 && spec.bm25_b <= 1)) {
+    return Status::InvalidArgument(where + "bm25 b must be a number from 0 to 1, got " +
+                                   std::to_string(spec.bm25_b));
   }
   std::set<std::string_view> seen;
   for (size_t i = 0; i < spec.attributes.size(); ++i) {

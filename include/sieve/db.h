@@ -254,6 +254,34 @@ struct SearchOptions {
 // engine's message on.
 inline constexpr int kMaxSearchK = 1000000;
 
+// How a hybrid search (SearchRequest::text with query vectors) fuses each query's two lists:
+// the vector side's exact top `depth` and the text side's exact BM25 top `depth`, both under
+// that query's filter. A row's fused score sums one term per list it is in; rows are ranked by
+// it, larger first, ties by the smaller id (docs/cpp-api.md#text-and-hybrid-search).
+struct Fusion {
+  enum class Method : uint8_t {
+    // Reciprocal rank fusion: w / (rrf_c + rank) per list, rank 1 for its best row.
+    kRrf = 0,
+    // Each list's scores min-max normalized to [0, 1] over its `depth` rows (a list whose scores
+    // are all equal gives 1), w · normalized per list. The vector side's score is its distance
+    // negated for l2 and cosine (so larger is better) and the inner product itself for ip.
+    kWeighted = 1,
+  };
+  Method method = Method::kRrf;
+  // RRF's constant, finite and >= 0. Default: 60.
+  double rrf_c = 60;
+  // Each list's weight w, finite and >= 0, not both 0. Default: 1 and 1.
+  double vector_weight = 1;
+  double text_weight = 1;
+  // Rows each side contributes, k to kMaxSearchK; 0: max(k, kDefaultFusionDepth). Default: 0.
+  int depth = 0;
+};
+// The depth of each side of a hybrid search when Fusion::depth is 0 (and k is smaller).
+inline constexpr int kDefaultFusionDepth = 100;
+
+const char* FusionMethodName(Fusion::Method m);  // "rrf" | "weighted"
+Status ParseFusionMethod(std::string_view text, Fusion::Method* out);
+
 struct SearchRequest {
   const float* queries = nullptr;  // num_queries × dim floats, row-major
   size_t num_queries = 0;
@@ -301,6 +329,17 @@ struct SearchRequest {
   // order. Not with `offset`. Pages read under one SearchOptions::snapshot hold every row once;
   // without one, a cursor resumes after its (distance, id) in the rows as they are now.
   std::vector<std::string> after;
+
+  // Text and hybrid search (issue 34). `text`, analyzed by the analyzer of the text attribute
+  // `text_field`, is one BM25 query (query/bm25.h; docs/filter-language.md#bm25): with no query
+  // vectors the search returns one list, the top k rows by BM25 among the rows passing
+  // `filter` (or filters[0]; `filters` then has one entry); with query vectors, each query's
+  // list fuses its vector top `fusion.depth` with the text query's top `fusion.depth` under
+  // that query's filter (`fusion`). Set both or neither (InvalidArgument); a text whose
+  // analysis leaves no term (only stop words) matches no row.
+  std::string text_field;
+  std::string text;
+  Fusion fusion;
 };
 
 // The most rows per group a grouped search returns (SearchRequest::group_size).
@@ -334,6 +373,11 @@ struct Neighbors {
   // Pages: the cursor to pass in SearchRequest::after for the next page (the last row's
   // (distance, id) and position, opaque); the request's own cursor when this page is empty.
   std::string next;
+
+  // Text and hybrid searches (SearchRequest::text): the BM25 scores (text only) or the fused
+  // scores (hybrid) in float64, larger is better; `distances` holds them rounded to float.
+  // Empty for a vector search.
+  std::vector<double> scores;
 };
 
 // What the planner decided and how long each stage took. One entry per shard.
@@ -468,6 +512,34 @@ struct CalibrateReport {
   std::string summary_json;
 };
 
+// The text side of a text or hybrid search (Explain::text; "text" in its JSON).
+struct TextSearchPlan {
+  struct Term {
+    std::string term;    // as the analyzer made it
+    uint32_t count = 0;  // in the query
+    uint64_t rows = 0;   // n_t: the live rows holding it
+    double idf = 0;
+  };
+  std::string field;
+  std::vector<Term> terms;  // distinct, in the query's order
+  uint64_t documents = 0;   // N: live rows whose text is not null
+  double avgdl = 0;         // their mean length, in tokens
+  double k1 = 0, b = 0;     // the collection's BM25 parameters
+  // "maxscore" (block-max MaxScore over the postings), "filter" (the filter's rows were few
+  // beside the postings: each was looked up in the terms' postings), "maxscore+filter" (some
+  // shards or filters one, some the other), or "none" (no term has postings).
+  std::string strategy;
+  uint64_t passing_rows = 0;  // rows of the filter(s) the text side ranked, summed over shards
+  uint32_t depth = 0;         // rows the text side returned per filter (k when text only)
+  // What the scorer read and skipped, summed over shards and filters (query/bm25.h,
+  // Bm25Counters): the terms' postings and blocks, those read, those skipped unread, the
+  // candidates scored in full, pruned by a bound, or not passing the filter.
+  uint64_t postings = 0, postings_read = 0, postings_skipped = 0;
+  uint64_t blocks = 0, blocks_skipped = 0;
+  uint64_t rows_scored = 0, rows_pruned = 0, rows_filtered = 0;
+  std::string fusion;  // hybrid: "rrf" or "weighted"; "" for a text-only search
+};
+
 struct Explain {
   std::string device;       // "cpu" | "gpu:<name>": the executor of the first device
   std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
@@ -537,6 +609,12 @@ struct Explain {
   // Queries searched in each round (those whose window did not yet hold their rows);
   // "window_queries".
   std::vector<uint64_t> window_queries;
+
+  // Text and hybrid searches: the text side (has_text; "text" in ToJson()). The vector side of
+  // a hybrid search fills the fields above as a vector search does; stage_ms adds "text" (the
+  // text side), "vector" (the vector side's steps, summed) and "fusion".
+  bool has_text = false;
+  TextSearchPlan text;
   std::string ToJson() const;  // one line
 };
 
@@ -593,7 +671,12 @@ Status ParseAssignment(std::string_view text, const CollectionSpec& spec, std::s
 // attribute. Vectors are never rewritten; the attribute columns of the stored rows are (ids
 // untouched), in one atomic, durable commit. Build one with the factories below.
 struct AlterRequest {
-  enum class Op : uint8_t { kAddAttribute = 0, kDropAttribute = 1, kRenameAttribute = 2 };
+  enum class Op : uint8_t {
+    kAddAttribute = 0,
+    kDropAttribute = 1,
+    kRenameAttribute = 2,
+    kSetBm25 = 3,  // sets CollectionSpec::bm25_k1 and bm25_b (the fields below)
+  };
   Op op = Op::kAddAttribute;
   // The attribute added, dropped or renamed. An added name follows ValidateAttributeName and
   // must not be taken (as CreateCollection's attributes).
@@ -606,10 +689,15 @@ struct AlterRequest {
   // default. Checked as an ingested value is (an int is taken for a float attribute).
   Value default_value;
   std::string new_name;  // kRenameAttribute: the new name (rules as for an added one)
+  // kSetBm25: BM25's k1 and b for the collection's text searches (ranges: CollectionSpec).
+  // The attribute chunks are rewritten as for any alter; the text index is unchanged.
+  double bm25_k1 = 1.5;
+  double bm25_b = 0.75;
 
   static AlterRequest AddAttribute(std::string name, AttrType type, Value default_value = Value());
   static AlterRequest DropAttribute(std::string name);
   static AlterRequest RenameAttribute(std::string name, std::string new_name);
+  static AlterRequest SetBm25(double k1, double b);
 };
 
 struct AlterResult {

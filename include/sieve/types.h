@@ -102,6 +102,10 @@ struct CollectionSpec {
   std::vector<AttributeSpec> attributes;  // every attribute is nullable
   // Rows are spread over this many shards by a hash of their id. Default: 1.
   uint32_t shards = 1;
+  // BM25's parameters for the text searches of this collection (SearchRequest::text): k1
+  // finite, 0 to 1000; b 0 to 1. Default: 1.5 and 0.75 (bm25s's defaults; Lucene's k1 is 1.2).
+  double bm25_k1 = 1.5;
+  double bm25_b = 0.75;
 };
 
 // One attribute value of one row. std::monostate is null.

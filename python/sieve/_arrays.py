@@ -100,6 +100,14 @@ def range_and_pages(radius: Any, limit: Any, offset: Any, after: Any
             None if offset is None else int(offset), cursors)
 
 
+def depth_value(depth: Any) -> int:
+    """A hybrid search's ``depth`` as an int (TypeError as for k); values past a C int are
+    passed as the largest one, so that the engine's range message names them."""
+    if isinstance(depth, (bool, np.bool_)) or not isinstance(depth, (int, np.integer)):
+        raise TypeError("depth must be an int, got %s %r" % (type(depth).__name__, depth))
+    return max(min(int(depth), 2**31 - 1), -(2**31))
+
+
 def include_text(include: Any, default: str = "") -> str:
     """``include`` as the engine's comma-separated text: a string as it is, a list or tuple
     of names joined with commas, None as ``default``. TypeError naming include otherwise."""

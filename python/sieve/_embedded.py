@@ -157,7 +157,8 @@ class Database:
 
     def create_collection(self, name: str, dim: int, metric: str = "l2", dtype: str = "f32",
                           attributes: AttributeTypes | None = None,
-                          shards: int = 1) -> "Collection":
+                          shards: int = 1, bm25_k1: float = 1.5,
+                          bm25_b: float = 0.75) -> "Collection":
         """Creates a collection and returns it.
 
         Args:
@@ -172,15 +173,18 @@ class Database:
                 ``"float"`` (float64), ``"string"``, ``"bool"``, ``"tags"`` (list of strings);
                 every attribute is nullable. Their order is the schema's.
             shards: rows are spread over this many shards by a hash of their id.
+            bm25_k1, bm25_b: BM25's parameters for text searches (``search(text=...)``): k1 0
+                to 1000, b 0 to 1 (:meth:`Collection.set_bm25` changes them).
 
         Raises:
-            InvalidArgument: a bad name, dim, metric, dtype or attribute list.
+            InvalidArgument: a bad name, dim, metric, dtype, attribute list or BM25 parameter.
             AlreadyExists: a collection of that name exists.
         """
         pairs = list(attributes.items()) if isinstance(attributes, Mapping) else list(
             attributes or [])
         self._db.create_collection(name, int(dim), metric, dtype,
-                                   [(str(a), str(t)) for a, t in pairs], int(shards))
+                                   [(str(a), str(t)) for a, t in pairs], int(shards),
+                                   float(bm25_k1), float(bm25_b))
         return Collection(self, name)
 
     def drop_collection(self, name: str) -> None:
@@ -392,6 +396,19 @@ class Collection:
         schema. InvalidArgument for an unknown name or a new name that is taken or bad."""
         return self._alter("rename", name, "", None, new_name)
 
+    @property
+    def bm25(self) -> tuple[float, float]:
+        """The collection's BM25 parameters ``(k1, b)`` for text searches."""
+        return tuple(self._core.bm25(self._handle))
+
+    def set_bm25(self, k1: float | None = None, b: float | None = None) -> tuple[float, float]:
+        """Sets the collection's BM25 parameters for text searches (one not given keeps its
+        value), in one atomic, durable change; returns ``(k1, b)`` now. InvalidArgument for k1
+        outside 0 to 1000 or b outside 0 to 1."""
+        old_k1, old_b = self.bm25
+        return tuple(self._core.set_bm25(self._handle, float(old_k1 if k1 is None else k1),
+                                         float(old_b if b is None else b)))
+
     def _alter(self, op: str, name: str, type_: str, default: Any,
                new_name: str) -> dict[str, str]:
         _, attributes, _, _ = self._core.alter(self._handle, op, name, type_, default, new_name)
@@ -582,23 +599,26 @@ class Collection:
         were left, or why the store grew) when there is something to say."""
         return dict(self._core.compact_collection(self._handle, force))
 
-    def search(self, queries: Any, k: int = 10, filter: str | None = None,
+    def search(self, queries: Any = None, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",
                path: str = "auto", explain: bool = False,
                include: str | Sequence[str] | None = None, *,
-               snapshot: Snapshot | None = None, group_by: str | None = None,
-               group_size: int = 1, group_strategy: str = "auto",
-               radius: float | None = None, limit: int | None = None,
-               offset: int | None = None,
+               snapshot: Snapshot | None = None, text: str | None = None,
+               text_field: str | None = None, fusion: str = "rrf", rrf_c: float = 60.0,
+               vector_weight: float = 1.0, text_weight: float = 1.0, depth: int = 0,
+               group_by: str | None = None, group_size: int = 1,
+               group_strategy: str = "auto", radius: float | None = None,
+               limit: int | None = None, offset: int | None = None,
                after: str | Sequence[str | None] | None = None
                ) -> SearchResult | GroupedResult:
-        """Exact k-nearest-neighbour search, optionally filtered by attributes; or the k best
-        groups (``group_by``), a range search (``radius``), or a page of the results
-        (``offset`` or ``after``).
+        """Exact k-nearest-neighbour search, optionally filtered by attributes; exact BM25
+        text search (``text``), or both at once, fused (hybrid); or the k best groups
+        (``group_by``), a range search (``radius``), or a page of the results (``offset`` or
+        ``after``).
 
         Args:
             queries: [queries, dim] array (one query may be 1-D). C-contiguous float32 or
-                float16 is read without a copy.
+                float16 is read without a copy. None with ``text``: a text-only search.
             k: neighbours per query, an int 1 to 1,000,000 (a float, bool or string is a
                 TypeError, not truncated).
             filter: one filter for every query, in Sieve's filter language, e.g.
@@ -614,6 +634,16 @@ class Collection:
                 :meth:`get` returns them, best first.
             snapshot: search the rows of this :class:`Snapshot` rather than the latest
                 (pages read under one snapshot hold every row exactly once).
+            text: a BM25 query over the text attribute ``text_field`` (give both). Without
+                ``queries``: the top k rows by BM25 among those passing ``filter`` (or the one
+                entry of ``filters``), one result row whose ``distances`` are the BM25 scores
+                in float64 (larger is better). With ``queries``: each query's vector top
+                ``depth`` and the text query's top ``depth``, under that query's filter, fused;
+                ``distances`` are the fused scores (float64, larger is better).
+            fusion: ``"rrf"`` (Σ weight / (rrf_c + rank)) or ``"weighted"`` (Σ weight ·
+                min-max normalized score; the vector side's l2 and cosine distances negated).
+            rrf_c, vector_weight, text_weight: the fusion's constant and weights.
+            depth: rows each side contributes to the fusion; 0: max(k, 100).
             group_by: an int, string, bool or tags attribute: return, per query, the k groups
                 (rows sharing a value; a tags row is in the group of each of its tags; null
                 values in none) whose best passing row is nearest, each with its
@@ -636,10 +666,11 @@ class Collection:
 
         Returns:
             A :class:`SearchResult`: ``ids`` and ``distances`` of shape [queries, k], best first;
-            where fewer than k rows pass, ids -1 and distances +inf (-inf for ``ip``) fill the
-            row, and ``counts`` says how many are real. A range search's arrays are as wide as
-            its longest result. With ``group_by``, a :class:`GroupedResult`: per query, a list
-            of :class:`Group` (value, ids, distances, rows with ``include``), best first.
+            where fewer than k rows pass, ids -1 and distances +inf (-inf for ``ip``, and for
+            text and hybrid scores) fill the row, and ``counts`` says how many are real. A range
+            search's arrays are as wide as its longest result. With ``group_by``, a
+            :class:`GroupedResult`: per query, a list of :class:`Group` (value, ids, distances,
+            rows with ``include``), best first.
 
         Raises:
             InvalidArgument: wrong dim, bad k, a filter that does not parse or type-check (the
@@ -649,6 +680,24 @@ class Collection:
         k = _arrays.k_value(k)
         include = _arrays.include_text(include)
         filter, per_query = _arrays.search_filters(filter, filters)
+        if text is not None or text_field is not None:
+            if (group_by is not None or radius is not None or offset is not None
+                    or after is not None):
+                raise InvalidArgument(
+                    "a text query (text, text_field) does not combine with group_by, radius, "
+                    "offset or after: text and hybrid searches return the k best rows")
+            q = None if queries is None else _arrays.matrix(queries, "queries")
+            ids, scores, counts, plan, rows = self._core.search_text(
+                self._handle, q, k, filter or "", per_query, device, path, bool(explain),
+                include, text_field or "", text or "", fusion, float(rrf_c),
+                float(vector_weight), float(text_weight), _arrays.depth_value(depth),
+                _core_snapshot(snapshot))
+            result = SearchResult(ids, scores, counts, json.loads(plan) if plan else None)
+            result.rows = rows
+            return result
+        if queries is None:
+            raise InvalidArgument("search: give queries, a text query (text and text_field), "
+                                  "or both")
         q = _arrays.matrix(queries, "queries")
         if group_by is not None:
             if radius is not None or offset is not None or after is not None:

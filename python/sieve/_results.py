@@ -16,6 +16,8 @@ class SearchResult:
         distances: float32 array [queries, k], as the metric defines them (l2: squared
             Euclidean; ip: inner product, larger is better; cosine: 1 - cos). Missing places hold
             +inf (l2, cosine) or -inf (ip): worse than any real result, so rows stay sorted.
+            For a text search (``text=``) a float64 array of BM25 scores, and for a hybrid one
+            of fused scores: larger is better, -inf where missing.
         counts: int64 array [queries]: how many places of each row are real results. Use it
             (or ``valid``) rather than testing for -1 when -1 is one of your ids.
         plan: the planner's decision and stage times (``explain=True``), else None: a dict
@@ -124,12 +126,14 @@ class GroupedResult:
             ", plan=..." if self.plan is not None else "")
 
 
-def pad(per_query: list[tuple[list[int], list[float]]], k: int, metric: str) -> SearchResult:
-    """Fills a [queries, k] result from per-query lists (the HTTP client's answers)."""
+def pad(per_query: list[tuple[list[int], list[float]]], k: int, metric: str,
+        dtype: Any = np.float32) -> SearchResult:
+    """Fills a [queries, k] result from per-query lists (the HTTP client's answers); ``dtype``
+    float64 for text and hybrid scores."""
     nq = len(per_query)
     ids = np.full((nq, k), -1, dtype=np.int64)
     fill = -np.inf if metric == "ip" else np.inf
-    distances = np.full((nq, k), fill, dtype=np.float32)
+    distances = np.full((nq, k), fill, dtype=dtype)
     counts = np.zeros(nq, dtype=np.int64)
     for q, (qi, qd) in enumerate(per_query):
         m = min(len(qi), k)

@@ -48,7 +48,7 @@ class _DB:
     def closed(self) -> bool:
         """Whether close() was called."""
 
-    def create_collection(self, name: str, dim: int, metric: str, dtype: str, attributes: Sequence[tuple[str, str]], shards: int) -> None:
+    def create_collection(self, name: str, dim: int, metric: str, dtype: str, attributes: Sequence[tuple[str, str]], shards: int, bm25_k1: float = 1.5, bm25_b: float = 0.75) -> None:
         """DB::CreateCollection."""
 
     def list_collections(self) -> list[str]:
@@ -83,6 +83,12 @@ class _DB:
 
     def drop_collection(self, name: str) -> None:
         """DB::DropCollection."""
+
+    def set_bm25(self, collection: _Collection, k1: float, b: float) -> tuple[float, float]:
+        """Collection::Alter(AlterRequest::SetBm25(k1, b)); returns (k1, b)."""
+
+    def bm25(self, collection: _Collection) -> tuple[float, float]:
+        """The collection's (bm25_k1, bm25_b)."""
 
     def alter(self, collection: _Collection, op: str, name: str, type: str, default: object | None, new_name: str) -> tuple:
         """
@@ -127,6 +133,11 @@ class _DB:
     def search_groups(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)], k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str, snapshot: _Snapshot | None, group_by: str, group_size: int, group_strategy: str) -> tuple:
         """
         DB::Search with SearchRequest::group_by; returns (per query, [(value, ids, distances, rows or None)] per group, plan JSON or None).
+        """
+
+    def search_text(self, collection: _Collection, queries: Annotated[NDArray, dict(shape=(None, None), order='C', device='cpu', writable=False)] | None, k: int, filter: str, filters: Sequence[str] | None, device: str, path: str, explain: bool, include: str, text_field: str, text: str, fusion: str, rrf_c: float, vector_weight: float, text_weight: float, depth: int, snapshot: _Snapshot | None = None) -> tuple:
+        """
+        DB::Search with a text query; returns (ids, scores, counts, plan JSON or None, rows or None).
         """
 
     def check(self) -> tuple[str | None, list[str]]:

@@ -175,7 +175,8 @@ class Client:
     def create_collection(self, name: str, dim: int, metric: str = "l2", dtype: str = "f32",
                           attributes: Union[Mapping[str, str], Sequence[tuple[str, str]],
                                             None] = None,
-                          shards: int = 1) -> "RemoteCollection":
+                          shards: int = 1, bm25_k1: float = 1.5,
+                          bm25_b: float = 0.75) -> "RemoteCollection":
         """Creates a collection on the server and returns it; arguments as
         :meth:`sieve.Database.create_collection`.
 
@@ -188,6 +189,8 @@ class Client:
         body: dict[str, Any] = {"name": name, "dim": int(dim), "metric": metric,
                                 "dtype": dtype, "attributes": {str(a): str(t) for a, t in pairs},
                                 "shards": int(shards)}
+        if (bm25_k1, bm25_b) != (1.5, 0.75):
+            body["bm25"] = {"k1": float(bm25_k1), "b": float(bm25_b)}
         self._post("/collections", body, idempotent=False)
         return RemoteCollection(self, name)
 
@@ -389,6 +392,16 @@ class RemoteCollection:
         """As :meth:`sieve.Collection.rename_attribute`."""
         return self._alter({"rename_attribute": {"from": name, "to": new_name}})
 
+    def set_bm25(self, k1: float | None = None, b: float | None = None) -> tuple[float, float]:
+        """As :meth:`sieve.Collection.set_bm25` (POST /collections/NAME/alter, ``set_bm25``)."""
+        body: dict[str, Any] = {}
+        if k1 is not None:
+            body["k1"] = float(k1)
+        if b is not None:
+            body["b"] = float(b)
+        r = self._client._post(self._path + "/alter", {"set_bm25": body}, idempotent=False)
+        return (float(r["bm25"]["k1"]), float(r["bm25"]["b"]))
+
     def _alter(self, body: dict[str, Any]) -> dict[str, str]:
         r = self._client._post(self._path + "/alter", body, idempotent=False)
         self.attributes = {a["name"]: a["type"] for a in r["attributes"]}
@@ -512,14 +525,16 @@ class RemoteCollection:
         rest."""
         return self.ingest(vectors, attributes, ids, batch_rows=batch_rows, upsert=True)
 
-    def search(self, queries: Any, k: int = 10, filter: str | None = None,
+    def search(self, queries: Any = None, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",
                path: str = "auto", explain: bool = False,
                include: str | Sequence[str] | None = None, *,
-               snapshot: "RemoteSnapshot | None" = None, group_by: str | None = None,
-               group_size: int = 1, group_strategy: str = "auto",
-               radius: float | None = None, limit: int | None = None,
-               offset: int | None = None,
+               snapshot: "RemoteSnapshot | None" = None, text: str | None = None,
+               text_field: str | None = None, fusion: str = "rrf", rrf_c: float = 60.0,
+               vector_weight: float = 1.0, text_weight: float = 1.0, depth: int = 0,
+               group_by: str | None = None, group_size: int = 1,
+               group_strategy: str = "auto", radius: float | None = None,
+               limit: int | None = None, offset: int | None = None,
                after: str | Sequence[str | None] | None = None
                ) -> SearchResult | GroupedResult:
         """As :meth:`sieve.Collection.search`: the same arguments, the same
@@ -532,8 +547,18 @@ class RemoteCollection:
         radius, limit, offset, after = _arrays.range_and_pages(radius, limit, offset, after)
         include = _arrays.include_text(include)
         filter, per_query = _arrays.search_filters(filter, filters)
-        q = _arrays.matrix(queries, "queries")
-        body: dict[str, Any] = {"vectors": q.astype(np.float32).tolist(), "k": k}
+        text_query = text is not None or text_field is not None
+        body: dict[str, Any] = {"k": k}
+        if queries is not None or not text_query:
+            q = _arrays.matrix(queries, "queries")
+            body["vectors"] = q.astype(np.float32).tolist()
+        if text_query:
+            body["text_field"] = text_field
+            body["text"] = text
+            body["fusion"] = {"method": fusion, "rrf_c": float(rrf_c),
+                              "vector_weight": float(vector_weight),
+                              "text_weight": float(text_weight),
+                              "depth": _arrays.depth_value(depth)}
         if filter is not None:
             body["filter"] = filter
         if per_query is not None:
@@ -567,10 +592,13 @@ class RemoteCollection:
                 [[Group(g["value"], g["ids"], g["distances"],
                         _result_rows(g) if include else None) for g in x["groups"]]
                  for x in r["results"]], r.get("plan"))
-        width = k
-        if radius is not None:
-            width = max([len(x["ids"]) for x in r["results"]], default=0)
-        res = pad([(x["ids"], x["distances"]) for x in r["results"]], width, self.metric)
+        if text_query:  # float64 scores, larger is better, -inf where missing
+            res = pad([(x["ids"], x["distances"]) for x in r["results"]], k, "ip", np.float64)
+        else:
+            width = k
+            if radius is not None:
+                width = max([len(x["ids"]) for x in r["results"]], default=0)
+            res = pad([(x["ids"], x["distances"]) for x in r["results"]], width, self.metric)
         res.plan = r.get("plan")
         if include:
             res.rows = [_result_rows(x) for x in r["results"]]

@@ -269,11 +269,13 @@ class PyDB {
   void CreateCollection(const std::string& name, uint32_t dim, const std::string& metric,
                         const std::string& dtype,
                         const std::vector<std::pair<std::string, std::string>>& attributes,
-                        uint32_t shards) {
+                        uint32_t shards, double bm25_k1, double bm25_b) {
     CollectionSpec spec;
     spec.name = name;
     spec.dim = dim;
     spec.shards = shards;
+    spec.bm25_k1 = bm25_k1;
+    spec.bm25_b = bm25_b;
     ThrowIfError(ParseMetric(metric, &spec.metric));
     ThrowIfError(ParseDType(dtype, &spec.dtype));
     for (const auto& [attr, type] : attributes) {
@@ -521,6 +523,25 @@ class PyDB {
       attrs.append(nb::make_tuple(a.name, AttributeTypeText(a)));
     }
     return nb::make_tuple(result.spec.name, attrs, result.rows, result.chunks_rewritten);
+  }
+
+  // Collection::Alter with AlterRequest::SetBm25; returns the (k1, b) now in force.
+  std::pair<double, double> SetBm25(const PyCollection& h, double k1, double b) {
+    std::shared_ptr<DB> db = Get();
+    AlterResult result;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = h.c->Alter(AlterRequest::SetBm25(k1, b), &result);
+    }
+    ThrowIfError(s);
+    return {result.spec.bm25_k1, result.spec.bm25_b};
+  }
+
+  // The collection's BM25 parameters (CollectionSpec::bm25_k1, bm25_b).
+  std::pair<double, double> Bm25(const PyCollection& h) {
+    const CollectionSpec spec = h.c->spec();
+    return {spec.bm25_k1, spec.bm25_b};
   }
 
   // Collection::Rename.
@@ -832,6 +853,103 @@ class PyDB {
                                              : nb::none());
   }
 
+  // A text or hybrid search (SearchRequest::text): (ids, scores as float64, counts, plan JSON
+  // or None, rows or None); `queries` None for a text-only search (one result row). Missing
+  // results: id -1 and score -inf.
+  nb::tuple SearchText(const PyCollection& h, std::optional<Matrix> queries, int k,
+                       const std::string& filter,
+                       std::optional<std::vector<std::string>> filters,
+                       const std::string& device, const std::string& path, bool explain,
+                       const std::string& include, const std::string& text_field,
+                       const std::string& text, const std::string& fusion, double rrf_c,
+                       double vector_weight, double text_weight, int depth,
+                       PySnapshot* snapshot) {
+    std::shared_ptr<DB> db = Get();
+    const std::shared_ptr<Collection>& collection = h.c;
+    const CollectionSpec& spec = collection->spec();
+    SearchRequest request;
+    std::vector<float> widened;
+    if (queries) {
+      ThrowIfError(FloatRows(*queries, spec.dim, "queries", &widened, &request.queries));
+      request.num_queries = queries->shape(0);
+      request.dim = spec.dim;
+    }
+    request.k = k;
+    request.filter = filter;
+    if (filters) request.filters = std::move(*filters);
+    ThrowIfError(Include::Parse(include, &request.include));
+    request.text_field = text_field;
+    request.text = text;
+    ThrowIfError(ParseFusionMethod(fusion, &request.fusion.method));
+    request.fusion.rrf_c = rrf_c;
+    request.fusion.vector_weight = vector_weight;
+    request.fusion.text_weight = text_weight;
+    request.fusion.depth = depth;
+    SearchOptions options;
+    ThrowIfError(ParseDevice(device, &options.device));
+    ThrowIfError(ParseSearchPath(path, &options.path));
+    if (snapshot != nullptr) options.snapshot = snapshot->For(db);
+    const size_t kk = k > 0 ? static_cast<size_t>(k) : 0;
+    SearchResult result;
+    std::unique_ptr<int64_t[]> ids;
+    std::unique_ptr<double[]> scores;
+    std::unique_ptr<int64_t[]> counts;
+    size_t nq = 0;
+    std::string plan;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      {
+        EngineTimer timer;
+        s = collection->Search(request, options, &result);
+      }
+      if (s.ok()) {
+        nq = result.results.size();
+        ids.reset(new int64_t[nq * kk]);
+        scores.reset(new double[nq * kk]);
+        counts.reset(new int64_t[std::max<size_t>(nq, 1)]);
+        for (size_t q = 0; q < nq; ++q) {
+          const Neighbors& nbr = result.results[q];
+          const size_t m = std::min(nbr.ids.size(), kk);
+          int64_t* qi = ids.get() + q * kk;
+          double* qs = scores.get() + q * kk;
+          std::copy(nbr.ids.begin(), nbr.ids.begin() + m, qi);
+          std::copy(nbr.scores.begin(), nbr.scores.begin() + m, qs);
+          std::fill(qi + m, qi + kk, int64_t{-1});
+          std::fill(qs + m, qs + kk, -std::numeric_limits<double>::infinity());
+          counts[q] = static_cast<int64_t>(m);
+        }
+        if (explain) plan = result.explain.ToJson();
+      }
+    }
+    ThrowIfError(s);
+    auto counts_array = [&] {
+      int64_t* raw = counts.release();
+      nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<int64_t*>(q); });
+      return nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(raw, {nq}, owner);
+    }();
+    nb::object rows = nb::none();
+    if (!request.include.empty()) {
+      nb::list per_query;
+      for (size_t q = 0; q < nq; ++q) {
+        const Neighbors& nbr = result.results[q];
+        nb::list list;
+        for (size_t i = 0; i < nbr.ids.size() && i < kk; ++i) {
+          Row row;
+          row.id = nbr.ids[i];
+          if (i < nbr.attributes.size()) row.attributes = nbr.attributes[i];
+          if (i < nbr.vectors.size()) row.vector = nbr.vectors[i];
+          list.append(RowToPython(row, result.attribute_names, request.include.vector));
+        }
+        per_query.append(list);
+      }
+      rows = std::move(per_query);
+    }
+    return nb::make_tuple(Owned(std::move(ids), nq, kk), Owned(std::move(scores), nq, kk),
+                          counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none(),
+                          rows);
+  }
+
   // (None, report) when every invariant holds; (message, problems) on Corruption; other
   // failures raise.
   std::pair<std::optional<std::string>, std::vector<std::string>> Check() {
@@ -960,7 +1078,8 @@ NB_MODULE(_sieve, m) {
       .def("close", &PyDB::Close, "Closes the database once every running call has returned.")
       .def_prop_ro("closed", &PyDB::closed, "Whether close() was called.")
       .def("create_collection", &PyDB::CreateCollection, "name"_a, "dim"_a, "metric"_a,
-           "dtype"_a, "attributes"_a, "shards"_a, "DB::CreateCollection.")
+           "dtype"_a, "attributes"_a, "shards"_a, "bm25_k1"_a = 1.5, "bm25_b"_a = 0.75,
+           "DB::CreateCollection.")
       .def("list_collections", &PyDB::ListCollections, "DB::ListCollections.")
       .def("stats_json", &PyDB::StatsJson, "collection"_a, "DB::GetStats as CollectionStats::ToJson.")
       .def("id_state", &PyDB::IdState, "collection"_a,
@@ -981,6 +1100,9 @@ NB_MODULE(_sieve, m) {
       .def("collection", &PyDB::OpenCollection, "name"_a,
            "DB::GetCollection: the handle of the collection called name.")
       .def("drop_collection", &PyDB::DropCollection, "name"_a, "DB::DropCollection.")
+      .def("set_bm25", &PyDB::SetBm25, "collection"_a, "k1"_a, "b"_a,
+           "Collection::Alter(AlterRequest::SetBm25(k1, b)); returns (k1, b).")
+      .def("bm25", &PyDB::Bm25, "collection"_a, "The collection's (bm25_k1, bm25_b).")
       .def("alter", &PyDB::Alter, "collection"_a, "op"_a, "name"_a, "type"_a,
            "default"_a.none(), "new_name"_a,
            "Collection::Alter (op: add, drop or rename); returns (collection name, [(attribute, "
@@ -1010,6 +1132,12 @@ NB_MODULE(_sieve, m) {
            "snapshot"_a.none(), "group_by"_a, "group_size"_a, "group_strategy"_a,
            "DB::Search with SearchRequest::group_by; returns (per query, [(value, ids, "
            "distances, rows or None)] per group, plan JSON or None).")
+      .def("search_text", &PyDB::SearchText, "collection"_a, "queries"_a.noconvert().none(),
+           "k"_a, "filter"_a, "filters"_a.none(), "device"_a, "path"_a, "explain"_a,
+           "include"_a, "text_field"_a, "text"_a, "fusion"_a, "rrf_c"_a, "vector_weight"_a,
+           "text_weight"_a, "depth"_a, "snapshot"_a.none() = nb::none(),
+           "DB::Search with a text query; returns (ids, scores, counts, plan JSON or None, "
+           "rows or None).")
       .def("check", &PyDB::Check, "DB::Check; returns (None or the Corruption message, report).")
       .def("planner_thresholds_json", &PyDB::PlannerThresholdsJson, "device"_a,
            "DB::GetPlannerThresholds; returns (PlannerThresholds::ToJson(), device name).")

@@ -44,9 +44,10 @@ Status AtFiltersLine(const Status& s, const std::string& filters_path, size_t nu
 
 const char kCreateUsage[] =
     "usage: sieve create DB --collection NAME --dim D [--metric l2|ip|cosine] [--dtype f32|f16]\n"
-    "                       [--attr NAME:TYPE]... [--shards N]\n"
+    "                       [--attr NAME:TYPE]... [--shards N] [--bm25-k1 K1] [--bm25-b B]\n"
     "  TYPE: int (int64) | float (float64) | string | bool | tags (list of strings);\n"
-    "  every attribute may be null. Creates DB when it does not exist.\n";
+    "  every attribute may be null. Creates DB when it does not exist.\n"
+    "  --bm25-k1, --bm25-b: BM25's parameters for text queries (default 1.5 and 0.75).\n";
 
 const char kIngestUsage[] =
     "usage: sieve ingest DB --collection NAME --vectors FILE [--attributes FILE]\n"
@@ -74,8 +75,10 @@ const char kIngestUsage[] =
     "  stdout: {\"ingested\": N, \"replaced\": R, \"rows\": LIVE_ROWS}\n";
 
 const char kQueryUsage[] =
-    "usage: sieve query DB --collection NAME --queries FILE --k K\n"
-    "                      [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
+    "usage: sieve query DB --collection NAME (--queries FILE | --text-field F --text WORDS |\n"
+    "                      both) --k K [--filter EXPR | --filters FILE] [--device auto|cpu|gpu]\n"
+    "                      [--fusion rrf|weighted] [--rrf-c C] [--vector-weight W]\n"
+    "                      [--text-weight W] [--depth N]\n"
     "                      [--path auto|sddmm|gather|dense] [--max-memory BYTES|auto]\n"
     "                      [--include LIST] [--explain] [--devices LIST|all]\n"
     "                      [--group-by ATTR [--group-size N] [--group-strategy S]]\n"
@@ -96,6 +99,11 @@ const char kQueryUsage[] =
     "    row is nearest, each with its --group-size (default 1) nearest rows; each line is\n"
     "    then {\"query\": i, \"groups\": [{\"value\": V, \"ids\": [...], \"distances\": [...]}]}\n"
     "    --group-strategy auto|few_groups|many_groups forces the plan (default auto)\n"
+    "  --text-field F --text WORDS: a BM25 text query over the text attribute F; alone, one\n"
+    "    line whose \"distances\" are BM25 scores (larger is better); with --queries, each\n"
+    "    query's line fuses its vector top --depth (default max(k, 100)) with the text\n"
+    "    query's (--fusion rrf, the default: Σ w / (C + rank), C = --rrf-c, default 60;\n"
+    "    weighted: Σ w · min-max normalized score), \"distances\" the fused scores\n"
     "  --explain: the plan and stage times as one JSON line on stderr; with several\n"
     "    devices, each shard's device and time, and per device its shards and time\n"
     "  range search: --radius R [--limit N] (no --k): every passing row within R (l2, cosine:\n"
@@ -133,7 +141,8 @@ const char kRepairUsage[] =
 }  // namespace
 
 int Create(const Args& args) {
-  Flags flags({"collection", "dim", "metric", "dtype", "attr", "shards"}, {}, {"attr"});
+  Flags flags({"collection", "dim", "metric", "dtype", "attr", "shards", "bm25-k1", "bm25-b"},
+              {}, {"attr"});
   std::string path;
   if (int rc = ParseFlags("create", kCreateUsage, args, &flags, &path); rc >= 0) return rc;
   CollectionSpec spec;
@@ -144,6 +153,8 @@ int Create(const Args& args) {
   if (s.ok()) s = flags.GetInt("shards", 1, 1, 1024, &shards);
   if (s.ok()) s = ParseMetric(flags.Get("metric", "l2"), &spec.metric);
   if (s.ok()) s = ParseDType(flags.Get("dtype", "f32"), &spec.dtype);
+  if (s.ok()) s = flags.GetDouble("bm25-k1", spec.bm25_k1, &spec.bm25_k1);
+  if (s.ok()) s = flags.GetDouble("bm25-b", spec.bm25_b, &spec.bm25_b);
   if (!s.ok()) return Fail("create", s);
   spec.dim = static_cast<uint32_t>(dim);
   spec.shards = static_cast<uint32_t>(shards);
@@ -288,11 +299,32 @@ int Ingest(const Args& args) {
   return 0;
 }
 
+// --text-field, --text and the fusion flags into the request (the engine checks the rest).
+Status TextQueryFlags(const Flags& flags, SearchRequest* request) {
+  request->text_field = flags.Get("text-field");
+  request->text = flags.Get("text");
+  Fusion& f = request->fusion;
+  if (flags.Has("fusion")) SIEVE_RETURN_IF_ERROR(ParseFusionMethod(flags.Get("fusion"), &f.method));
+  if (flags.Has("rrf-c")) SIEVE_RETURN_IF_ERROR(flags.GetDouble("rrf-c", 60, &f.rrf_c));
+  if (flags.Has("vector-weight")) {
+    SIEVE_RETURN_IF_ERROR(flags.GetDouble("vector-weight", 1, &f.vector_weight));
+  }
+  if (flags.Has("text-weight")) {
+    SIEVE_RETURN_IF_ERROR(flags.GetDouble("text-weight", 1, &f.text_weight));
+  }
+  long long depth = 0;
+  SIEVE_RETURN_IF_ERROR(flags.GetInt("depth", 0, 0, kMaxSearchK, &depth));
+  f.depth = static_cast<int>(depth);
+  return Status::OK();
+}
+
 int Query(const Args& args) {
   std::set<std::string> names = {"collection", "queries", "k",          "filter",
                                  "filters",    "device",  "path",       "max-memory",
                                  "include",    "group-by", "group-size", "group-strategy",
-                                 "radius",     "limit",   "offset",     "after"};
+                                 "radius",     "limit",   "offset",     "after",
+                                 "text-field", "text",    "fusion",     "rrf-c",
+                                 "vector-weight", "text-weight", "depth"};
   names.insert(std::begin(kEngineFlags), std::end(kEngineFlags));
   Flags flags(names, {"explain"});
   std::string path;
@@ -302,7 +334,8 @@ int Query(const Args& args) {
   std::string name, queries_path;
   long long k = 0;
   Status s = flags.Require("collection", &name);
-  if (s.ok()) s = flags.Require("queries", &queries_path);
+  const bool text = flags.Has("text") || flags.Has("text-field");
+  if (s.ok() && (!text || flags.Has("queries"))) s = flags.Require("queries", &queries_path);
   if (s.ok() && !flags.Has("k") && !flags.Has("radius")) {
     s = Status::InvalidArgument("missing required option --k (or --radius)");
   }
@@ -346,7 +379,7 @@ int Query(const Args& args) {
   if (!s.ok()) return Fail("query", s);
   const CollectionSpec& spec = collection->spec();
   io::NpyMatrix queries;
-  s = io::ReadVectorsFile(queries_path, &queries);
+  if (!queries_path.empty()) s = io::ReadVectorsFile(queries_path, &queries);
   if (!s.ok()) return Fail("query", s);
   if (queries.rows > 0 && queries.cols != spec.dim) {
     return Fail("query", Status::InvalidArgument(
@@ -379,6 +412,10 @@ int Query(const Args& args) {
     }
   }
   request.filter = flags.Get("filter");
+  s = TextQueryFlags(flags, &request);
+  if (!s.ok()) return Fail("query", s);
+  // A text-only search is one query: --filters then holds one line.
+  const size_t lists = queries.rows == 0 && text ? 1 : queries.rows;
   if (flags.Has("filters")) {
     const std::string fpath = flags.Get("filters");
     std::ifstream in(fpath);
@@ -388,16 +425,17 @@ int Query(const Args& args) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       request.filters.push_back(line);
     }
-    if (request.filters.size() != queries.rows) {
+    if (request.filters.size() != lists) {
       return Fail("query", Status::InvalidArgument(
                                "file " + fpath + ": " + std::to_string(request.filters.size()) +
-                               " filter lines for " + std::to_string(queries.rows) + " queries"));
+                               " filter lines for " + std::to_string(lists) +
+                               (lists == 1 ? " query" : " queries")));
     }
-    if (queries.rows == 0) request.filters.clear();
+    if (lists == 0) request.filters.clear();
   }
   SearchResult result;
   s = collection->Search(request, options, &result);
-  if (!s.ok() && flags.Has("filters")) s = AtFiltersLine(s, flags.Get("filters"), queries.rows);
+  if (!s.ok() && flags.Has("filters")) s = AtFiltersLine(s, flags.Get("filters"), lists);
   // Every line is checked before the first is written: output is whole or absent.
   if (s.ok()) s = io::CheckNeighbors(result.results);
   if (!s.ok()) return Fail("query", s);

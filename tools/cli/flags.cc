@@ -3,6 +3,7 @@
 #include "tools/cli/flags.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 namespace sieve::cli {
@@ -98,6 +99,23 @@ Status Flags::GetInt(const std::string& name, long long def, long long lo, long 
   if (x < lo || x > hi) {
     return Status::InvalidArgument("--" + name + ": " + v + " is out of range [" +
                                    std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  *out = x;
+  return Status::OK();
+}
+
+Status Flags::GetDouble(const std::string& name, double def, double* out) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) {
+    *out = def;
+    return Status::OK();
+  }
+  const std::string& v = it->second.back();
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) {
+    return Status::InvalidArgument("--" + name + ": '" + v + "' is not a finite number");
   }
   *out = x;
   return Status::OK();

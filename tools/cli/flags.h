@@ -49,6 +49,8 @@ class Flags {
   // Parses an integer flag in [lo, hi]; InvalidArgument naming the flag otherwise.
   Status GetInt(const std::string& name, long long def, long long lo, long long hi,
                 long long* out) const;
+  // Parses a finite number flag; InvalidArgument naming the flag otherwise.
+  Status GetDouble(const std::string& name, double def, double* out) const;
 
  private:
   std::set<std::string> value_flags_;

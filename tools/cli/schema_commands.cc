@@ -24,12 +24,15 @@ using json = nlohmann::ordered_json;
 
 const char kAlterUsage[] =
     "usage: sieve alter DB --collection NAME (--add-attr NAME:TYPE [--default VALUE]\n"
-    "                      | --drop-attr NAME | --rename-attr OLD NEW | --rename NEW)\n"
+    "                      | --drop-attr NAME | --rename-attr OLD NEW | --rename NEW\n"
+    "                      | --bm25-k1 K1 --bm25-b B)\n"
     "  One atomic, durable schema change; vectors are never rewritten (the attribute columns\n"
     "  are). --add-attr appends an attribute (TYPE as create's); rows already stored get\n"
     "  --default (a literal of the filter language: 3, 2.5, 'text', true, ('a', 'b'), NULL;\n"
     "  default NULL). --drop-attr removes one and gives its bytes back. --rename-attr renames\n"
-    "  one. --rename renames the collection (as `sieve rename`). NAME may be an alias.\n"
+    "  one. --rename renames the collection (as `sieve rename`). --bm25-k1 and --bm25-b set\n"
+    "  BM25's parameters for text queries (k1 0 to 1000, b 0 to 1; the one not given keeps\n"
+    "  its value). NAME may be an alias.\n"
     "  stdout: {\"altered\": NAME, \"attributes\": [...], \"rows\": N, \"chunks_rewritten\": C}\n"
     "          (--rename: {\"renamed\": OLD, \"to\": NEW})\n";
 
@@ -91,18 +94,19 @@ int Alter(const Args& args) {
     }
   }
   Flags flags({"collection", "add-attr", "default", "drop-attr", "rename-attr",
-               "rename-attr-to", "rename"},
+               "rename-attr-to", "rename", "bm25-k1", "bm25-b"},
               {});
   std::string path;
   if (int rc = ParseFlags("alter", kAlterUsage, rewritten, &flags, &path); rc >= 0) return rc;
   std::string name;
   Status s = flags.Require("collection", &name);
+  const bool bm25 = flags.Has("bm25-k1") || flags.Has("bm25-b");
   const int ops = flags.Has("add-attr") + flags.Has("drop-attr") + flags.Has("rename-attr") +
-                  flags.Has("rename");
+                  flags.Has("rename") + bm25;
   if (s.ok() && ops != 1) {
     s = Status::InvalidArgument(
-        "give exactly one of --add-attr NAME:TYPE, --drop-attr NAME, --rename-attr OLD NEW and "
-        "--rename NEW");
+        "give exactly one of --add-attr NAME:TYPE, --drop-attr NAME, --rename-attr OLD NEW, "
+        "--rename NEW and --bm25-k1/--bm25-b");
   }
   if (s.ok() && flags.Has("default") && !flags.Has("add-attr")) {
     s = Status::InvalidArgument("--default goes with --add-attr");
@@ -151,6 +155,16 @@ int Alter(const Args& args) {
   std::unique_ptr<DB> db;
   s = OpenDb(path, OpenFor::kWrite, &db);
   if (!s.ok()) return Fail("alter", s);
+  if (bm25) {
+    // The one not given keeps the collection's value.
+    std::shared_ptr<Collection> c;
+    s = db->GetCollection(name, &c);
+    double k1 = 0, b = 0;
+    if (s.ok()) s = flags.GetDouble("bm25-k1", c->spec().bm25_k1, &k1);
+    if (s.ok()) s = flags.GetDouble("bm25-b", c->spec().bm25_b, &b);
+    if (!s.ok()) return Fail("alter", s);
+    request = AlterRequest::SetBm25(k1, b);
+  }
   if (flags.Has("rename")) {
     s = db->RenameCollection(name, flags.Get("rename"));
     if (!s.ok()) return Fail("alter", s);
@@ -163,7 +177,8 @@ int Alter(const Args& args) {
   std::printf("%s\n", Dump(json{{"altered", result.spec.name},
                                 {"attributes", AttributesJson(result.spec)},
                                 {"rows", result.rows},
-                                {"chunks_rewritten", result.chunks_rewritten}})
+                                {"chunks_rewritten", result.chunks_rewritten},
+                                {"bm25", {{"k1", result.spec.bm25_k1}, {"b", result.spec.bm25_b}}}})
                           .c_str());
   return 0;
 }

@@ -46,9 +46,12 @@ Status AppendNeighborsJson(const Neighbors& nb, std::string* out) {
   }
   *out += "], \"distances\": [";
   char buf[32];
+  // Text and hybrid searches: their float64 scores (Neighbors::scores), shortest round trip.
+  const bool scores = nb.scores.size() == nb.distances.size() && !nb.scores.empty();
   for (size_t i = 0; i < nb.distances.size(); ++i) {
     if (i) *out += ", ";
-    auto r = std::to_chars(buf, buf + sizeof(buf), nb.distances[i]);
+    auto r = scores ? std::to_chars(buf, buf + sizeof(buf), nb.scores[i])
+                    : std::to_chars(buf, buf + sizeof(buf), nb.distances[i]);
     out->append(buf, r.ptr);
   }
   *out += "]";

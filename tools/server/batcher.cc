@@ -126,6 +126,9 @@ void Batcher::RunOne(QueryJob* job) {
   req.limit = job->limit;
   req.offset = job->offset;
   req.after = job->after;
+  req.text_field = job->text_field;
+  req.text = job->text;
+  req.fusion = job->fusion;
   SearchResult result;
   Status s = job->collection->Search(req, job->options, &result);
   if (s.ok()) metrics_->RecordSearch(result.explain, 1, job->num_queries);

@@ -57,6 +57,10 @@ struct QueryJob {
   int limit = 1000;
   std::optional<int64_t> offset;
   std::vector<std::string> after;
+  // A text query (SearchRequest::text_field, text, fusion); such a job runs alone.
+  std::string text_field;
+  std::string text;
+  Fusion fusion;
   // Runs alone (never merged with other requests) and gets its Explain: for `explain`.
   bool solo = false;
   // Called exactly once. `explain` is set for solo jobs on success, and for a job whose own

@@ -254,9 +254,10 @@ Status ParseAttributes(const json& v, const std::vector<AttributeSpec>& schema, 
 // Ids one get may ask for (more is 413): a scroll page's limit.
 constexpr size_t kMaxGetIds = 100000;
 
-// The most text one result takes: an int64 id (20 characters), a float in its shortest form
-// (at most 15, "-1.2345678e-38"), and their separators.
-constexpr uint64_t kMaxResultTextBytes = 20 + 15 + 4;
+// The most text one result takes: an int64 id (20 characters), a distance in its shortest
+// form (a float: at most 15, "-1.2345678e-38"; a text or hybrid search's float64 score: at
+// most 24), and their separators.
+constexpr uint64_t kMaxResultTextBytes = 20 + 24 + 4;
 
 // The text attribute values can take in a response, names included (an upper bound: every
 // byte escaped as \uXXXX).
@@ -336,6 +337,43 @@ Status ResultsBody(const std::vector<Neighbors>& results, const Explain* explain
   if (explain != nullptr) out += ", \"plan\": " + explain->ToJson();
   out += "}\n";
   return Status::OK();
+}
+
+// "text_field", "text" and "fusion": {"method", "rrf_c", "vector_weight", "text_weight",
+// "depth"} into the job; the error text, or "" (the engine checks the values' ranges).
+std::string ParseTextQuery(const json& j, QueryJob* job) {
+  for (const char* key : {"text_field", "text"}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    if (!j[key].is_string()) return std::string("'") + key + "' must be a string";
+    (key[4] == '_' ? job->text_field : job->text) = j[key].get<std::string>();
+  }
+  if (!j.contains("fusion") || j["fusion"].is_null()) return "";
+  const json& f = j["fusion"];
+  if (!f.is_object()) return "'fusion' must be an object";
+  for (const auto& [key, value] : f.items()) {
+    if (key == "method") {
+      if (!value.is_string()) return "'fusion.method' must be \"rrf\" or \"weighted\"";
+      Status s = ParseFusionMethod(value.get<std::string>(), &job->fusion.method);
+      if (!s.ok()) return s.message();
+    } else if (key == "rrf_c" || key == "vector_weight" || key == "text_weight") {
+      if (!value.is_number()) return "'fusion." + key + "' must be a number";
+      double* out = key == "rrf_c"           ? &job->fusion.rrf_c
+                    : key == "vector_weight" ? &job->fusion.vector_weight
+                                             : &job->fusion.text_weight;
+      *out = value.get<double>();
+    } else if (key == "depth") {
+      int64_t depth = 0;
+      if (!GetInt64(value, &depth) || depth < 0 || depth > kMaxSearchK) {
+        return "'fusion.depth' must be an integer in [0, " + std::to_string(kMaxSearchK) +
+               "], got " + value.dump();
+      }
+      job->fusion.depth = static_cast<int>(depth);
+    } else {
+      return "'fusion' has an unknown key '" + key +
+             "' (keys: method, rrf_c, vector_weight, text_weight, depth)";
+    }
+  }
+  return "";
 }
 
 // "include": "price,color" (Include::Parse's list) or ["price", "*", "vector"].
@@ -638,7 +676,9 @@ HttpResponse Router::CreateCollection(const HttpRequest& req) {
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return err;
-  if (!OnlyKeys(j, {"name", "dim", "metric", "dtype", "attributes", "shards"}, &err)) return err;
+  if (!OnlyKeys(j, {"name", "dim", "metric", "dtype", "attributes", "shards", "bm25"}, &err)) {
+    return err;
+  }
   CollectionSpec spec;
   if (!j.contains("name") || !j["name"].is_string()) {
     return Error(400, "'name' (a string) is required");
@@ -655,6 +695,18 @@ HttpResponse Router::CreateCollection(const HttpRequest& req) {
       return Error(400, "'shards' must be an integer in [1, 1024]");
     }
     spec.shards = static_cast<uint32_t>(shards);
+  }
+  if (j.contains("bm25")) {
+    // {"k1": number, "b": number}, either may be absent (its default); ranges are the engine's.
+    const json& bm25 = j["bm25"];
+    if (!bm25.is_object()) return Error(400, "'bm25' must be an object {\"k1\": K1, \"b\": B}");
+    for (const auto& [key, value] : bm25.items()) {
+      if (key != "k1" && key != "b") {
+        return Error(400, "'bm25' has an unknown key '" + key + "' (keys: k1, b)");
+      }
+      if (!value.is_number()) return Error(400, "'bm25." + key + "' must be a number");
+      (key == "k1" ? spec.bm25_k1 : spec.bm25_b) = value.get<double>();
+    }
   }
   Status s;
   if (j.contains("metric")) {
@@ -806,7 +858,7 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   if (!ParseObject(req.body, &j, &err)) return reply(err);
   if (!OnlyKeys(j, {"vectors", "k", "filter", "filters", "device", "path", "explain", "include",
                     "snapshot", "group_by", "group_size", "group_strategy", "radius", "limit",
-                    "offset", "after"},
+                    "offset", "after", "text_field", "text", "fusion"},
                 &err)) {
     return reply(err);
   }
@@ -820,10 +872,19 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   const uint32_t dim = collection->spec().dim;
   QueryJob job;
   job.collection = collection;
-  if (!j.contains("vectors")) return reply(Error(400, "'vectors' is required"));
-  s = ParseVectors(j["vectors"], dim, name, &job.queries, &job.num_queries);
+  std::string text_err = ParseTextQuery(j, &job);
+  if (!text_err.empty()) return reply(Error(400, text_err));
+  const bool text = !job.text_field.empty() || !job.text.empty();
+  if (!j.contains("vectors") && !text) {
+    return reply(Error(400, "'vectors' is required (or a text query: 'text_field' and 'text')"));
+  }
+  if (j.contains("vectors")) {
+    s = ParseVectors(j["vectors"], dim, name, &job.queries, &job.num_queries);
+  }
   job.dim = dim;
   if (!s.ok()) return reply(Error(s));
+  // A text-only search is one query (one result list).
+  const size_t lists = job.num_queries == 0 && text ? 1 : job.num_queries;
   if (job.num_queries > options_.max_request_queries) {
     return reply(Error(413, std::to_string(job.num_queries) + " query vectors in one request, " +
                                 "the limit is " + std::to_string(options_.max_request_queries)));
@@ -897,9 +958,11 @@ void Router::Query(const std::string& name, const HttpRequest& req,
   if (j.contains("filters") && !j["filters"].is_null()) {
     const json& f = j["filters"];
     if (!f.is_array()) return reply(Error(400, "'filters' must be an array of strings"));
-    if (f.size() != job.num_queries) {
+    if (f.size() != lists) {
       return reply(Error(400, std::to_string(f.size()) + " filters for " +
-                                  std::to_string(job.num_queries) + " query vectors"));
+                                  (job.num_queries == 0 && text
+                                       ? std::string("a text query (give one)")
+                                       : std::to_string(job.num_queries) + " query vectors")));
     }
     for (size_t i = 0; i < f.size(); ++i) {
       if (f[i].is_null()) {
@@ -959,11 +1022,12 @@ void Router::Query(const std::string& name, const HttpRequest& req,
     if (s.ok()) s = job.include.AttributeNames(collection->spec(), &names);
     if (!s.ok()) return reply(Error(s));
   }
-  if (job.num_queries == 0) {
+  if (job.num_queries == 0 || text) {
     // Still validate the filter and k against the collection: run it (cheap, nothing to do).
+    // A text query is never merged with other requests.
     job.solo = true;
   }
-  const bool explain = want_explain && job.num_queries > 0;
+  const bool explain = want_explain && lists > 0;
   const uint64_t budget = memory_budget_bytes_;
   // The lease lives as long as the job: the snapshot stays open until the search has run.
   job.done = [reply, explain, budget, names, vectors = job.include.vector, lease,
@@ -1234,12 +1298,13 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
   json j;
   HttpResponse err;
   if (!ParseObject(req.body, &j, &err)) return err;
-  if (!OnlyKeys(j, {"add_attribute", "drop_attribute", "rename_attribute", "rename"}, &err)) {
+  if (!OnlyKeys(j, {"add_attribute", "drop_attribute", "rename_attribute", "rename", "set_bm25"},
+                &err)) {
     return err;
   }
   if (j.size() != 1) {
     return Error(400, "give exactly one of 'add_attribute', 'drop_attribute', "
-                      "'rename_attribute' and 'rename'");
+                      "'rename_attribute', 'rename' and 'set_bm25'");
   }
   if (j.contains("rename")) {
     if (!j["rename"].is_string()) return Error(400, "'rename' must be a string");
@@ -1271,6 +1336,21 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
     }
     request = AlterRequest::AddAttribute(a["name"].get<std::string>(), type, std::move(value));
     request.analyzer = parsed.analyzer;
+  } else if (j.contains("set_bm25")) {
+    // {"k1": K1, "b": B}; one absent keeps the collection's value.
+    const json& b = j["set_bm25"];
+    if (!b.is_object()) return Error(400, "'set_bm25' must be an object {\"k1\": K1, \"b\": B}");
+    std::shared_ptr<Collection> c;
+    Status s = db_->GetCollection(name, &c);
+    if (!s.ok()) return Error(s);
+    request = AlterRequest::SetBm25(c->spec().bm25_k1, c->spec().bm25_b);
+    for (const auto& [key, value] : b.items()) {
+      if (key != "k1" && key != "b") {
+        return Error(400, "'set_bm25' has an unknown key '" + key + "' (keys: k1, b)");
+      }
+      if (!value.is_number()) return Error(400, "'set_bm25." + key + "' must be a number");
+      (key == "k1" ? request.bm25_k1 : request.bm25_b) = value.get<double>();
+    }
   } else if (j.contains("drop_attribute")) {
     if (!j["drop_attribute"].is_string()) return Error(400, "'drop_attribute' must be a string");
     request = AlterRequest::DropAttribute(j["drop_attribute"].get<std::string>());
@@ -1293,7 +1373,8 @@ HttpResponse Router::Alter(const std::string& name, const HttpRequest& req) {
   return Json(200, json{{"altered", result.spec.name},
                         {"attributes", std::move(attrs)},
                         {"rows", result.rows},
-                        {"chunks_rewritten", result.chunks_rewritten}});
+                        {"chunks_rewritten", result.chunks_rewritten},
+                        {"bm25", {{"k1", result.spec.bm25_k1}, {"b", result.spec.bm25_b}}}});
 }
 
 HttpResponse Router::Rename(const std::string& name, const HttpRequest& req) {
