@@ -65,6 +65,12 @@ Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& re
   }
   const size_t nq = ResultLists(request);
   SIEVE_RETURN_IF_ERROR(ValidateTextQuery(spec, request));
+  if (HasTextQuery(request) &&
+      (!request.group_by.empty() || request.radius || request.offset || !request.after.empty())) {
+    return Status::InvalidArgument(
+        "a text query (text, text_field) does not combine with group_by, radius, offset or "
+        "after: text and hybrid searches return the k best rows");
+  }
   if (!request.filter.empty() && !request.filters.empty()) {
     return Status::InvalidArgument(
         "a search takes one filter for every query (filter) or one per query (filters), not "
@@ -82,12 +88,6 @@ Status ValidateSearchRequest(const CollectionSpec& spec, const SearchRequest& re
     return Status::InvalidArgument(
         "group_by does not combine with radius, offset or after: a grouped search returns the k "
         "best groups");
-  }
-  if (HasTextQuery(request) &&
-      (!request.group_by.empty() || request.radius || request.offset || !request.after.empty())) {
-    return Status::InvalidArgument(
-        "a text query (text, text_field) does not combine with group_by, radius, offset or "
-        "after: text and hybrid searches return the k best rows");
   }
   if (request.num_queries == 0) return Status::OK();
   if (request.queries == nullptr) return Status::InvalidArgument("no query vectors");

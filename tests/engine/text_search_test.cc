@@ -305,6 +305,27 @@ TEST_F(TextSearchTest, RequestRules) {
   r.filter = "price <";
   r.fusion.rrf_c = 60;
   EXPECT_TRUE(db_->Search("docs", r, SearchOptions(), &result).IsInvalidArgument());
+  // A text query ranks the k best rows: no groups, radius or pages with it.
+  r.filter.clear();
+  r.k = 5;
+  auto refused = [&](const char* what) {
+    Status st = db_->Search("docs", r, SearchOptions(), &result);
+    EXPECT_TRUE(st.IsInvalidArgument()) << what;
+    EXPECT_NE(st.message().find("a text query (text, text_field) does not combine"),
+              std::string::npos)
+        << what << ": " << st.message();
+  };
+  r.group_by = "price";
+  refused("group_by");
+  r.group_by.clear();
+  r.radius = 1.0;
+  refused("radius");
+  r.radius.reset();
+  r.offset = 0;
+  refused("offset");
+  r.offset.reset();
+  r.after = {""};
+  refused("after");
 }
 
 // A side's list as the test fetches it: the search's own result with k = depth.
