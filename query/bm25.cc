@@ -16,24 +16,38 @@ constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
 // reads of a posting.
 constexpr uint64_t kFilterScanFactor = 8;
 
-// The term-frequency part, in bm25s's order of operations.
+// The term-frequency part, in bm25s's order of operations: tf / (Norm(dl) + tf), Norm(dl) =
+// k1 · ((1 − b) + b · dl / avgdl). A row's norm is computed once for all its terms (the same
+// double either way).
+inline double Norm(double dl, const Bm25Params& p, double avgdl) {
+  return p.k1 * ((1 - p.b) + p.b * dl / avgdl);
+}
+inline double TfcOfNorm(double tf, double norm) { return tf / (norm + tf); }
 inline double Tfc(double tf, double dl, const Bm25Params& p, double avgdl) {
-  return tf / (p.k1 * ((1 - p.b) + p.b * dl / avgdl) + tf);
+  return TfcOfNorm(tf, Norm(dl, p, avgdl));
 }
 
-// A position in one term's postings.
+// A position in one term's postings. The current entry's ordinal is kept beside the position
+// (doc()), since every step of the scorer asks for it several times.
 class Cursor {
  public:
   Cursor(const std::vector<TextIndex::Block>* blocks, size_t term, double weight)
-      : blocks_(blocks), term_(term), weight_(weight) {}
+      : blocks_(blocks), term_(term), weight_(weight) {
+    Load();
+  }
 
   size_t term() const { return term_; }
   double weight() const { return weight_; }
-  uint32_t doc() const { return bi_ < blocks_->size() ? block().ordinals[pi_] : kEnd; }
+  uint32_t doc() const { return doc_; }
   uint32_t tf() const { return block().tfs[pi_]; }
-  // The largest contribution of any entry of the current block.
+  // The largest contribution of any entry of the current block (computed once a block: a
+  // cursor is asked for it at every row it stands on).
   double BlockBound(const Bm25Params& p, double avgdl) const {
-    return weight_ * Tfc(block().max_tf, block().min_length, p, avgdl);
+    if (bound_block_ != bi_) {
+      bound_ = weight_ * Tfc(block().max_tf, block().min_length, p, avgdl);
+      bound_block_ = bi_;
+    }
+    return bound_;
   }
 
   void Next(Bm25Counters* c) {
@@ -41,36 +55,46 @@ class Cursor {
       ++bi_;
       pi_ = 0;
     }
-    if (bi_ < blocks_->size()) ++c->postings_read;
+    Load();
+    if (doc_ != kEnd) ++c->postings_read;
   }
   // To the block that holds or would hold `target`, reading no entry.
   void ShallowSeek(uint32_t target, Bm25Counters* c) {
+    if (doc_ >= target) return;
+    bool moved = false;
     while (bi_ < blocks_->size() && block().ordinals.back() < target) {
       c->postings_skipped += block().size() - pi_;
       if (pi_ == 0) ++c->blocks_skipped;
       ++bi_;
       pi_ = 0;
+      moved = true;
     }
+    if (moved) Load();
   }
   // To the first entry at or after `target`.
   void SeekTo(uint32_t target, Bm25Counters* c) {
     ShallowSeek(target, c);
-    if (bi_ == blocks_->size() || block().ordinals[pi_] >= target) return;
+    if (doc_ >= target) return;
     const auto& o = block().ordinals;
     const size_t to =
         static_cast<size_t>(std::lower_bound(o.begin() + pi_, o.end(), target) - o.begin());
     c->postings_skipped += to - pi_ - 1;
     ++c->postings_read;
     pi_ = to;
+    Load();
   }
 
  private:
   const TextIndex::Block& block() const { return (*blocks_)[bi_]; }
+  void Load() { doc_ = bi_ < blocks_->size() ? block().ordinals[pi_] : kEnd; }
 
   const std::vector<TextIndex::Block>* blocks_;
   size_t bi_ = 0, pi_ = 0;
+  uint32_t doc_ = kEnd;  // the current entry's ordinal; kEnd past the last
   size_t term_;
   double weight_;
+  mutable size_t bound_block_ = std::numeric_limits<size_t>::max();  // block of bound_
+  mutable double bound_ = 0;
 };
 
 }  // namespace
@@ -131,14 +155,15 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
     }
   };
   std::vector<uint32_t> tf_of(terms.size(), 0);
-  // The row's score from tf_of, in the query's term order (whatever found the tfs).
+  // tfc_of[t]: the term-frequency part of term t in the row being scored, where tf_of[t] != 0.
+  std::vector<double> tfc_of(terms.size(), 0);
+  // The row's score from tfc_of, in the query's term order (whatever order found them).
   auto score_of = [&](uint32_t d) {
     Bm25Hit h;
     h.ordinal = d;
     h.id = ids[d];
-    const double dl = index.DocumentLength(d);
     for (size_t t = 0; t < terms.size(); ++t) {
-      if (tf_of[t] != 0) h.score += weight_of[t] * Tfc(tf_of[t], dl, params, avgdl);
+      if (tf_of[t] != 0) h.score += weight_of[t] * tfc_of[t];
     }
     return h;
   };
@@ -156,6 +181,10 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
         any = true;
       }
       if (!any) return;
+      const double norm = Norm(index.DocumentLength(d), params, avgdl);
+      for (size_t t = 0; t < terms.size(); ++t) {
+        if (tf_of[t] != 0) tfc_of[t] = TfcOfNorm(tf_of[t], norm);
+      }
       ++counters->rows_scored;
       offer(score_of(d));
       for (Cursor& c : cur) tf_of[c.term()] = 0;
@@ -189,13 +218,15 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   bool full = false;
   auto below = [&](double bound) { return prune && full && bound < cut; };
 
+  // A filter that passes every row of the shard (no filter, no deletes) needs no lookups.
+  const bool every_row = allowed.Cardinality() >= index.rows();
   std::vector<size_t> touched;
   size_t p = 0;  // cursors [p, m) are essential: they make the candidates
   while (true) {
     uint32_t d = kEnd;
     for (size_t j = p; j < m; ++j) d = std::min(d, cur[j].doc());
     if (d == kEnd) break;
-    bool keep = allowed.Contains(d);
+    bool keep = every_row || allowed.Contains(d);
     if (!keep) {
       ++counters->rows_filtered;
     } else if (prune && full) {
@@ -207,13 +238,15 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       if (!keep) ++counters->rows_pruned;
     }
     if (keep) {
-      const double dl = index.DocumentLength(d);
+      const double norm = Norm(index.DocumentLength(d), params, avgdl);
       double s = 0;
       for (size_t j = p; j < m; ++j) {
         if (cur[j].doc() != d) continue;
-        tf_of[cur[j].term()] = cur[j].tf();
-        touched.push_back(cur[j].term());
-        s += cur[j].weight() * Tfc(cur[j].tf(), dl, params, avgdl);
+        const size_t t = cur[j].term();
+        tf_of[t] = cur[j].tf();
+        tfc_of[t] = TfcOfNorm(tf_of[t], norm);
+        touched.push_back(t);
+        s += cur[j].weight() * tfc_of[t];
       }
       for (size_t j = p; j-- > 0;) {
         if (below(s + prefix[j + 1])) {
@@ -228,9 +261,11 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
         }
         cur[j].SeekTo(d, counters);
         if (cur[j].doc() != d) continue;
-        tf_of[cur[j].term()] = cur[j].tf();
-        touched.push_back(cur[j].term());
-        s += cur[j].weight() * Tfc(cur[j].tf(), dl, params, avgdl);
+        const size_t t = cur[j].term();
+        tf_of[t] = cur[j].tf();
+        tfc_of[t] = TfcOfNorm(tf_of[t], norm);
+        touched.push_back(t);
+        s += cur[j].weight() * tfc_of[t];
       }
       if (!keep) {
         ++counters->rows_pruned;

@@ -72,16 +72,12 @@ step "nearest glosses that mention water, among nouns (a text predicate is a fil
   --filter "MATCH(gloss, 'water') AND pos = 'noun'" --include gloss,lexname --explain
 step "a phrase, and animals only" "$sieve" count "$db" --collection wordnet \
   --filter "PHRASE(gloss, 'large wild') AND lexname = 'noun.animal'"
-if "$sieve" query --help | grep -q -- '--text-field'; then
-  step "BM25 top 5 for 'large wild cat' among nouns" \
-    "$sieve" query "$db" --collection wordnet --text-field gloss --text 'large wild cat' \
-    --k 5 --filter "pos = 'noun'" --include gloss --explain
-  step "hybrid: the vector of 'a large wild cat' and its words, fused, among nouns" \
-    "$sieve" query "$db" --collection wordnet --queries "$work/wordnet/query1.npy" \
-    --text-field gloss --text 'large wild cat' --k 5 --filter "pos = 'noun'" \
-    --include gloss --explain
-else
-  echo "main job: this build's query has no --text-field: BM25 and hybrid steps skipped" >&2
-fi
+step "BM25 top 5 for 'large wild cat' among nouns" \
+  "$sieve" query "$db" --collection wordnet --text-field gloss --text 'large wild cat' \
+  --k 5 --filter "pos = 'noun'" --include gloss --explain
+step "hybrid: the vector of 'a large wild cat' and its words, fused, among nouns" \
+  "$sieve" query "$db" --collection wordnet --queries "$work/wordnet/query1.npy" \
+  --text-field gloss --text 'large wild cat' --k 5 --filter "pos = 'noun'" \
+  --include gloss --explain
 step "check every invariant of the store" "$sieve" check "$db"
 echo "main job: done" >&2
