@@ -28,9 +28,7 @@ namespace sieve {
 // Up to this many values with postings (summed over shards), few_groups: a handful of searches
 // per query, one pass over the passing rows, and a cost that does not depend on how the groups
 // lie among the nearest rows. Above it, many_groups, whose few scans and k fills beat one
-// search per group from about a dozen groups on (the group-by benchmark on the CPU, 200,000
-// rows: 10 values about even, 100 values 9× and 1,000 values 26× in many_groups' favour;
-// tools/bench/results/2026-12-05-group-by/).
+// search per group from about a dozen groups on (tools/bench/results/2026-12-05-group-by/).
 inline constexpr uint64_t kMaxFewGroups = 32;
 
 // Searches per batch a grouped search sends to the executors at once (few_groups, fills), so
