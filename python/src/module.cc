@@ -169,6 +169,33 @@ nb::dict RowToPython(const Row& row, const std::vector<std::string>& names, bool
   return d;
 }
 
+// The per-query counts of a search's results as a numpy int64 array that owns them.
+nb::ndarray<nb::numpy, int64_t, nb::ndim<1>> CountsArray(std::unique_ptr<int64_t[]> counts,
+                                                         size_t nq) {
+  int64_t* raw = counts.release();
+  nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<int64_t*>(q); });
+  return nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(raw, {nq}, owner);
+}
+
+// With include: per query, a list of its first `width` neighbours' rows (dicts, best first);
+// None without. REQUIRES: the GIL.
+nb::object IncludedRows(const SearchRequest& request, const SearchResult& result, size_t width) {
+  if (request.include.empty()) return nb::none();
+  nb::list per_query;
+  for (const Neighbors& nbr : result.results) {
+    nb::list list;
+    for (size_t i = 0; i < nbr.ids.size() && i < width; ++i) {
+      Row row;
+      row.id = nbr.ids[i];
+      if (i < nbr.attributes.size()) row.attributes = nbr.attributes[i];
+      if (i < nbr.vectors.size()) row.vector = nbr.vectors[i];
+      list.append(RowToPython(row, result.attribute_names, request.include.vector));
+    }
+    per_query.append(list);
+  }
+  return std::move(per_query);
+}
+
 // A collection handle (DB::GetCollection) held by a Python Collection: every call through it
 // acts on that one collection, and once it is dropped each raises NotFound, also after a
 // collection of the same name is created again.
@@ -748,29 +775,8 @@ class PyDB {
       }
     }
     ThrowIfError(s);
-    auto counts_array = [&] {
-      int64_t* raw = counts.release();
-      nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<int64_t*>(q); });
-      return nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(raw, {nq}, owner);
-    }();
-    // With include: per query, a list of the neighbours' rows (dicts, best first).
-    nb::object rows = nb::none();
-    if (!request.include.empty()) {
-      nb::list per_query;
-      for (size_t q = 0; q < nq; ++q) {
-        const Neighbors& nbr = result.results[q];
-        nb::list list;
-        for (size_t i = 0; i < nbr.ids.size() && i < kk; ++i) {
-          Row row;
-          row.id = nbr.ids[i];
-          if (i < nbr.attributes.size()) row.attributes = nbr.attributes[i];
-          if (i < nbr.vectors.size()) row.vector = nbr.vectors[i];
-          list.append(RowToPython(row, result.attribute_names, request.include.vector));
-        }
-        per_query.append(list);
-      }
-      rows = std::move(per_query);
-    }
+    auto counts_array = CountsArray(std::move(counts), nq);
+    nb::object rows = IncludedRows(request, result, kk);
     // Range search: per query, whether its limit was reached; pages: per query, the cursor of
     // the next page (None when no rows follow).
     nb::object limit_reached = nb::none(), next = nb::none();
@@ -923,28 +929,8 @@ class PyDB {
       }
     }
     ThrowIfError(s);
-    auto counts_array = [&] {
-      int64_t* raw = counts.release();
-      nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<int64_t*>(q); });
-      return nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(raw, {nq}, owner);
-    }();
-    nb::object rows = nb::none();
-    if (!request.include.empty()) {
-      nb::list per_query;
-      for (size_t q = 0; q < nq; ++q) {
-        const Neighbors& nbr = result.results[q];
-        nb::list list;
-        for (size_t i = 0; i < nbr.ids.size() && i < kk; ++i) {
-          Row row;
-          row.id = nbr.ids[i];
-          if (i < nbr.attributes.size()) row.attributes = nbr.attributes[i];
-          if (i < nbr.vectors.size()) row.vector = nbr.vectors[i];
-          list.append(RowToPython(row, result.attribute_names, request.include.vector));
-        }
-        per_query.append(list);
-      }
-      rows = std::move(per_query);
-    }
+    auto counts_array = CountsArray(std::move(counts), nq);
+    nb::object rows = IncludedRows(request, result, kk);
     return nb::make_tuple(Owned(std::move(ids), nq, kk), Owned(std::move(scores), nq, kk),
                           counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none(),
                           rows);
