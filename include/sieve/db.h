@@ -242,7 +242,8 @@ struct ReadOptions {
 
 struct SearchOptions {
   // kAuto uses the GPU when the build has CUDA and a device is present, else the CPU.
-  // kGpu without a usable GPU returns Unavailable. Default: kAuto.
+  // kGpu without a usable GPU returns Unavailable (a request with nothing to search, no query
+  // vectors and no text query, asks for no device and is only checked). Default: kAuto.
   Device device = Device::kAuto;
   // kAuto lets the planner choose from the passing-row counts. Default: kAuto.
   SearchPath path = SearchPath::kAuto;

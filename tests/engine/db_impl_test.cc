@@ -428,6 +428,14 @@ TEST_F(DBImplTest, GpuWithoutADeviceIsUnavailableAndAutoRunsOnTheCpu) {
   PlannerThresholds t;
   std::string device;
   EXPECT_TRUE(db_->GetPlannerThresholds(Device::kGpu, &t, &device).IsUnavailable());
+  // No queries: nothing runs on any device, so asking for the GPU is no error; the request is
+  // still checked.
+  req.num_queries = 0;
+  opts.device = Device::kGpu;
+  ASSERT_TRUE(db_->Search("g", req, opts, &res).ok());
+  EXPECT_TRUE(res.results.empty());
+  req.filter = "nope >";
+  EXPECT_TRUE(db_->Search("g", req, opts, &res).IsInvalidArgument());
 }
 
 TEST_F(DBImplTest, PlannerThresholdsAreStoredPerDevice) {
