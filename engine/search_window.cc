@@ -95,13 +95,14 @@ Status RunWindow(WindowSearch* ws, const std::vector<size_t>& queries, uint64_t 
 void FinishWindows(WindowSearch* ws, StageTimer* timer, Explain* explain) {
   Explain& ex = ws->rounds;
   std::vector<std::pair<std::string, double>> summed;
-  for (const auto& [name, ms] : ex.stage_ms) {
+  for (const auto& stage : ex.stage_ms) {
+    const std::string& name = stage.first;
     auto it =
         std::find_if(summed.begin(), summed.end(), [&](const auto& e) { return e.first == name; });
     if (it == summed.end()) {
-      summed.emplace_back(name, ms);
+      summed.emplace_back(name, stage.second);
     } else {
-      it->second += ms;
+      it->second += stage.second;
     }
   }
   for (auto& [name, ms] : summed) timer->Add(name, ms);

@@ -541,6 +541,32 @@ struct TextSearchPlan {
   std::string fusion;  // hybrid: "rrf" or "weighted"; "" for a text-only search
 };
 
+// How a grouped search (SearchRequest::group_by) found its groups: Explain::group. Declared
+// here, outside Explain, so that std::optional<GroupPlan> sees a complete, default-constructible
+// type (clang checks it while Explain is still being defined).
+// One batch of the searches a grouped search issued (Explain::GroupSearch).
+struct GroupSearchPlan {
+  // "groups" (one search per (query, group): few groups), "scan" (a round of the filtered
+  // top-K': many groups) or "fill" (the groups whose rows the scan did not hold).
+  std::string kind;
+  uint64_t queries = 0;  // searches in the batch: (query, group) pairs, or queries
+  uint64_t k = 0;        // rows each asked for (group_size, or K')
+  std::vector<ShardPlan> shards;
+};
+struct GroupPlan {
+  std::string field;
+  std::string strategy;  // "few_groups" | "many_groups"
+  std::string reason;    // why the planner chose it
+  // Values with postings in the searched shards, summed over shards (at least the number of
+  // groups among the passing rows).
+  uint64_t distinct_values = 0;
+  uint64_t groups = 0;            // groups returned, summed over queries
+  uint32_t rounds = 0;            // many_groups: scans of the top-K'
+  std::vector<uint64_t> scan_k;   // many_groups: K' of each round
+  uint64_t searches = 0;          // (query, filter) searches issued, summed over batches
+  std::vector<GroupSearchPlan> batches;
+};
+
 struct Explain {
   std::string device;       // "cpu" | "gpu:<name>": the executor of the first device
   std::string filter_mode;  // "none" | "bitset" (one filter) | "bitmap" (one per query)
@@ -577,27 +603,8 @@ struct Explain {
 
   // Group-by (SearchRequest::group_by): how the groups were found; "group" in ToJson, absent
   // without group_by. `shards` and `devices` above are then those of the first search issued.
-  struct GroupSearch {
-    // "groups" (one search per (query, group): few groups), "scan" (a round of the filtered
-    // top-K': many groups) or "fill" (the groups whose rows the scan did not hold).
-    std::string kind;
-    uint64_t queries = 0;  // searches in the batch: (query, group) pairs, or queries
-    uint64_t k = 0;        // rows each asked for (group_size, or K')
-    std::vector<ShardPlan> shards;
-  };
-  struct GroupPlan {
-    std::string field;
-    std::string strategy;  // "few_groups" | "many_groups"
-    std::string reason;    // why the planner chose it
-    // Values with postings in the searched shards, summed over shards (at least the number of
-    // groups among the passing rows).
-    uint64_t distinct_values = 0;
-    uint64_t groups = 0;            // groups returned, summed over queries
-    uint32_t rounds = 0;            // many_groups: scans of the top-K'
-    std::vector<uint64_t> scan_k;   // many_groups: K' of each round
-    uint64_t searches = 0;          // (query, filter) searches issued, summed over batches
-    std::vector<GroupSearch> batches;
-  };
+  using GroupSearch = GroupSearchPlan;
+  using GroupPlan = sieve::GroupPlan;
   std::optional<GroupPlan> group;
 
   // Range search and pages (SearchRequest::radius, offset, after): they run the exact top-k
