@@ -103,6 +103,8 @@ class TextIndex {
   // The live rows among the term's: n_t of this shard.
   uint64_t LiveCount(std::string_view term, const RowSet& deleted) const;
   uint32_t DocumentLength(uint32_t ordinal) const { return lengths_[ordinal]; }
+  // DocumentLength of every row, rows() values (a scorer's hot loop reads them directly).
+  const uint32_t* lengths() const { return lengths_.data(); }
   // Live rows with a value (null rows and deleted rows excluded).
   uint64_t live_documents() const { return live_documents_; }
   // Σ DocumentLength over the live rows.
