@@ -268,6 +268,8 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
     *hits = std::move(heap);
     return;
   }
+  // Counted here and added at the end, so the hot loops keep them in registers.
+  Bm25Counters local;
   // Each term's largest contribution anywhere: the bound of a term whose blocks change inside
   // a window.
   std::vector<double> ub(m);
@@ -298,7 +300,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
     bool any = false;
     for (size_t j = 0; j < m; ++j) {
       if (!defines[j]) continue;
-      cur[j].ShallowSeek(lo, counters);
+      cur[j].ShallowSeek(lo, &local);
       if (cur[j].exhausted()) continue;
       any = true;
       hi = std::min(hi, cur[j].block_last());
@@ -314,10 +316,10 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       if (rest) continue;
       break;
     }
-    ++counters->windows;
+    ++local.windows;
     for (size_t j = 0; j < m; ++j) {
       order[j] = j;
-      if (!defines[j]) cur[j].ShallowSeek(lo, counters);
+      if (!defines[j]) cur[j].ShallowSeek(lo, &local);
       if (cur[j].exhausted() || cur[j].block_first() > hi) {
         wb[j] = 0;
       } else if (cur[j].block_last() >= hi) {
@@ -334,7 +336,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
       while (p < m && prefix[p + 1] < cut) ++p;
       if (p == m) {
-        ++counters->windows_skipped;
+        ++local.windows_skipped;
         if (hi == kEnd) break;
         lo = hi + 1;
         continue;
@@ -343,17 +345,17 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
     }
     for (size_t j = 0; j < m; ++j) defines[order[j]] = j >= p;
-    for (size_t j = p; j < m; ++j) cur[order[j]].SeekTo(lo, counters);
+    for (size_t j = p; j < m; ++j) cur[order[j]].SeekTo(lo, &local);
     // Row d with s, the essential terms' part (their tf_of set): the non-essential terms are
     // probed while they can still matter, then the row is scored in the query's term order.
     auto finish = [&](uint32_t d, uint32_t dl, double s) {
       for (size_t j = p; j-- > 0;) {
         if (below(s + prefix[j + 1])) break;
         Cursor& c = cur[order[j]];
-        c.ShallowSeek(d, counters);
+        c.ShallowSeek(d, &local);
         if (c.doc() > d) continue;  // its block starts after d, or it is exhausted
         if (below(s + c.BlockBound(params, avgdl) + prefix[j])) break;
-        c.SeekTo(d, counters);
+        c.SeekTo(d, &local);
         if (c.doc() != d) continue;
         const size_t t = c.term();
         tf_of[t] = c.tf();
@@ -362,9 +364,9 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       }
       // s is the row's score summed in another order: below the margin it cannot be a hit.
       if (below(s)) {
-        ++counters->rows_pruned;
+        ++local.rows_pruned;
       } else {
-        ++counters->rows_scored;
+        ++local.rows_scored;
         offer(d, score_of(dl));
       }
       for (uint32_t t : touched) tf_of[t] = 0;
@@ -375,16 +377,22 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       Cursor& c = cur[order[p]];
       const size_t t = c.term();
       const double w = c.weight();
-      for (; c.doc() <= hi; c.Next(counters)) {
+      for (; c.doc() <= hi; c.Next(&local)) {
         const uint32_t d = c.doc();
         if (!every_row && !allowed.Contains(d)) {
-          ++counters->rows_filtered;
+          ++local.rows_filtered;
           continue;
         }
         const uint32_t dl = lengths[d];
-        tf_of[t] = c.tf();
+        const uint32_t tf = c.tf();
+        const double s = w * tfc.Of(tf, dl);
+        if (below(s + prefix[p])) {
+          ++local.rows_pruned;
+          continue;
+        }
+        tf_of[t] = tf;
         touched.push_back(static_cast<uint32_t>(t));
-        finish(d, dl, w * tfc.Of(tf_of[t], dl));
+        finish(d, dl, s);
       }
     } else {
       while (true) {
@@ -404,16 +412,17 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
           }
           finish(d, dl, s);
         } else {
-          ++counters->rows_filtered;
+          ++local.rows_filtered;
         }
         for (size_t j = p; j < m; ++j) {
-          if (cur[order[j]].doc() == d) cur[order[j]].Next(counters);
+          if (cur[order[j]].doc() == d) cur[order[j]].Next(&local);
         }
       }
     }
     if (hi == kEnd) break;
     lo = hi + 1;
   }
+  *counters += local;
   std::sort(heap.begin(), heap.end(), Before());
   *hits = std::move(heap);
 }
