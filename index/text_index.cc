@@ -76,10 +76,33 @@ TextIndex::Postings* TextIndex::Mutable(std::string_view term) {
 void TextIndex::BoundBlock(Block* b) const {
   b->max_tf = 0;
   b->min_length = UINT32_MAX;
+  b->peaks.clear();
   for (size_t i = 0; i < b->size(); ++i) {
     b->max_tf = std::max(b->max_tf, b->tfs[i]);
     b->min_length = std::min(b->min_length, lengths_[b->ordinals[i]]);
+    AddPeak(&b->peaks, b->tfs[i], lengths_[b->ordinals[i]]);
   }
+}
+
+void TextIndex::AddPeak(std::vector<uint32_t>* peaks, uint32_t tf, uint32_t length) {
+  std::vector<uint32_t>& p = *peaks;
+  // The first peak with a tf at least tf: it or a later one may dominate the pair.
+  size_t i = 0;
+  while (i < p.size() && p[i] < tf) i += 2;
+  for (size_t j = i; j < p.size(); j += 2) {
+    if (p[j + 1] <= length) return;
+  }
+  // The pair dominates the peaks before i (smaller tf) whose length is at least its own: the
+  // last ones before i, lengths ascending; and those from i on with the same tf (their length
+  // is larger, or they would have dominated it).
+  size_t from = i;
+  while (from > 0 && p[from - 1] >= length) from -= 2;
+  size_t to = i;
+  while (to < p.size() && p[to] == tf) to += 2;
+  p.erase(p.begin() + static_cast<std::ptrdiff_t>(from),
+          p.begin() + static_cast<std::ptrdiff_t>(to));
+  const uint32_t pair[2] = {tf, length};
+  p.insert(p.begin() + static_cast<std::ptrdiff_t>(from), pair, pair + 2);
 }
 
 void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf) {
@@ -95,6 +118,8 @@ void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   b.position_starts.push_back(static_cast<uint32_t>(b.positions.size()));
   b.max_tf = std::max(b.max_tf, tf);
   b.min_length = std::min(b.min_length, lengths_[ordinal]);
+  AddPeak(&b.peaks, tf, lengths_[ordinal]);
+  AddPeak(&p->peaks_, tf, lengths_[ordinal]);
 }
 
 void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf) {
@@ -115,6 +140,8 @@ void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   for (size_t j = i + 2; j < b.position_starts.size(); ++j) b.position_starts[j] += tf;
   b.max_tf = std::max(b.max_tf, tf);
   b.min_length = std::min(b.min_length, lengths_[ordinal]);
+  AddPeak(&b.peaks, tf, lengths_[ordinal]);
+  AddPeak(&p->peaks_, tf, lengths_[ordinal]);
   if (b.size() <= 2 * kBlockSize) return;
   // Split in halves, so both keep room for further inserts.
   Block right;
@@ -153,6 +180,12 @@ void TextIndex::RemoveEntry(Postings* p, uint32_t ordinal) {
     p->blocks_.erase(p->blocks_.begin() + bi);
   } else {
     BoundBlock(&b);
+  }
+  p->peaks_.clear();
+  for (const Block& rest : p->blocks_) {
+    for (size_t j = 0; j < rest.peaks.size(); j += 2) {
+      AddPeak(&p->peaks_, rest.peaks[j], rest.peaks[j + 1]);
+    }
   }
 }
 
@@ -269,10 +302,16 @@ std::string TextIndex::Difference(const TextIndex& other) const {
     if (mine != theirs || p.rows_ != q->rows_) {
       return "term '" + term + "': postings differ from the rebuilt index's";
     }
+    std::vector<uint32_t> peaks;
+    for (const Block& b : p.blocks_) {
+      for (size_t j = 0; j < b.peaks.size(); j += 2) AddPeak(&peaks, b.peaks[j], b.peaks[j + 1]);
+    }
+    if (peaks != p.peaks_) return "term '" + term + "': its peaks are stale";
     for (const Block& b : p.blocks_) {
       Block bounded = b;
       BoundBlock(&bounded);
-      if (b.max_tf != bounded.max_tf || b.min_length != bounded.min_length) {
+      if (b.max_tf != bounded.max_tf || b.min_length != bounded.min_length ||
+          b.peaks != bounded.peaks) {
         return "term '" + term + "': a block's bounds are stale";
       }
     }

@@ -9,8 +9,9 @@
 //     row's ordinal, the term frequency tf in that row and the token positions; per block the
 //     largest tf and the smallest document length among its entries, so that
 //     tf / (tf + k1 · (1 − b + b · dl / avgdl)) ≤ bound(max_tf, min_length) for every entry of
-//     the block (the score grows with tf and falls with dl): block-max WAND skips a block
-//     whose bound cannot reach the current threshold;
+//     the block (the score grows with tf and falls with dl), and the block's peaks (below), a
+//     tighter bound: block-max WAND skips a block whose bound cannot reach the current
+//     threshold;
 //   - per term, the set of its rows as a RowSet (what the filter language unions and
 //     intersects);
 //   - per row, its document length dl (its number of tokens; 0 for a null row);
@@ -57,6 +58,12 @@ class TextIndex {
     std::vector<uint32_t> positions;        // entry i's: [position_starts[i], [i + 1]), ascending
     uint32_t max_tf = 0;                    // the largest of tfs
     uint32_t min_length = 0;                // the smallest document length of ordinals
+    // The (tf, document length) pairs of the entries that no other entry of the block matches
+    // with a tf at least as large and a length at least as small, as tf, length, tf, length...
+    // by tf ascending (so by length ascending). Every entry's pair is dominated by one of them,
+    // so the largest term-frequency part among them bounds the block's for any k1, b and avgdl,
+    // more tightly than (max_tf, min_length), which seldom belong to one entry.
+    std::vector<uint32_t> peaks;
     size_t size() const { return ordinals.size(); }
   };
 
@@ -69,11 +76,14 @@ class TextIndex {
     const std::vector<Block>& blocks() const { return blocks_; }
     // The term's positions in row `ordinal`, as [*begin, *end); false when it has none.
     bool Positions(uint32_t ordinal, const uint32_t** begin, const uint32_t** end) const;
+    // The peaks of all its entries (as Block::peaks): they bound the term's part in any row.
+    const std::vector<uint32_t>& peaks() const { return peaks_; }
 
    private:
     friend class TextIndex;
     RowSet rows_;
     std::vector<Block> blocks_;
+    std::vector<uint32_t> peaks_;
   };
 
   // `analyzer` is the attribute's analyzer name (Set analyzes with it).
@@ -127,6 +137,8 @@ class TextIndex {
   void InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf);
   void RemoveEntry(Postings* p, uint32_t ordinal);
   void BoundBlock(Block* b) const;
+  // Adds (tf, length) to the peaks `peaks` (Block::peaks).
+  static void AddPeak(std::vector<uint32_t>* peaks, uint32_t tf, uint32_t length);
 
   std::string analyzer_;
   std::unordered_map<std::string, Postings, Hash, std::equal_to<>> terms_;

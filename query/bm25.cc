@@ -22,9 +22,6 @@ inline double Norm(double dl, const Bm25Params& p, double avgdl) {
   return p.k1 * ((1 - p.b) + p.b * dl / avgdl);
 }
 inline double TfcOfNorm(double tf, double norm) { return tf / (norm + tf); }
-inline double Tfc(double tf, double dl, const Bm25Params& p, double avgdl) {
-  return TfcOfNorm(tf, Norm(dl, p, avgdl));
-}
 
 // Tfc of one call, remembered for the short documents and small term frequencies that most
 // rows have, so a row's term part is usually a load instead of two divisions. Each value is
@@ -56,6 +53,14 @@ class TfcCache {
   double tfc_[kLengths][kTfs];
 };
 
+// The largest term-frequency part among `peaks` (Block::peaks): a bound for every entry they
+// dominate.
+double PeakTfc(const std::vector<uint32_t>& peaks, TfcCache* tfc) {
+  double v = 0;
+  for (size_t i = 0; i < peaks.size(); i += 2) v = std::max(v, tfc->Of(peaks[i], peaks[i + 1]));
+  return v;
+}
+
 // A position in one term's postings. The current block's arrays and the current entry's
 // ordinal are kept beside the position, since every step of the scorer reads them.
 class Cursor {
@@ -73,12 +78,11 @@ class Cursor {
   // The current block's first and last ordinals (not exhausted()).
   uint32_t block_first() const { return ordinals_[0]; }
   uint32_t block_last() const { return ordinals_[size_ - 1]; }
-  // The largest contribution of any entry of the current block (computed once a block: a
-  // cursor is asked for it at every window and row it stands on).
-  double BlockBound(const Bm25Params& p, double avgdl) const {
+  // The largest contribution of any entry of the current block, from its peaks (computed once
+  // a block: a cursor is asked for it at every window and row it stands on).
+  double BlockBound(TfcCache* tfc) const {
     if (bound_block_ != bi_) {
-      const TextIndex::Block& b = (*blocks_)[bi_];
-      bound_ = weight_ * Tfc(b.max_tf, b.min_length, p, avgdl);
+      bound_ = weight_ * PeakTfc((*blocks_)[bi_].peaks, tfc);
       bound_block_ = bi_;
     }
     return bound_;
@@ -145,25 +149,6 @@ class Cursor {
   mutable size_t bound_block_ = std::numeric_limits<size_t>::max();  // block of bound_
   mutable double bound_ = 0;
 };
-
-// The largest contribution of any entry of `blocks` to a term of weight `weight`. A block whose
-// max_tf and min_length are both no better than those of a block already bounded cannot bound
-// higher (the part grows with tf and falls with the length), so it costs no division.
-double TermBound(const std::vector<TextIndex::Block>& blocks, double weight, const Bm25Params& p,
-                 double avgdl) {
-  double bound = 0;
-  uint32_t best_tf = 0, best_length = kEnd;
-  for (const TextIndex::Block& b : blocks) {
-    if (b.max_tf <= best_tf && b.min_length >= best_length) continue;
-    const double v = weight * Tfc(b.max_tf, b.min_length, p, avgdl);
-    if (v > bound) {
-      bound = v;
-      best_tf = b.max_tf;
-      best_length = b.min_length;
-    }
-  }
-  return bound;
-}
 
 struct Before {
   bool operator()(const Bm25Hit& a, const Bm25Hit& b) const { return Bm25Before(a, b); }
@@ -274,7 +259,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   // a window.
   std::vector<double> ub(m);
   for (size_t j = 0; j < m; ++j) {
-    ub[j] = TermBound(postings_of[j]->blocks(), cur[j].weight(), params, avgdl);
+    ub[j] = cur[j].weight() * PeakTfc(postings_of[j]->peaks(), &tfc);
   }
   // A bound prunes only below the k-th score less a margin wider than the rounding of sums
   // taken in different orders (slack), so a row that ties the k-th score is always scored.
@@ -323,7 +308,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       if (cur[j].exhausted() || cur[j].block_first() > hi) {
         wb[j] = 0;
       } else if (cur[j].block_last() >= hi) {
-        wb[j] = cur[j].BlockBound(params, avgdl);
+        wb[j] = cur[j].BlockBound(&tfc);
       } else {
         wb[j] = ub[j];  // the window crosses its blocks
       }
@@ -354,7 +339,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
         Cursor& c = cur[order[j]];
         c.ShallowSeek(d, &local);
         if (c.doc() > d) continue;  // its block starts after d, or it is exhausted
-        if (below(s + c.BlockBound(params, avgdl) + prefix[j])) break;
+        if (below(s + c.BlockBound(&tfc) + prefix[j])) break;
         c.SeekTo(d, &local);
         if (c.doc() != d) continue;
         const size_t t = c.term();
