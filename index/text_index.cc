@@ -22,6 +22,10 @@ size_t BlockOf(const std::vector<TextIndex::Block>& blocks, uint32_t ordinal) {
   return it == blocks.begin() ? 0 : static_cast<size_t>(it - blocks.begin()) - 1;
 }
 
+uint8_t ShortLength(uint32_t length) {
+  return static_cast<uint8_t>(std::min<uint32_t>(length, TextIndex::kLongRow));
+}
+
 // Token positions per term of one analyzed text.
 std::map<std::string, std::vector<uint32_t>> ByTerm(const std::vector<TextToken>& tokens) {
   std::map<std::string, std::vector<uint32_t>> out;
@@ -114,6 +118,7 @@ void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   Block& b = p->blocks_.back();
   b.ordinals.push_back(ordinal);
   b.tfs.push_back(tf);
+  b.lengths.push_back(ShortLength(lengths_[ordinal]));
   b.positions.insert(b.positions.end(), positions, positions + tf);
   b.position_starts.push_back(static_cast<uint32_t>(b.positions.size()));
   b.max_tf = std::max(b.max_tf, tf);
@@ -135,6 +140,7 @@ void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   const uint32_t at = b.position_starts[i];
   b.ordinals.insert(b.ordinals.begin() + i, ordinal);
   b.tfs.insert(b.tfs.begin() + i, tf);
+  b.lengths.insert(b.lengths.begin() + i, ShortLength(lengths_[ordinal]));
   b.positions.insert(b.positions.begin() + at, positions, positions + tf);
   b.position_starts.insert(b.position_starts.begin() + i + 1, at + tf);
   for (size_t j = i + 2; j < b.position_starts.size(); ++j) b.position_starts[j] += tf;
@@ -149,12 +155,14 @@ void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   const uint32_t cut = b.position_starts[half];
   right.ordinals.assign(b.ordinals.begin() + half, b.ordinals.end());
   right.tfs.assign(b.tfs.begin() + half, b.tfs.end());
+  right.lengths.assign(b.lengths.begin() + half, b.lengths.end());
   right.positions.assign(b.positions.begin() + cut, b.positions.end());
   for (size_t j = half; j < b.position_starts.size(); ++j) {
     right.position_starts.push_back(b.position_starts[j] - cut);
   }
   b.ordinals.resize(half);
   b.tfs.resize(half);
+  b.lengths.resize(half);
   b.positions.resize(cut);
   b.position_starts.resize(half + 1);
   BoundBlock(&b);
@@ -173,6 +181,7 @@ void TextIndex::RemoveEntry(Postings* p, uint32_t ordinal) {
   const uint32_t from = b.position_starts[i], to = b.position_starts[i + 1];
   b.ordinals.erase(b.ordinals.begin() + i);
   b.tfs.erase(b.tfs.begin() + i);
+  b.lengths.erase(b.lengths.begin() + i);
   b.positions.erase(b.positions.begin() + from, b.positions.begin() + to);
   b.position_starts.erase(b.position_starts.begin() + i + 1);
   for (size_t j = i + 1; j < b.position_starts.size(); ++j) b.position_starts[j] -= to - from;
@@ -310,6 +319,12 @@ std::string TextIndex::Difference(const TextIndex& other) const {
     for (const Block& b : p.blocks_) {
       Block bounded = b;
       BoundBlock(&bounded);
+      for (size_t i = 0; i < b.size(); ++i) {
+        if (b.lengths[i] != ShortLength(lengths_[b.ordinals[i]])) {
+          return "term '" + term + "': row " + std::to_string(b.ordinals[i]) +
+                 "'s length in its postings is stale";
+        }
+      }
       if (b.max_tf != bounded.max_tf || b.min_length != bounded.min_length ||
           b.peaks != bounded.peaks) {
         return "term '" + term + "': a block's bounds are stale";

@@ -49,11 +49,16 @@ class TextIndex {
   // Entries a block takes while postings are appended; an update may grow a block to twice
   // this before it is split, or shrink it to one entry.
   static constexpr uint32_t kBlockSize = 128;
+  // Block::lengths' mark of a row of this many tokens or more.
+  static constexpr uint8_t kLongRow = 255;
 
   // Consecutive postings of one term.
   struct Block {
     std::vector<uint32_t> ordinals;         // ascending
     std::vector<uint32_t> tfs;              // tfs[i]: the term's tokens in row ordinals[i]
+    // lengths[i]: DocumentLength(ordinals[i]) below kLongRow, else kLongRow (then read it from
+    // the index): a scorer reads a row's length beside its tf instead of at a random place.
+    std::vector<uint8_t> lengths;
     std::vector<uint32_t> position_starts;  // ordinals.size() + 1 entries from 0
     std::vector<uint32_t> positions;        // entry i's: [position_starts[i], [i + 1]), ascending
     uint32_t max_tf = 0;                    // the largest of tfs

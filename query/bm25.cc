@@ -29,26 +29,32 @@ inline double TfcOfNorm(double tf, double norm) { return tf / (norm + tf); }
 class TfcCache {
  public:
   TfcCache(const Bm25Params& p, double avgdl) : p_(p), avgdl_(avgdl) {
-    std::fill(&norm_[0], &norm_[0] + kLengths, -1.0);
-    std::fill(&tfc_[0][0], &tfc_[0][0] + kLengths * kTfs, -1.0);
+    std::fill(known_, known_ + kLengths, uint8_t{0});
   }
   double NormOf(uint32_t dl) {
     if (dl >= kLengths) return Norm(dl, p_, avgdl_);
-    double& v = norm_[dl];
-    if (v < 0) v = Norm(dl, p_, avgdl_);
-    return v;
+    if (!(known_[dl] & kNormKnown)) {
+      norm_[dl] = Norm(dl, p_, avgdl_);
+      known_[dl] |= kNormKnown;
+    }
+    return norm_[dl];
   }
   double Of(uint32_t tf, uint32_t dl) {
     if (dl >= kLengths || tf > kTfs) return TfcOfNorm(tf, NormOf(dl));
-    double& v = tfc_[dl][tf - 1];
-    if (v < 0) v = TfcOfNorm(tf, NormOf(dl));
-    return v;
+    const uint8_t bit = static_cast<uint8_t>(1u << (tf - 1));
+    if (!(known_[dl] & bit)) {
+      tfc_[dl][tf - 1] = TfcOfNorm(tf, NormOf(dl));
+      known_[dl] |= bit;
+    }
+    return tfc_[dl][tf - 1];
   }
 
  private:
   static constexpr uint32_t kLengths = 128, kTfs = 4;
+  static constexpr uint8_t kNormKnown = 1u << kTfs;
   const Bm25Params p_;
   const double avgdl_;
+  uint8_t known_[kLengths];  // per length: which of norm_ and tfc_ are computed
   double norm_[kLengths];
   double tfc_[kLengths][kTfs];
 };
@@ -74,6 +80,11 @@ class Cursor {
   double weight() const { return weight_; }
   uint32_t doc() const { return doc_; }
   uint32_t tf() const { return tfs_[pi_]; }
+  // The current row's document length; `lengths` is the index's (TextIndex::lengths()).
+  uint32_t length(const uint32_t* lengths) const {
+    const uint8_t l = short_lengths_[pi_];
+    return l < TextIndex::kLongRow ? l : lengths[doc_];
+  }
   bool exhausted() const { return bi_ == blocks_->size(); }
   // The current block's first and last ordinals (not exhausted()).
   uint32_t block_first() const { return ordinals_[0]; }
@@ -131,6 +142,7 @@ class Cursor {
       const TextIndex::Block& b = (*blocks_)[bi_];
       ordinals_ = b.ordinals.data();
       tfs_ = b.tfs.data();
+      short_lengths_ = b.lengths.data();
       size_ = b.size();
       doc_ = ordinals_[0];
     } else {
@@ -142,6 +154,7 @@ class Cursor {
   size_t bi_ = 0, pi_ = 0;
   const uint32_t* ordinals_ = nullptr;  // block bi_'s
   const uint32_t* tfs_ = nullptr;
+  const uint8_t* short_lengths_ = nullptr;
   size_t size_ = 0;
   uint32_t doc_ = kEnd;  // the current entry's ordinal; kEnd past the last
   size_t term_;
@@ -368,7 +381,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
           ++local.rows_filtered;
           continue;
         }
-        const uint32_t dl = lengths[d];
+        const uint32_t dl = c.length(lengths);
         const uint32_t tf = c.tf();
         const double s = w * tfc.Of(tf, dl);
         if (below(s + prefix[p])) {
@@ -382,10 +395,16 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
     } else {
       while (true) {
         uint32_t d = kEnd;
-        for (size_t j = p; j < m; ++j) d = std::min(d, cur[order[j]].doc());
+        size_t at = p;  // a cursor on d
+        for (size_t j = p; j < m; ++j) {
+          if (cur[order[j]].doc() < d) {
+            d = cur[order[j]].doc();
+            at = j;
+          }
+        }
         if (d > hi) break;
         if (every_row || allowed.Contains(d)) {
-          const uint32_t dl = lengths[d];
+          const uint32_t dl = cur[order[at]].length(lengths);
           double s = 0;
           for (size_t j = p; j < m; ++j) {
             Cursor& c = cur[order[j]];

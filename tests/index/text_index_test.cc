@@ -26,7 +26,8 @@ std::optional<std::string> RandomText(std::mt19937& rng) {
                                  "the", "of",    "run",  "running", "new",  "york"};
   if (rng() % 6 == 0) return std::nullopt;
   std::string s;
-  const size_t words = rng() % 9;
+  // Now and then a row longer than Block::lengths holds (TextIndex::kLongRow).
+  const size_t words = rng() % 40 == 0 ? 320 + rng() % 60 : rng() % 9;
   for (size_t w = 0; w < words; ++w) s += std::string(kWords[rng() % 12]) + " ";
   return s;
 }
@@ -101,6 +102,7 @@ void ExpectServes(const TextIndex& index, const std::vector<std::optional<std::s
                                         b.positions.begin() + b.position_starts[i + 1]);
         EXPECT_EQ(pos, it->second[o]) << term << " row " << o;
         EXPECT_EQ(b.tfs[i], pos.size());
+        EXPECT_EQ(b.lengths[i], std::min<uint32_t>(index.DocumentLength(o), TextIndex::kLongRow));
         max_tf = std::max(max_tf, b.tfs[i]);
         min_len = std::min(min_len, index.DocumentLength(o));
       }
