@@ -163,6 +163,15 @@ class Cursor {
   mutable double bound_ = 0;
 };
 
+struct Scratch {
+  std::vector<Cursor> cur;
+  std::vector<const TextIndex::Postings*> postings_of;
+  std::vector<double> weight_of, ub, wb, prefix;
+  std::vector<uint32_t> tf_of, touched;
+  std::vector<size_t> order;
+  std::vector<uint8_t> defines;
+};
+
 struct Before {
   bool operator()(const Bm25Hit& a, const Bm25Hit& b) const { return Bm25Before(a, b); }
 };
@@ -194,9 +203,15 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
               bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters) {
   hits->clear();
   if (k == 0) return;
-  std::vector<Cursor> cur;
-  std::vector<const TextIndex::Postings*> postings_of;  // per cursor
-  std::vector<double> weight_of(terms.size(), 0);
+  // The call's working vectors keep their capacity from one call to the next on a thread, so a
+  // query's fixed cost holds no allocation.
+  static thread_local Scratch scratch;
+  std::vector<Cursor>& cur = scratch.cur;
+  cur.clear();
+  std::vector<const TextIndex::Postings*>& postings_of = scratch.postings_of;  // per cursor
+  postings_of.clear();
+  std::vector<double>& weight_of = scratch.weight_of;
+  weight_of.assign(terms.size(), 0);
   uint64_t postings = 0;
   for (size_t t = 0; t < terms.size(); ++t) {
     const TextIndex::Postings* p = index.Find(terms[t].term);
@@ -211,10 +226,11 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   counters->postings += postings;
   if (cur.empty()) return;
   const size_t m = cur.size();
-  std::vector<Bm25Hit> heap;  // worst first (std heap with "ranks before" as less)
+  std::vector<Bm25Hit>& heap = *hits;  // worst first (std heap with "ranks before" as less)
   heap.reserve(k);
   TfcCache tfc(params, avgdl);
-  std::vector<uint32_t> tf_of(terms.size(), 0);
+  std::vector<uint32_t>& tf_of = scratch.tf_of;
+  tf_of.assign(terms.size(), 0);
   // The row's score from tf_of, in the query's term order (whatever order found them).
   auto score_of = [&](uint32_t dl) {
     double score = 0;
@@ -263,14 +279,14 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       for (Cursor& c : cur) tf_of[c.term()] = 0;
     });
     std::sort(heap.begin(), heap.end(), Before());
-    *hits = std::move(heap);
     return;
   }
   // Counted here and added at the end, so the hot loops keep them in registers.
   Bm25Counters local;
   // Each term's largest contribution anywhere: the bound of a term whose blocks change inside
   // a window.
-  std::vector<double> ub(m);
+  std::vector<double>& ub = scratch.ub;
+  ub.resize(m);
   for (size_t j = 0; j < m; ++j) {
     ub[j] = cur[j].weight() * PeakTfc(postings_of[j]->peaks(), &tfc);
   }
@@ -287,11 +303,16 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   // Per window the cursors are ordered by their bound there; the first ones, whose bounds sum
   // below the k-th score, are non-essential: they produce no candidates and are only probed for
   // rows the essential ones found. A window with no essential cursor is skipped unread.
-  std::vector<size_t> order(m);  // cursors by window bound, smallest first
-  std::vector<double> wb(m);     // per cursor: its bound in the window
-  std::vector<double> prefix(m + 1, 0);  // prefix[j]: Σ wb of order[0, j)
-  std::vector<uint8_t> defines(m, 1);    // per cursor: essential in the previous window
-  std::vector<uint32_t> touched;
+  std::vector<size_t>& order = scratch.order;  // cursors by window bound, smallest first
+  order.resize(m);
+  std::vector<double>& wb = scratch.wb;  // per cursor: its bound in the window
+  wb.resize(m);
+  std::vector<double>& prefix = scratch.prefix;  // prefix[j]: Σ wb of order[0, j)
+  prefix.assign(m + 1, 0);
+  std::vector<uint8_t>& defines = scratch.defines;  // per cursor: essential in the previous window
+  defines.assign(m, 1);
+  std::vector<uint32_t>& touched = scratch.touched;
+  touched.clear();
   uint32_t lo = 0;
   while (true) {
     uint32_t hi = kEnd;
@@ -428,7 +449,6 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   }
   *counters += local;
   std::sort(heap.begin(), heap.end(), Before());
-  *hits = std::move(heap);
 }
 
 }  // namespace sieve
