@@ -337,31 +337,46 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
     }
     ++local.windows;
     for (size_t j = 0; j < m; ++j) {
-      order[j] = j;
       if (!defines[j]) cur[j].ShallowSeek(lo, &local);
-      if (cur[j].exhausted() || cur[j].block_first() > hi) {
-        wb[j] = 0;
-      } else if (cur[j].block_last() >= hi) {
-        wb[j] = cur[j].BlockBound(&tfc);
-      } else {
-        wb[j] = ub[j];  // the window crosses its blocks
-      }
     }
+    // The cursors' bounds in [lo, hi] and the partition; an essential cursor whose block ends
+    // before hi (it was not essential before) would have only its term's bound there, so the
+    // window is cut at its block's end and partitioned again (bounds only fall as hi does).
     size_t p = 0;  // order[p, m) are essential
-    if (prune && full) {
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return wb[a] != wb[b] ? wb[a] < wb[b] : a < b;
-      });
-      for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
-      while (p < m && prefix[p + 1] < cut) ++p;
-      if (p == m) {
-        ++local.windows_skipped;
-        if (hi == kEnd) break;
-        lo = hi + 1;
-        continue;
+    for (size_t pass = 0; pass <= m; ++pass) {
+      for (size_t j = 0; j < m; ++j) {
+        order[j] = j;
+        if (cur[j].exhausted() || cur[j].block_first() > hi) {
+          wb[j] = 0;
+        } else if (cur[j].block_last() >= hi) {
+          wb[j] = cur[j].BlockBound(&tfc);
+        } else {
+          wb[j] = ub[j];  // the window crosses its blocks
+        }
       }
-    } else {
-      for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
+      p = 0;
+      if (prune && full) {
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+          return wb[a] != wb[b] ? wb[a] < wb[b] : a < b;
+        });
+        for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
+        while (p < m && prefix[p + 1] < cut) ++p;
+      } else {
+        for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
+      }
+      uint32_t end = hi;
+      for (size_t j = p; j < m; ++j) {
+        const Cursor& c = cur[order[j]];
+        if (!c.exhausted() && c.block_first() <= hi) end = std::min(end, c.block_last());
+      }
+      if (end == hi) break;
+      hi = end;
+    }
+    if (p == m) {
+      ++local.windows_skipped;
+      if (hi == kEnd) break;
+      lo = hi + 1;
+      continue;
     }
     for (size_t j = 0; j < m; ++j) defines[order[j]] = j >= p;
     for (size_t j = p; j < m; ++j) cur[order[j]].SeekTo(lo, &local);
