@@ -54,8 +54,8 @@ class TextIndex {
 
   // Consecutive postings of one term.
   struct Block {
-    std::vector<uint32_t> ordinals;         // ascending
-    std::vector<uint32_t> tfs;              // tfs[i]: the term's tokens in row ordinals[i]
+    std::vector<uint32_t> ordinals;  // ascending
+    std::vector<uint32_t> tfs;       // tfs[i]: the term's tokens in row ordinals[i]
     // lengths[i]: DocumentLength(ordinals[i]) below kLongRow, else kLongRow (then read it from
     // the index): a scorer reads a row's length beside its tf instead of at a random place.
     std::vector<uint8_t> lengths;

@@ -356,9 +356,8 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
       }
       p = 0;
       if (prune && full) {
-        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-          return wb[a] != wb[b] ? wb[a] < wb[b] : a < b;
-        });
+        std::sort(order.begin(), order.end(),
+                  [&](size_t a, size_t b) { return wb[a] != wb[b] ? wb[a] < wb[b] : a < b; });
         for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
         while (p < m && prefix[p + 1] < cut) ++p;
       } else {
