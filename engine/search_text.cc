@@ -38,15 +38,24 @@ Status PrepareText(const CollectionSpec& spec,
           .WithContext("text"));
   std::vector<TextToken> tokens;
   SIEVE_RETURN_IF_ERROR(analyzer->Analyze(request.text, &tokens).WithContext("text"));
+  // A query's terms are few: found by a look along them, or by a map past kFewTerms tokens.
+  constexpr size_t kFewTerms = 32;
   std::unordered_map<std::string, size_t> index;
   for (const TextToken& t : tokens) {
-    auto [it, inserted] = index.emplace(t.term, tq->terms.size());
-    if (inserted) {
+    size_t at = tq->terms.size();
+    if (tokens.size() <= kFewTerms) {
+      for (size_t i = 0; i < tq->terms.size(); ++i) {
+        if (tq->terms[i].term == t.term) at = i;
+      }
+    } else {
+      at = index.emplace(t.term, tq->terms.size()).first->second;
+    }
+    if (at == tq->terms.size()) {
       tq->terms.emplace_back();
       tq->terms.back().term = t.term;
       tq->terms.back().count = 0;
     }
-    ++tq->terms[it->second].count;
+    ++tq->terms[at].count;
   }
   uint64_t documents = 0, length = 0;
   for (const auto& shard : shards) {

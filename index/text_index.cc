@@ -22,6 +22,10 @@ size_t BlockOf(const std::vector<TextIndex::Block>& blocks, uint32_t ordinal) {
   return it == blocks.begin() ? 0 : static_cast<size_t>(it - blocks.begin()) - 1;
 }
 
+uint8_t ShortLength(uint32_t length) {
+  return static_cast<uint8_t>(std::min<uint32_t>(length, TextIndex::kLongRow));
+}
+
 // Token positions per term of one analyzed text.
 std::map<std::string, std::vector<uint32_t>> ByTerm(const std::vector<TextToken>& tokens) {
   std::map<std::string, std::vector<uint32_t>> out;
@@ -76,10 +80,33 @@ TextIndex::Postings* TextIndex::Mutable(std::string_view term) {
 void TextIndex::BoundBlock(Block* b) const {
   b->max_tf = 0;
   b->min_length = UINT32_MAX;
+  b->peaks.clear();
   for (size_t i = 0; i < b->size(); ++i) {
     b->max_tf = std::max(b->max_tf, b->tfs[i]);
     b->min_length = std::min(b->min_length, lengths_[b->ordinals[i]]);
+    AddPeak(&b->peaks, b->tfs[i], lengths_[b->ordinals[i]]);
   }
+}
+
+void TextIndex::AddPeak(std::vector<uint32_t>* peaks, uint32_t tf, uint32_t length) {
+  std::vector<uint32_t>& p = *peaks;
+  // The first peak with a tf at least tf: it or a later one may dominate the pair.
+  size_t i = 0;
+  while (i < p.size() && p[i] < tf) i += 2;
+  for (size_t j = i; j < p.size(); j += 2) {
+    if (p[j + 1] <= length) return;
+  }
+  // The pair dominates the peaks before i (smaller tf) whose length is at least its own: the
+  // last ones before i, lengths ascending; and those from i on with the same tf (their length
+  // is larger, or they would have dominated it).
+  size_t from = i;
+  while (from > 0 && p[from - 1] >= length) from -= 2;
+  size_t to = i;
+  while (to < p.size() && p[to] == tf) to += 2;
+  p.erase(p.begin() + static_cast<std::ptrdiff_t>(from),
+          p.begin() + static_cast<std::ptrdiff_t>(to));
+  const uint32_t pair[2] = {tf, length};
+  p.insert(p.begin() + static_cast<std::ptrdiff_t>(from), pair, pair + 2);
 }
 
 void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf) {
@@ -91,10 +118,13 @@ void TextIndex::AppendEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   Block& b = p->blocks_.back();
   b.ordinals.push_back(ordinal);
   b.tfs.push_back(tf);
+  b.lengths.push_back(ShortLength(lengths_[ordinal]));
   b.positions.insert(b.positions.end(), positions, positions + tf);
   b.position_starts.push_back(static_cast<uint32_t>(b.positions.size()));
   b.max_tf = std::max(b.max_tf, tf);
   b.min_length = std::min(b.min_length, lengths_[ordinal]);
+  AddPeak(&b.peaks, tf, lengths_[ordinal]);
+  AddPeak(&p->peaks_, tf, lengths_[ordinal]);
 }
 
 void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf) {
@@ -110,11 +140,14 @@ void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   const uint32_t at = b.position_starts[i];
   b.ordinals.insert(b.ordinals.begin() + i, ordinal);
   b.tfs.insert(b.tfs.begin() + i, tf);
+  b.lengths.insert(b.lengths.begin() + i, ShortLength(lengths_[ordinal]));
   b.positions.insert(b.positions.begin() + at, positions, positions + tf);
   b.position_starts.insert(b.position_starts.begin() + i + 1, at + tf);
   for (size_t j = i + 2; j < b.position_starts.size(); ++j) b.position_starts[j] += tf;
   b.max_tf = std::max(b.max_tf, tf);
   b.min_length = std::min(b.min_length, lengths_[ordinal]);
+  AddPeak(&b.peaks, tf, lengths_[ordinal]);
+  AddPeak(&p->peaks_, tf, lengths_[ordinal]);
   if (b.size() <= 2 * kBlockSize) return;
   // Split in halves, so both keep room for further inserts.
   Block right;
@@ -122,12 +155,14 @@ void TextIndex::InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* posit
   const uint32_t cut = b.position_starts[half];
   right.ordinals.assign(b.ordinals.begin() + half, b.ordinals.end());
   right.tfs.assign(b.tfs.begin() + half, b.tfs.end());
+  right.lengths.assign(b.lengths.begin() + half, b.lengths.end());
   right.positions.assign(b.positions.begin() + cut, b.positions.end());
   for (size_t j = half; j < b.position_starts.size(); ++j) {
     right.position_starts.push_back(b.position_starts[j] - cut);
   }
   b.ordinals.resize(half);
   b.tfs.resize(half);
+  b.lengths.resize(half);
   b.positions.resize(cut);
   b.position_starts.resize(half + 1);
   BoundBlock(&b);
@@ -146,6 +181,7 @@ void TextIndex::RemoveEntry(Postings* p, uint32_t ordinal) {
   const uint32_t from = b.position_starts[i], to = b.position_starts[i + 1];
   b.ordinals.erase(b.ordinals.begin() + i);
   b.tfs.erase(b.tfs.begin() + i);
+  b.lengths.erase(b.lengths.begin() + i);
   b.positions.erase(b.positions.begin() + from, b.positions.begin() + to);
   b.position_starts.erase(b.position_starts.begin() + i + 1);
   for (size_t j = i + 1; j < b.position_starts.size(); ++j) b.position_starts[j] -= to - from;
@@ -153,6 +189,12 @@ void TextIndex::RemoveEntry(Postings* p, uint32_t ordinal) {
     p->blocks_.erase(p->blocks_.begin() + bi);
   } else {
     BoundBlock(&b);
+  }
+  p->peaks_.clear();
+  for (const Block& rest : p->blocks_) {
+    for (size_t j = 0; j < rest.peaks.size(); j += 2) {
+      AddPeak(&p->peaks_, rest.peaks[j], rest.peaks[j + 1]);
+    }
   }
 }
 
@@ -269,10 +311,22 @@ std::string TextIndex::Difference(const TextIndex& other) const {
     if (mine != theirs || p.rows_ != q->rows_) {
       return "term '" + term + "': postings differ from the rebuilt index's";
     }
+    std::vector<uint32_t> peaks;
+    for (const Block& b : p.blocks_) {
+      for (size_t j = 0; j < b.peaks.size(); j += 2) AddPeak(&peaks, b.peaks[j], b.peaks[j + 1]);
+    }
+    if (peaks != p.peaks_) return "term '" + term + "': its peaks are stale";
     for (const Block& b : p.blocks_) {
       Block bounded = b;
       BoundBlock(&bounded);
-      if (b.max_tf != bounded.max_tf || b.min_length != bounded.min_length) {
+      for (size_t i = 0; i < b.size(); ++i) {
+        if (b.lengths[i] != ShortLength(lengths_[b.ordinals[i]])) {
+          return "term '" + term + "': row " + std::to_string(b.ordinals[i]) +
+                 "'s length in its postings is stale";
+        }
+      }
+      if (b.max_tf != bounded.max_tf || b.min_length != bounded.min_length ||
+          b.peaks != bounded.peaks) {
         return "term '" + term + "': a block's bounds are stale";
       }
     }

@@ -9,8 +9,9 @@
 //     row's ordinal, the term frequency tf in that row and the token positions; per block the
 //     largest tf and the smallest document length among its entries, so that
 //     tf / (tf + k1 · (1 − b + b · dl / avgdl)) ≤ bound(max_tf, min_length) for every entry of
-//     the block (the score grows with tf and falls with dl): block-max WAND skips a block
-//     whose bound cannot reach the current threshold;
+//     the block (the score grows with tf and falls with dl), and the block's peaks (below), a
+//     tighter bound: block-max WAND skips a block whose bound cannot reach the current
+//     threshold;
 //   - per term, the set of its rows as a RowSet (what the filter language unions and
 //     intersects);
 //   - per row, its document length dl (its number of tokens; 0 for a null row);
@@ -48,15 +49,26 @@ class TextIndex {
   // Entries a block takes while postings are appended; an update may grow a block to twice
   // this before it is split, or shrink it to one entry.
   static constexpr uint32_t kBlockSize = 128;
+  // Block::lengths' mark of a row of this many tokens or more.
+  static constexpr uint8_t kLongRow = 255;
 
   // Consecutive postings of one term.
   struct Block {
-    std::vector<uint32_t> ordinals;         // ascending
-    std::vector<uint32_t> tfs;              // tfs[i]: the term's tokens in row ordinals[i]
+    std::vector<uint32_t> ordinals;  // ascending
+    std::vector<uint32_t> tfs;       // tfs[i]: the term's tokens in row ordinals[i]
+    // lengths[i]: DocumentLength(ordinals[i]) below kLongRow, else kLongRow (then read it from
+    // the index): a scorer reads a row's length beside its tf instead of at a random place.
+    std::vector<uint8_t> lengths;
     std::vector<uint32_t> position_starts;  // ordinals.size() + 1 entries from 0
     std::vector<uint32_t> positions;        // entry i's: [position_starts[i], [i + 1]), ascending
     uint32_t max_tf = 0;                    // the largest of tfs
     uint32_t min_length = 0;                // the smallest document length of ordinals
+    // The (tf, document length) pairs of the entries that no other entry of the block matches
+    // with a tf at least as large and a length at least as small, as tf, length, tf, length...
+    // by tf ascending (so by length ascending). Every entry's pair is dominated by one of them,
+    // so the largest term-frequency part among them bounds the block's for any k1, b and avgdl,
+    // more tightly than (max_tf, min_length), which seldom belong to one entry.
+    std::vector<uint32_t> peaks;
     size_t size() const { return ordinals.size(); }
   };
 
@@ -69,11 +81,14 @@ class TextIndex {
     const std::vector<Block>& blocks() const { return blocks_; }
     // The term's positions in row `ordinal`, as [*begin, *end); false when it has none.
     bool Positions(uint32_t ordinal, const uint32_t** begin, const uint32_t** end) const;
+    // The peaks of all its entries (as Block::peaks): they bound the term's part in any row.
+    const std::vector<uint32_t>& peaks() const { return peaks_; }
 
    private:
     friend class TextIndex;
     RowSet rows_;
     std::vector<Block> blocks_;
+    std::vector<uint32_t> peaks_;
   };
 
   // `analyzer` is the attribute's analyzer name (Set analyzes with it).
@@ -103,6 +118,8 @@ class TextIndex {
   // The live rows among the term's: n_t of this shard.
   uint64_t LiveCount(std::string_view term, const RowSet& deleted) const;
   uint32_t DocumentLength(uint32_t ordinal) const { return lengths_[ordinal]; }
+  // DocumentLength of every row, rows() values (a scorer's hot loop reads them directly).
+  const uint32_t* lengths() const { return lengths_.data(); }
   // Live rows with a value (null rows and deleted rows excluded).
   uint64_t live_documents() const { return live_documents_; }
   // Σ DocumentLength over the live rows.
@@ -125,6 +142,8 @@ class TextIndex {
   void InsertEntry(Postings* p, uint32_t ordinal, const uint32_t* positions, uint32_t tf);
   void RemoveEntry(Postings* p, uint32_t ordinal);
   void BoundBlock(Block* b) const;
+  // Adds (tf, length) to the peaks `peaks` (Block::peaks).
+  static void AddPeak(std::vector<uint32_t>* peaks, uint32_t tf, uint32_t length);
 
   std::string analyzer_;
   std::unordered_map<std::string, Postings, Hash, std::equal_to<>> terms_;

@@ -17,84 +17,163 @@ constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
 constexpr uint64_t kFilterScanFactor = 8;
 
 // The term-frequency part, in bm25s's order of operations: tf / (Norm(dl) + tf), Norm(dl) =
-// k1 · ((1 − b) + b · dl / avgdl). A row's norm is computed once for all its terms (the same
-// double either way).
+// k1 · ((1 − b) + b · dl / avgdl).
 inline double Norm(double dl, const Bm25Params& p, double avgdl) {
   return p.k1 * ((1 - p.b) + p.b * dl / avgdl);
 }
 inline double TfcOfNorm(double tf, double norm) { return tf / (norm + tf); }
-inline double Tfc(double tf, double dl, const Bm25Params& p, double avgdl) {
-  return TfcOfNorm(tf, Norm(dl, p, avgdl));
+
+// Tfc of one call, remembered for the short documents and small term frequencies that most
+// rows have, so a row's term part is usually a load instead of two divisions. Each value is
+// the same double Tfc computes.
+class TfcCache {
+ public:
+  TfcCache(const Bm25Params& p, double avgdl) : p_(p), avgdl_(avgdl) {
+    std::fill(known_, known_ + kLengths, uint8_t{0});
+  }
+  double NormOf(uint32_t dl) {
+    if (dl >= kLengths) return Norm(dl, p_, avgdl_);
+    if (!(known_[dl] & kNormKnown)) {
+      norm_[dl] = Norm(dl, p_, avgdl_);
+      known_[dl] |= kNormKnown;
+    }
+    return norm_[dl];
+  }
+  double Of(uint32_t tf, uint32_t dl) {
+    if (dl >= kLengths || tf > kTfs) return TfcOfNorm(tf, NormOf(dl));
+    const uint8_t bit = static_cast<uint8_t>(1u << (tf - 1));
+    if (!(known_[dl] & bit)) {
+      tfc_[dl][tf - 1] = TfcOfNorm(tf, NormOf(dl));
+      known_[dl] |= bit;
+    }
+    return tfc_[dl][tf - 1];
+  }
+
+ private:
+  static constexpr uint32_t kLengths = 128, kTfs = 4;
+  static constexpr uint8_t kNormKnown = 1u << kTfs;
+  const Bm25Params p_;
+  const double avgdl_;
+  uint8_t known_[kLengths];  // per length: which of norm_ and tfc_ are computed
+  double norm_[kLengths];
+  double tfc_[kLengths][kTfs];
+};
+
+// The largest term-frequency part among `peaks` (Block::peaks): a bound for every entry they
+// dominate.
+double PeakTfc(const std::vector<uint32_t>& peaks, TfcCache* tfc) {
+  double v = 0;
+  for (size_t i = 0; i < peaks.size(); i += 2) v = std::max(v, tfc->Of(peaks[i], peaks[i + 1]));
+  return v;
 }
 
-// A position in one term's postings. The current entry's ordinal is kept beside the position
-// (doc()), since every step of the scorer asks for it several times.
+// A position in one term's postings. The current block's arrays and the current entry's
+// ordinal are kept beside the position, since every step of the scorer reads them.
 class Cursor {
  public:
   Cursor(const std::vector<TextIndex::Block>* blocks, size_t term, double weight)
       : blocks_(blocks), term_(term), weight_(weight) {
-    Load();
+    LoadBlock();
   }
 
   size_t term() const { return term_; }
   double weight() const { return weight_; }
   uint32_t doc() const { return doc_; }
-  uint32_t tf() const { return block().tfs[pi_]; }
-  // The largest contribution of any entry of the current block (computed once a block: a
-  // cursor is asked for it at every row it stands on).
-  double BlockBound(const Bm25Params& p, double avgdl) const {
+  uint32_t tf() const { return tfs_[pi_]; }
+  // The current row's document length; `lengths` is the index's (TextIndex::lengths()).
+  uint32_t length(const uint32_t* lengths) const {
+    const uint8_t l = short_lengths_[pi_];
+    return l < TextIndex::kLongRow ? l : lengths[doc_];
+  }
+  bool exhausted() const { return bi_ == blocks_->size(); }
+  // The current block's first and last ordinals (not exhausted()).
+  uint32_t block_first() const { return ordinals_[0]; }
+  uint32_t block_last() const { return ordinals_[size_ - 1]; }
+  // The largest contribution of any entry of the current block, from its peaks (computed once
+  // a block: a cursor is asked for it at every window and row it stands on).
+  double BlockBound(TfcCache* tfc) const {
     if (bound_block_ != bi_) {
-      bound_ = weight_ * Tfc(block().max_tf, block().min_length, p, avgdl);
+      bound_ = weight_ * PeakTfc((*blocks_)[bi_].peaks, tfc);
       bound_block_ = bi_;
     }
     return bound_;
   }
 
   void Next(Bm25Counters* c) {
-    if (++pi_ == block().size()) {
+    if (++pi_ == size_) {
       ++bi_;
-      pi_ = 0;
+      LoadBlock();
+    } else {
+      doc_ = ordinals_[pi_];
     }
-    Load();
     if (doc_ != kEnd) ++c->postings_read;
   }
   // To the block that holds or would hold `target`, reading no entry.
   void ShallowSeek(uint32_t target, Bm25Counters* c) {
     if (doc_ >= target) return;
-    bool moved = false;
-    while (bi_ < blocks_->size() && block().ordinals.back() < target) {
-      c->postings_skipped += block().size() - pi_;
-      if (pi_ == 0) ++c->blocks_skipped;
+    if (ordinals_[size_ - 1] >= target) return;
+    c->postings_skipped += size_ - pi_;
+    if (pi_ == 0) ++c->blocks_skipped;
+    ++bi_;
+    while (bi_ < blocks_->size() && (*blocks_)[bi_].ordinals.back() < target) {
+      c->postings_skipped += (*blocks_)[bi_].size();
+      ++c->blocks_skipped;
       ++bi_;
-      pi_ = 0;
-      moved = true;
     }
-    if (moved) Load();
+    LoadBlock();
   }
   // To the first entry at or after `target`.
   void SeekTo(uint32_t target, Bm25Counters* c) {
     ShallowSeek(target, c);
     if (doc_ >= target) return;
-    const auto& o = block().ordinals;
-    const size_t to =
-        static_cast<size_t>(std::lower_bound(o.begin() + pi_, o.end(), target) - o.begin());
+    const size_t to = static_cast<size_t>(
+        std::lower_bound(ordinals_ + pi_, ordinals_ + size_, target) - ordinals_);
     c->postings_skipped += to - pi_ - 1;
     ++c->postings_read;
     pi_ = to;
-    Load();
+    doc_ = ordinals_[pi_];
   }
 
  private:
-  const TextIndex::Block& block() const { return (*blocks_)[bi_]; }
-  void Load() { doc_ = bi_ < blocks_->size() ? block().ordinals[pi_] : kEnd; }
+  // Onto block bi_'s first entry (or past the end).
+  void LoadBlock() {
+    pi_ = 0;
+    if (bi_ < blocks_->size()) {
+      const TextIndex::Block& b = (*blocks_)[bi_];
+      ordinals_ = b.ordinals.data();
+      tfs_ = b.tfs.data();
+      short_lengths_ = b.lengths.data();
+      size_ = b.size();
+      doc_ = ordinals_[0];
+    } else {
+      doc_ = kEnd;
+    }
+  }
 
   const std::vector<TextIndex::Block>* blocks_;
   size_t bi_ = 0, pi_ = 0;
+  const uint32_t* ordinals_ = nullptr;  // block bi_'s
+  const uint32_t* tfs_ = nullptr;
+  const uint8_t* short_lengths_ = nullptr;
+  size_t size_ = 0;
   uint32_t doc_ = kEnd;  // the current entry's ordinal; kEnd past the last
   size_t term_;
   double weight_;
   mutable size_t bound_block_ = std::numeric_limits<size_t>::max();  // block of bound_
   mutable double bound_ = 0;
+};
+
+struct Scratch {
+  std::vector<Cursor> cur;
+  std::vector<const TextIndex::Postings*> postings_of;
+  std::vector<double> weight_of, ub, wb, prefix;
+  std::vector<uint32_t> tf_of, touched;
+  std::vector<size_t> order;
+  std::vector<uint8_t> defines;
+};
+
+struct Before {
+  bool operator()(const Bm25Hit& a, const Bm25Hit& b) const { return Bm25Before(a, b); }
 };
 
 }  // namespace
@@ -114,6 +193,8 @@ Bm25Counters& Bm25Counters::operator+=(const Bm25Counters& o) {
   rows_pruned += o.rows_pruned;
   rows_filtered += o.rows_filtered;
   filter_scans += o.filter_scans;
+  windows += o.windows;
+  windows_skipped += o.windows_skipped;
   return *this;
 }
 
@@ -122,55 +203,67 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
               bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters) {
   hits->clear();
   if (k == 0) return;
-  const uint64_t postings0 = counters->postings;
-  std::vector<Cursor> cur;
-  std::vector<double> ub;  // per cursor: the largest contribution of any of its entries
-  std::vector<double> weight_of(terms.size(), 0);
+  // The call's working vectors keep their capacity from one call to the next on a thread, so a
+  // query's fixed cost holds no allocation.
+  static thread_local Scratch scratch;
+  std::vector<Cursor>& cur = scratch.cur;
+  cur.clear();
+  std::vector<const TextIndex::Postings*>& postings_of = scratch.postings_of;  // per cursor
+  postings_of.clear();
+  std::vector<double>& weight_of = scratch.weight_of;
+  weight_of.assign(terms.size(), 0);
+  uint64_t postings = 0;
   for (size_t t = 0; t < terms.size(); ++t) {
     const TextIndex::Postings* p = index.Find(terms[t].term);
     if (p == nullptr || p->blocks().empty()) continue;
     weight_of[t] = terms[t].count * terms[t].idf;
     cur.emplace_back(&p->blocks(), t, weight_of[t]);
-    double bound = 0;
-    for (const TextIndex::Block& b : p->blocks()) {
-      counters->postings += b.size();
-      ++counters->blocks;
-      bound = std::max(bound, weight_of[t] * Tfc(b.max_tf, b.min_length, params, avgdl));
-    }
-    ub.push_back(bound);
+    postings_of.push_back(p);
+    postings += p->rows().Cardinality();  // one entry per row holding the term
+    counters->blocks += p->blocks().size();
     ++counters->postings_read;  // each cursor starts on its first entry
   }
+  counters->postings += postings;
   if (cur.empty()) return;
   const size_t m = cur.size();
-  std::vector<Bm25Hit> heap;  // worst first (std heap with "ranks before" as less)
+  std::vector<Bm25Hit>& heap = *hits;  // worst first (std heap with "ranks before" as less)
   heap.reserve(k);
-  auto offer = [&](const Bm25Hit& h) {
-    if (heap.size() < k) {
-      heap.push_back(h);
-      std::push_heap(heap.begin(), heap.end(), Bm25Before);
-    } else if (Bm25Before(h, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), Bm25Before);
-      heap.back() = h;
-      std::push_heap(heap.begin(), heap.end(), Bm25Before);
-    }
-  };
-  std::vector<uint32_t> tf_of(terms.size(), 0);
-  // tfc_of[t]: the term-frequency part of term t in the row being scored, where tf_of[t] != 0.
-  std::vector<double> tfc_of(terms.size(), 0);
-  // The row's score from tfc_of, in the query's term order (whatever order found them).
-  auto score_of = [&](uint32_t d) {
-    Bm25Hit h;
-    h.ordinal = d;
-    h.id = ids[d];
+  TfcCache tfc(params, avgdl);
+  std::vector<uint32_t>& tf_of = scratch.tf_of;
+  tf_of.assign(terms.size(), 0);
+  // The row's score from tf_of, in the query's term order (whatever order found them).
+  auto score_of = [&](uint32_t dl) {
+    double score = 0;
     for (size_t t = 0; t < terms.size(); ++t) {
-      if (tf_of[t] != 0) h.score += weight_of[t] * tfc_of[t];
+      if (tf_of[t] != 0) score += weight_of[t] * tfc.Of(tf_of[t], dl);
     }
-    return h;
+    return score;
+  };
+  // The row's id is read only when the row may enter the heap.
+  double cut = 0;  // the k-th score less the margin (below), once k rows are held
+  bool full = false;
+  const double slack = std::max(1e-12, 1e-15 * static_cast<double>(m + 1));
+  auto offer = [&](uint32_t d, double score) {
+    if (heap.size() < k) {
+      heap.push_back({score, ids[d], d});
+      std::push_heap(heap.begin(), heap.end(), Before());
+    } else {
+      const Bm25Hit& worst = heap.front();
+      if (score < worst.score || (score == worst.score && ids[d] >= worst.id)) return;
+      std::pop_heap(heap.begin(), heap.end(), Before());
+      heap.back() = {score, ids[d], d};
+      std::push_heap(heap.begin(), heap.end(), Before());
+    }
+    if (heap.size() == k) {
+      full = true;
+      cut = heap.front().score * (1 - slack);
+    }
   };
   // Few allowed rows beside the postings: each allowed row is looked up in every term's
   // postings (cursors only move forward, skipping blocks by their last ordinal), so the cost
   // follows the filter's rows, not the postings.
-  if (prune && allowed.Cardinality() * m * kFilterScanFactor < counters->postings - postings0) {
+  const uint64_t allowed_rows = allowed.Cardinality();
+  if (prune && allowed_rows * m * kFilterScanFactor < postings) {
     ++counters->filter_scans;
     allowed.ForEach([&](uint32_t d) {
       bool any = false;
@@ -181,114 +274,195 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
         any = true;
       }
       if (!any) return;
-      const double norm = Norm(index.DocumentLength(d), params, avgdl);
-      for (size_t t = 0; t < terms.size(); ++t) {
-        if (tf_of[t] != 0) tfc_of[t] = TfcOfNorm(tf_of[t], norm);
-      }
       ++counters->rows_scored;
-      offer(score_of(d));
+      offer(d, score_of(index.DocumentLength(d)));
       for (Cursor& c : cur) tf_of[c.term()] = 0;
     });
-    std::sort(heap.begin(), heap.end(), Bm25Before);
-    *hits = std::move(heap);
+    std::sort(heap.begin(), heap.end(), Before());
     return;
   }
-  // Terms by their bound, smallest first: the first p are the non-essential ones.
-  {
-    std::vector<size_t> order(m);
-    for (size_t i = 0; i < m; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return ub[a] != ub[b] ? ub[a] < ub[b] : cur[a].term() < cur[b].term();
-    });
-    std::vector<Cursor> sorted_cur;
-    std::vector<double> sorted_ub;
-    for (size_t i : order) {
-      sorted_cur.push_back(cur[i]);
-      sorted_ub.push_back(ub[i]);
-    }
-    cur.swap(sorted_cur);
-    ub.swap(sorted_ub);
+  // Counted here and added at the end, so the hot loops keep them in registers.
+  Bm25Counters local;
+  // Each term's largest contribution anywhere: the bound of a term whose blocks change inside
+  // a window.
+  std::vector<double>& ub = scratch.ub;
+  ub.resize(m);
+  for (size_t j = 0; j < m; ++j) {
+    ub[j] = cur[j].weight() * PeakTfc(postings_of[j]->peaks(), &tfc);
   }
-  std::vector<double> prefix(m + 1, 0);  // prefix[j]: Σ ub of cursors [0, j)
-  for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + ub[j];
   // A bound prunes only below the k-th score less a margin wider than the rounding of sums
-  // taken in different orders, so a row that ties the k-th score is always scored.
-  const double slack = std::max(1e-12, 1e-15 * static_cast<double>(m + 1));
-  double cut = 0;  // the k-th score less the margin, once k rows are held
-  bool full = false;
+  // taken in different orders (slack), so a row that ties the k-th score is always scored.
   auto below = [&](double bound) { return prune && full && bound < cut; };
 
   // A filter that passes every row of the shard (no filter, no deletes) needs no lookups.
-  const bool every_row = allowed.Cardinality() >= index.rows();
-  std::vector<size_t> touched;
-  size_t p = 0;  // cursors [p, m) are essential: they make the candidates
+  const bool every_row = allowed_rows >= index.rows();
+  const uint32_t* lengths = index.lengths();
+  // Block-max MaxScore by windows of ordinals [lo, hi]: hi is the first end of a current block
+  // among the cursors that were essential in the previous window (all, until k rows are held),
+  // so inside the window each of them stands in one block and its block's bound holds for it.
+  // Per window the cursors are ordered by their bound there; the first ones, whose bounds sum
+  // below the k-th score, are non-essential: they produce no candidates and are only probed for
+  // rows the essential ones found. A window with no essential cursor is skipped unread.
+  std::vector<size_t>& order = scratch.order;  // cursors by window bound, smallest first
+  order.resize(m);
+  std::vector<double>& wb = scratch.wb;  // per cursor: its bound in the window
+  wb.resize(m);
+  std::vector<double>& prefix = scratch.prefix;  // prefix[j]: Σ wb of order[0, j)
+  prefix.assign(m + 1, 0);
+  std::vector<uint8_t>& defines = scratch.defines;  // per cursor: essential in the previous window
+  defines.assign(m, 1);
+  std::vector<uint32_t>& touched = scratch.touched;
+  touched.clear();
+  uint32_t lo = 0;
   while (true) {
-    uint32_t d = kEnd;
-    for (size_t j = p; j < m; ++j) d = std::min(d, cur[j].doc());
-    if (d == kEnd) break;
-    bool keep = every_row || allowed.Contains(d);
-    if (!keep) {
-      ++counters->rows_filtered;
-    } else if (prune && full) {
-      double bound = prefix[p];
-      for (size_t j = p; j < m; ++j) {
-        if (cur[j].doc() == d) bound += cur[j].BlockBound(params, avgdl);
-      }
-      keep = !below(bound);
-      if (!keep) ++counters->rows_pruned;
+    uint32_t hi = kEnd;
+    bool any = false;
+    for (size_t j = 0; j < m; ++j) {
+      if (!defines[j]) continue;
+      cur[j].ShallowSeek(lo, &local);
+      if (cur[j].exhausted()) continue;
+      any = true;
+      hi = std::min(hi, cur[j].block_last());
     }
-    if (keep) {
-      const double norm = Norm(index.DocumentLength(d), params, avgdl);
-      double s = 0;
-      for (size_t j = p; j < m; ++j) {
-        if (cur[j].doc() != d) continue;
-        const size_t t = cur[j].term();
-        tf_of[t] = cur[j].tf();
-        tfc_of[t] = TfcOfNorm(tf_of[t], norm);
-        touched.push_back(t);
-        s += cur[j].weight() * tfc_of[t];
+    if (!any) {
+      // The previous essential cursors are exhausted; the others may still hold rows.
+      bool rest = false;
+      for (size_t j = 0; j < m; ++j) {
+        if (defines[j]) continue;
+        defines[j] = 1;
+        rest = true;
       }
-      for (size_t j = p; j-- > 0;) {
-        if (below(s + prefix[j + 1])) {
-          keep = false;
-          break;
+      if (rest) continue;
+      break;
+    }
+    ++local.windows;
+    for (size_t j = 0; j < m; ++j) {
+      if (!defines[j]) cur[j].ShallowSeek(lo, &local);
+    }
+    // The cursors' bounds in [lo, hi] and the partition; an essential cursor whose block ends
+    // before hi (it was not essential before) would have only its term's bound there, so the
+    // window is cut at its block's end and partitioned again (bounds only fall as hi does).
+    size_t p = 0;  // order[p, m) are essential
+    for (size_t pass = 0; pass <= m; ++pass) {
+      for (size_t j = 0; j < m; ++j) {
+        order[j] = j;
+        if (cur[j].exhausted() || cur[j].block_first() > hi) {
+          wb[j] = 0;
+        } else if (cur[j].block_last() >= hi) {
+          wb[j] = cur[j].BlockBound(&tfc);
+        } else {
+          wb[j] = ub[j];  // the window crosses its blocks
         }
-        cur[j].ShallowSeek(d, counters);
-        if (cur[j].doc() > d) continue;  // its block starts after d, or it is exhausted
-        if (below(s + cur[j].BlockBound(params, avgdl) + prefix[j])) {
-          keep = false;
-          break;
-        }
-        cur[j].SeekTo(d, counters);
-        if (cur[j].doc() != d) continue;
-        const size_t t = cur[j].term();
-        tf_of[t] = cur[j].tf();
-        tfc_of[t] = TfcOfNorm(tf_of[t], norm);
-        touched.push_back(t);
-        s += cur[j].weight() * tfc_of[t];
       }
-      if (!keep) {
-        ++counters->rows_pruned;
+      p = 0;
+      if (prune && full) {
+        std::sort(order.begin(), order.end(),
+                  [&](size_t a, size_t b) { return wb[a] != wb[b] ? wb[a] < wb[b] : a < b; });
+        for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
+        while (p < m && prefix[p + 1] < cut) ++p;
       } else {
-        ++counters->rows_scored;
-        offer(score_of(d));
-        if (heap.size() == k) {
-          full = true;
-          cut = heap.front().score * (1 - slack);
+        for (size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + wb[order[j]];
+      }
+      uint32_t end = hi;
+      for (size_t j = p; j < m; ++j) {
+        const Cursor& c = cur[order[j]];
+        if (!c.exhausted() && c.block_first() <= hi) end = std::min(end, c.block_last());
+      }
+      if (end == hi) break;
+      hi = end;
+    }
+    if (p == m) {
+      ++local.windows_skipped;
+      if (hi == kEnd) break;
+      lo = hi + 1;
+      continue;
+    }
+    for (size_t j = 0; j < m; ++j) defines[order[j]] = j >= p;
+    for (size_t j = p; j < m; ++j) cur[order[j]].SeekTo(lo, &local);
+    // Row d with s, the essential terms' part (their tf_of set): the non-essential terms are
+    // probed while they can still matter, then the row is scored in the query's term order.
+    auto finish = [&](uint32_t d, uint32_t dl, double s) {
+      for (size_t j = p; j-- > 0;) {
+        if (below(s + prefix[j + 1])) break;
+        Cursor& c = cur[order[j]];
+        c.ShallowSeek(d, &local);
+        if (c.doc() > d) continue;  // its block starts after d, or it is exhausted
+        if (below(s + c.BlockBound(&tfc) + prefix[j])) break;
+        c.SeekTo(d, &local);
+        if (c.doc() != d) continue;
+        const size_t t = c.term();
+        tf_of[t] = c.tf();
+        touched.push_back(static_cast<uint32_t>(t));
+        s += c.weight() * tfc.Of(tf_of[t], dl);
+      }
+      // s is the row's score summed in another order: below the margin it cannot be a hit.
+      if (below(s)) {
+        ++local.rows_pruned;
+      } else {
+        ++local.rows_scored;
+        offer(d, score_of(dl));
+      }
+      for (uint32_t t : touched) tf_of[t] = 0;
+      touched.clear();
+    };
+    if (m - p == 1) {
+      // One essential term: its entries in the window, in a loop of their own.
+      Cursor& c = cur[order[p]];
+      const size_t t = c.term();
+      const double w = c.weight();
+      for (; c.doc() <= hi; c.Next(&local)) {
+        const uint32_t d = c.doc();
+        if (!every_row && !allowed.Contains(d)) {
+          ++local.rows_filtered;
+          continue;
+        }
+        const uint32_t dl = c.length(lengths);
+        const uint32_t tf = c.tf();
+        const double s = w * tfc.Of(tf, dl);
+        if (below(s + prefix[p])) {
+          ++local.rows_pruned;
+          continue;
+        }
+        tf_of[t] = tf;
+        touched.push_back(static_cast<uint32_t>(t));
+        finish(d, dl, s);
+      }
+    } else {
+      while (true) {
+        uint32_t d = kEnd;
+        size_t at = p;  // a cursor on d
+        for (size_t j = p; j < m; ++j) {
+          if (cur[order[j]].doc() < d) {
+            d = cur[order[j]].doc();
+            at = j;
+          }
+        }
+        if (d > hi) break;
+        if (every_row || allowed.Contains(d)) {
+          const uint32_t dl = cur[order[at]].length(lengths);
+          double s = 0;
+          for (size_t j = p; j < m; ++j) {
+            Cursor& c = cur[order[j]];
+            if (c.doc() != d) continue;
+            const size_t t = c.term();
+            tf_of[t] = c.tf();
+            touched.push_back(static_cast<uint32_t>(t));
+            s += c.weight() * tfc.Of(tf_of[t], dl);
+          }
+          finish(d, dl, s);
+        } else {
+          ++local.rows_filtered;
+        }
+        for (size_t j = p; j < m; ++j) {
+          if (cur[order[j]].doc() == d) cur[order[j]].Next(&local);
         }
       }
     }
-    for (size_t j = p; j < m; ++j) {
-      if (cur[j].doc() == d) cur[j].Next(counters);
-    }
-    for (size_t t : touched) tf_of[t] = 0;
-    touched.clear();
-    if (prune && full) {
-      while (p < m && prefix[p + 1] < cut) ++p;
-    }
+    if (hi == kEnd) break;
+    lo = hi + 1;
   }
-  std::sort(heap.begin(), heap.end(), Bm25Before);
-  *hits = std::move(heap);
+  *counters += local;
+  std::sort(heap.begin(), heap.end(), Before());
 }
 
 }  // namespace sieve

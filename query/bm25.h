@@ -10,11 +10,13 @@
 // with N, n_t and avgdl over the whole collection (the caller sums them over its shards,
 // Bm25Idf below). Rows holding none of the query's terms score 0 and are never returned.
 //
-// Bm25TopK runs block-max MaxScore: the terms are ordered by their largest possible
-// contribution; once k rows are held, the terms whose bounds together cannot lift a row to the
-// k-th score stop producing candidates and are only probed (skipping whole blocks of postings
-// by their max_tf / min_length bounds) for rows that other terms found; a candidate is dropped
-// as soon as what it has plus what it could still get falls below the k-th score. Every row it
+// Bm25TopK runs block-max MaxScore by windows of ordinals that end where a block of postings
+// ends: in each window the terms are ordered by their largest possible contribution there (their
+// blocks' max_tf / min_length bounds); once k rows are held, the terms whose bounds together
+// cannot lift a row to the k-th score stop producing candidates and are only probed for rows
+// that other terms found, and a window where no term is left to produce candidates is skipped
+// unread; a candidate is dropped as soon as what it has plus what it could still get falls
+// below the k-th score. Every row it
 // returns is scored afresh in the query's term order, so scores do not depend on what was
 // pruned, and the result equals the exhaustive one (prune = false), ties included: ties are
 // broken by the smaller id, and a bound that equals the k-th score never prunes.
@@ -62,6 +64,8 @@ struct Bm25Counters {
   uint64_t rows_pruned = 0;       // candidates dropped by a bound before that
   uint64_t rows_filtered = 0;     // candidates not in the allowed rows
   uint64_t filter_scans = 0;      // calls that walked the allowed rows instead (below)
+  uint64_t windows = 0;           // windows of ordinals the postings were read by
+  uint64_t windows_skipped = 0;   // windows no row of which could reach the k-th score
   Bm25Counters& operator+=(const Bm25Counters& o);
 };
 

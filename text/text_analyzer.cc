@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #include <utility>
 
 namespace sieve {
@@ -43,6 +44,10 @@ std::string AcceptedNames() {
   return s;
 }
 
+// Stems a worker remembers (Worker::stems): a few MiB at most, and more distinct words than
+// most collections' queries use.
+constexpr size_t kMaxStems = 1 << 16;
+
 }  // namespace
 
 // What one Analyze call needs for itself: ICU's break iterator and Snowball's stemmer keep
@@ -52,6 +57,9 @@ struct TextAnalyzer::Worker {
   icu::UnicodeString text;   // what `words` iterates over
   icu::UnicodeString empty;  // what it iterates over while a long text's buffer is given back
   sb_stemmer* stemmer = nullptr;
+  // Stems of the words this worker stemmed before (Snowball's stem is a function of the word
+  // alone, and costs several times a lookup): emptied when it reaches kMaxStems.
+  std::unordered_map<std::string, std::string> stems;
   ~Worker() { sb_stemmer_delete(stemmer); }
 };
 
@@ -181,15 +189,35 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
        start = end, end = words.next()) {
     if (words.getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;  // not a word (step 2)
     const uint32_t at = position++;
-    word.setTo(u, start, end - start);
-    word.foldCase(U_FOLD_CASE_DEFAULT);
-    word.findAndReplace(icu::UnicodeString(static_cast<UChar>(0x2019)),
-                        icu::UnicodeString(static_cast<UChar>(0x27)));
     folded.clear();
-    word.toUTF8String(folded);
+    const UChar* base = static_cast<const icu::UnicodeString&>(u).getBuffer();
+    const UChar* chars = base == nullptr ? nullptr : base + start;
+    const int32_t length = end - start;
+    bool ascii = chars != nullptr;
+    for (int32_t i = 0; ascii && i < length; ++i) ascii = chars[i] < 0x80;
+    if (ascii) {
+      // Case folding maps only A-Z of ASCII, and leaves it ASCII (so UTF-8 as it is): the same
+      // bytes as the ICU steps below, without them.
+      for (int32_t i = 0; i < length; ++i) {
+        const char c = static_cast<char>(chars[i]);
+        folded.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+      }
+    } else {
+      word.setTo(u, start, length);
+      word.foldCase(U_FOLD_CASE_DEFAULT);
+      word.findAndReplace(icu::UnicodeString(static_cast<UChar>(0x2019)),
+                          icu::UnicodeString(static_cast<UChar>(0x27)));
+      word.toUTF8String(folded);
+    }
     if (folded.empty() || folded.size() > kMaxTermBytes) continue;  // step 4
     if (stop_words_ && IsEnglishStopWord(folded)) continue;         // step 5
     if (worker->stemmer != nullptr) {                               // step 6
+      auto cached = worker->stems.find(folded);
+      if (cached != worker->stems.end()) {
+        out->push_back(TextToken{cached->second, at});
+        continue;
+      }
+      const std::string word_folded = folded;
       const sb_symbol* stem =
           sb_stemmer_stem(worker->stemmer, reinterpret_cast<const sb_symbol*>(folded.data()),
                           static_cast<int>(folded.size()));
@@ -200,6 +228,8 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
       }
       const int n = sb_stemmer_length(worker->stemmer);
       if (n > 0) folded.assign(reinterpret_cast<const char*>(stem), static_cast<size_t>(n));
+      if (worker->stems.size() >= kMaxStems) worker->stems.clear();
+      worker->stems.emplace(word_folded, folded);
     }
     out->push_back(TextToken{folded, at});
   }

@@ -8,10 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "index/shard_index.h"
@@ -24,7 +26,8 @@ std::optional<std::string> RandomText(std::mt19937& rng) {
                                  "the", "of",    "run",  "running", "new",  "york"};
   if (rng() % 6 == 0) return std::nullopt;
   std::string s;
-  const size_t words = rng() % 9;
+  // Now and then a row longer than Block::lengths holds (TextIndex::kLongRow).
+  const size_t words = rng() % 40 == 0 ? 320 + rng() % 60 : rng() % 9;
   for (size_t w = 0; w < words; ++w) s += std::string(kWords[rng() % 12]) + " ";
   return s;
 }
@@ -84,6 +87,7 @@ void ExpectServes(const TextIndex& index, const std::vector<std::optional<std::s
     std::vector<uint32_t> ordinals;
     uint32_t last = 0;
     bool first = true;
+    std::vector<std::pair<uint32_t, uint32_t>> term_peaks;
     for (const TextIndex::Block& b : p.blocks()) {
       ASSERT_GT(b.size(), 0u);
       ASSERT_LE(b.size(), 2 * TextIndex::kBlockSize);
@@ -98,12 +102,56 @@ void ExpectServes(const TextIndex& index, const std::vector<std::optional<std::s
                                         b.positions.begin() + b.position_starts[i + 1]);
         EXPECT_EQ(pos, it->second[o]) << term << " row " << o;
         EXPECT_EQ(b.tfs[i], pos.size());
+        EXPECT_EQ(b.lengths[i], std::min<uint32_t>(index.DocumentLength(o), TextIndex::kLongRow));
         max_tf = std::max(max_tf, b.tfs[i]);
         min_len = std::min(min_len, index.DocumentLength(o));
       }
       EXPECT_EQ(b.max_tf, max_tf) << term;
       EXPECT_EQ(b.min_length, min_len) << term;
+      // Peaks: the pairs no other entry of the block dominates, by brute force.
+      std::vector<std::pair<uint32_t, uint32_t>> peaks;
+      for (size_t i = 0; i < b.size(); ++i) {
+        const uint32_t tf = b.tfs[i], len = index.DocumentLength(b.ordinals[i]);
+        bool dominated = false;
+        for (size_t j = 0; j < b.size(); ++j) {
+          const uint32_t tf2 = b.tfs[j], len2 = index.DocumentLength(b.ordinals[j]);
+          dominated = dominated || (tf2 >= tf && len2 <= len && (tf2 > tf || len2 < len));
+        }
+        if (!dominated) peaks.emplace_back(tf, len);
+      }
+      std::sort(peaks.begin(), peaks.end());
+      peaks.erase(std::unique(peaks.begin(), peaks.end()), peaks.end());
+      std::vector<uint32_t> flat;
+      for (const auto& [tf, len] : peaks) {
+        flat.push_back(tf);
+        flat.push_back(len);
+        term_peaks.emplace_back(tf, len);
+      }
+      EXPECT_EQ(b.peaks, flat) << term;
     }
+    // The term's peaks: those of its blocks' peaks that no other dominates.
+    std::vector<uint32_t> want_peaks;
+    for (const auto& [tf, len] : term_peaks) {
+      bool dominated = false;
+      for (const auto& [tf2, len2] : term_peaks) {
+        dominated = dominated || (tf2 >= tf && len2 <= len && (tf2 > tf || len2 < len));
+      }
+      if (dominated) continue;
+      want_peaks.push_back(tf);
+      want_peaks.push_back(len);
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> sorted_peaks;
+    for (size_t i = 0; i < want_peaks.size(); i += 2) {
+      sorted_peaks.emplace_back(want_peaks[i], want_peaks[i + 1]);
+    }
+    std::sort(sorted_peaks.begin(), sorted_peaks.end());
+    sorted_peaks.erase(std::unique(sorted_peaks.begin(), sorted_peaks.end()), sorted_peaks.end());
+    want_peaks.clear();
+    for (const auto& [tf, len] : sorted_peaks) {
+      want_peaks.push_back(tf);
+      want_peaks.push_back(len);
+    }
+    EXPECT_EQ(p.peaks(), want_peaks) << term;
     EXPECT_EQ(ordinals.size(), it->second.size()) << term;
     EXPECT_EQ(p.rows(), RowSet::Of(ordinals.data(), ordinals.size())) << term;
     uint64_t live = 0;

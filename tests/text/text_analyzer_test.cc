@@ -51,6 +51,41 @@ TEST(TextAnalyzerTest, EnglishIsWordsFoldedStopWordsDroppedAndPorter2Stems) {
       "strass@0 \u03c3\u03af\u03c3\u03c5\u03c6\u03bf\u03c3@1 fine@2 caf\u00e9@3");
 }
 
+// An ASCII word is folded byte by byte and every other word by ICU; the two agree wherever a
+// word's case can be written either way (the ASCII K and the Kelvin sign fold to the same k,
+// U+2019 and ' make the same word), and a word of both kinds goes the ICU way as a whole.
+TEST(TextAnalyzerTest, AsciiWordsFoldAsIcuFoldsThem) {
+  EXPECT_EQ(Show(Analyze("simple", "KELVIN \u212aelvin kelvin MiXeD123 A_B DON'T Don\u2019t")),
+            "kelvin@0 kelvin@1 kelvin@2 mixed123@3 a_b@4 don't@5 don't@6");
+  EXPECT_EQ(Show(Analyze("simple", "CAF\u00c9 Caf\u00e9 cafe NA\u00cfVE")),
+            "caf\u00e9@0 caf\u00e9@1 cafe@2 na\u00efve@3");
+}
+
+// Stems are remembered per worker (and forgotten past a bound): analyzing more distinct words
+// than it remembers, twice, gives the same stems both times, and as one word alone does.
+TEST(TextAnalyzerTest, RememberedStemsAreTheStemmersOwn) {
+  std::string text;
+  std::vector<std::string> words;
+  for (int i = 0; i < 70000; ++i) {
+    std::string w = "running";
+    for (int x = i; x > 0; x /= 26) w += static_cast<char>('a' + x % 26);
+    w += (i % 3 == 0) ? "ing" : (i % 3 == 1 ? "ed" : "ness");
+    words.push_back(w);
+    text += w + " ";
+  }
+  const std::vector<TextToken> first = Analyze("english", text);
+  const std::vector<TextToken> second = Analyze("english", text);
+  ASSERT_EQ(first.size(), words.size());
+  ASSERT_EQ(Show(first), Show(second));
+  for (size_t i = 0; i < words.size(); i += 997) {
+    const std::vector<TextToken> alone = Analyze("english", words[i]);
+    ASSERT_EQ(alone.size(), 1u);
+    EXPECT_EQ(alone[0].term, first[i].term) << words[i];
+  }
+  EXPECT_EQ(Show(Analyze("english", "running runs ran")), "run@0 run@1 ran@2");
+  EXPECT_EQ(Show(Analyze("english", "running runs ran")), "run@0 run@1 ran@2");
+}
+
 TEST(TextAnalyzerTest, SimpleKeepsEveryWordFoldedAndUnstemmed) {
   EXPECT_EQ(Show(Analyze("simple", "The Quick Brown Foxes jumped over the lazy dogs.")),
             "the@0 quick@1 brown@2 foxes@3 jumped@4 over@5 the@6 lazy@7 dogs@8");
