@@ -11,7 +11,11 @@ The driver (the process that made the :class:`ShardedCollection`) only routes an
   passing-row count and returns its top k, and the driver merges them exactly on (distance,
   id) in the metric's order, so the answer is the one a single collection holding every row
   gives;
-- ``count``, ``delete(filter=...)`` and ``update`` go to every shard and add up.
+- ``count``, ``delete(filter=...)`` and ``update`` go to every shard and add up;
+- range search, pages and group-by (``search(radius=...)``, ``offset``/``after``,
+  ``group_by``) merge the shards' answers into one collection's (see
+  :meth:`ShardedCollection.search` and sieve._ray_shapes); ``snapshot()`` takes a snapshot on every shard. Text and hybrid
+  queries are refused (NotSupported): BM25 statistics are per shard.
 
 ::
 
