@@ -11,7 +11,11 @@ The driver (the process that made the :class:`ShardedCollection`) only routes an
   passing-row count and returns its top k, and the driver merges them exactly on (distance,
   id) in the metric's order, so the answer is the one a single collection holding every row
   gives;
-- ``count``, ``delete(filter=...)`` and ``update`` go to every shard and add up.
+- ``count``, ``delete(filter=...)`` and ``update`` go to every shard and add up;
+- range search, pages and group-by (``search(radius=...)``, ``offset``/``after``,
+  ``group_by``) merge the shards' answers into one collection's (see
+  :meth:`ShardedCollection.search` and sieve._ray_shapes); ``snapshot()`` takes a snapshot on every shard. Text and hybrid
+  queries are refused (NotSupported): BM25 statistics are per shard.
 
 ::
 
@@ -72,9 +76,10 @@ import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from . import _arrays, _columns, errors
-from ._results import SearchResult
+from . import _ray_shapes as _shapes
+from ._results import Group, GroupedResult, SearchResult
 
-__all__ = ["ShardedCollection", "ShardedSearchResult", "shard_of"]
+__all__ = ["ShardedCollection", "ShardedSearchResult", "ShardedSnapshot", "shard_of"]
 
 # Part of a sharded collection's layout: changing it moves rows to other shards.
 _ROUTE_SALT = np.uint64(0x243F6A8885A308D3)
@@ -127,6 +132,136 @@ class ShardedSearchResult(SearchResult):
 
     def __repr__(self) -> str:
         return SearchResult.__repr__(self)[:-1] + ", coverage=%.3g)" % self.coverage
+
+
+class ShardedSnapshot:
+    """A snapshot of every shard of a :class:`ShardedCollection` (its :meth:`snapshot
+    <ShardedCollection.snapshot>`): pass it as ``snapshot=`` to its ``search`` and ``count``.
+
+    Attributes: ``numbers`` ({shard: the number of its database's snapshot}). Release it when
+    done: :meth:`release`, or a ``with`` block.
+    """
+
+    def __init__(self, collection: "ShardedCollection", numbers: Mapping[int, int]) -> None:
+        self._collection = collection
+        self.numbers = dict(numbers)
+        self._released = False
+
+    @property
+    def released(self) -> bool:
+        """Whether :meth:`release` was called."""
+        return self._released
+
+    def release(self) -> None:
+        """Releases every shard's snapshot (later calls do nothing)."""
+        if not self._released:
+            self._released = True
+            self._collection._release(self.numbers)
+
+    def __enter__(self) -> "ShardedSnapshot":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return "sieve.ray.ShardedSnapshot(%r%s)" % (self.numbers,
+                                                   ", released" if self._released else "")
+
+
+def _row_list(answer: tuple, query: int) -> tuple[np.ndarray, np.ndarray]:
+    """One query's (ids, distances) from a shard's answer (ids, distances, counts, ...)."""
+    n = int(answer[2][query])
+    return answer[0][query, :n], answer[1][query, :n]
+
+
+class _SearchCall:
+    """One search's calls to the shards: the queries (put into the object store once), the
+    snapshot numbers, and what the result needs from them."""
+
+    def __init__(self, coll: "ShardedCollection", queries: np.ndarray,
+                 snapshots: dict[int, int] | None, explain: bool, partial: bool,
+                 timeout_s: float | None, t0: float) -> None:
+        self.coll = coll
+        self.queries = queries
+        self.snapshots = snapshots
+        self.explain = explain
+        self.partial = bool(partial)
+        self.timeout_s = coll.timeout_s if timeout_s is None else float(timeout_s)
+        self.t0 = t0
+        self.include: str | None = None
+        self.missing: dict[int, str] = {}
+        self.last: dict[int, Any] = {}
+        self._ref = None
+
+    def no_partial(self, what: str) -> None:
+        if self.partial:
+            raise errors.InvalidArgument(
+                "partial=True takes plain and range searches only: %s needs every shard's "
+                "answer" % what)
+
+    def run(self, kwargs: "dict[str, Any] | Callable[[int], dict[str, Any]]", *,
+            queries: np.ndarray | None = None, hold: bool = False,
+            release: bool = False) -> dict[int, Any]:
+        """Every shard's answer to Collection.search(**kwargs) (a dict, or a function of the
+        shard): {shard: (kind, value, plan, ms, held snapshot)}."""
+        kwargs_of = kwargs if callable(kwargs) else (lambda s: kwargs)
+        if queries is None:
+            if self._ref is None:
+                self._ref = ray.put(self.queries)
+            ref = self._ref
+        else:
+            ref = ray.put(queries)
+        snaps = None if hold else self.snapshots
+        values, missing, failed = self.coll._fanout(
+            "run_search",
+            lambda s: (ref, kwargs_of(s), None if snaps is None else snaps[s], hold, release),
+            range(self.coll.shards), partial=self.partial, timeout_s=self.timeout_s)
+        if hold and (failed or (missing and not self.partial)):
+            self.coll._release({s: v[4] for s, v in values.items()})
+        if failed:
+            raise _first_error(failed, len(values) + len(missing))
+        if missing and not self.partial:
+            raise self.coll._unavailable("search", missing, self.timeout_s)
+        self.missing = missing
+        self.last = values
+        return values
+
+    def refuse(self, kwargs: dict[str, Any]) -> None:
+        """Sends a request the driver will not merge (bad arguments) to the shards as it is,
+        so that the engine's own error comes back; raises it."""
+        self.partial = False
+        self.run(kwargs)
+        raise errors.Internal("sieve.ray: the shards took a search the driver refuses: %s"
+                              % sorted(k for k, v in kwargs.items() if v is not None))
+
+    def shard_plans(self, values: dict[int, Any]) -> list[dict[str, Any]]:
+        return [{"shard": s, "node": self.coll.nodes[s], "ms": round(values[s][3], 3),
+                 "plan": values[s][2]} for s in sorted(values)]
+
+    def result(self, ids: np.ndarray, distances: np.ndarray, counts: np.ndarray,
+               rows: list | None, t_merge: float, values: dict[int, Any] | None = None
+               ) -> ShardedSearchResult:
+        values = self.last if values is None else values
+        answered = sorted(values)
+        plan = None
+        if self.explain:
+            shard_plans = self.shard_plans(values)
+            now = time.perf_counter()
+            plan = {"passing_rows": sum(p["plan"].get("passing_rows", 0) for p in shard_plans
+                                        if isinstance(p["plan"].get("passing_rows"), int)),
+                    "filter_mode": shard_plans[0]["plan"].get("filter_mode", "")
+                    if shard_plans else "",
+                    "path": shard_plans[0]["plan"].get("path", "") if shard_plans else "",
+                    "coverage": len(answered) / self.coll.shards,
+                    "stages_ms": {"shards": round((t_merge - self.t0) * 1e3, 3),
+                                  "merge": round((now - t_merge) * 1e3, 3),
+                                  "total": round((now - self.t0) * 1e3, 3)},
+                    "shards": shard_plans}
+        result = ShardedSearchResult(ids, distances, counts, plan, answered,
+                                     sorted(self.missing), self.missing, self.coll.shards)
+        result.rows = rows
+        return result
 
 
 def _error(code: str, message: str) -> errors.Error:
@@ -183,6 +318,7 @@ class _Shard:
 
         self._error: tuple[str, str] | None = None
         self._db = None
+        self._snapshots: dict[int, Any] = {}  # sieve.Snapshot by number, held for the driver
         self.reconstructed = _was_restarted()
         self.dir = os.path.join(path, name, "shard-%04d" % shard)
         self.where = "%s on %s" % (self.dir, socket.gethostname())
@@ -257,16 +393,57 @@ class _Shard:
                                             bool(validate_only)))
 
     @_guarded
-    def search(self, queries: np.ndarray, k: int, filter: str, filters: list[str] | None,
-               device: str, path: str, explain: bool, include: str) -> tuple:
+    def run_search(self, queries: np.ndarray, kwargs: dict[str, Any], snapshot: int | None,
+                   hold: bool, release: bool) -> tuple:
+        """Collection.search with ``kwargs`` under snapshot ``snapshot`` (None: the latest;
+        ``hold``: a new one, kept and its number returned; ``release``: released afterwards).
+        Returns (kind, value, plan, ms, snapshot number or None)."""
         t0 = time.perf_counter()
-        r = self.coll.search(queries, k=k, filter=filter or None, filters=filters,
-                             device=device, path=path, explain=explain, include=include or None)
-        return r.ids, r.distances, r.counts, r.plan, r.rows, (time.perf_counter() - t0) * 1e3
+        if hold:
+            snapshot = self._take()
+        try:
+            r = self.coll.search(queries, snapshot=self._snapshot(snapshot), **kwargs)
+        finally:
+            if release and snapshot is not None:
+                self._give_back(snapshot)
+        ms = (time.perf_counter() - t0) * 1e3
+        if hasattr(r, "groups"):
+            value = [[(g.value, g.ids, g.distances, g.rows) for g in gs] for gs in r.groups]
+            return "groups", value, r.plan, ms, snapshot if hold else None
+        return ("rows", (r.ids, r.distances, r.counts, r.rows, r.limit_reached, r.next),
+                r.plan, ms, snapshot if hold else None)
+
+    def _snapshot(self, number: int | None) -> Any:
+        if number is None:
+            return None
+        snap = self._snapshots.get(number)
+        if snap is None:
+            raise errors.InvalidArgument(
+                "%s: snapshot %d is not held here (released, or this shard's actor restarted "
+                "since it was taken: take a new one)" % (self.where, number))
+        return snap
+
+    def _take(self) -> int:
+        snap = self._db.snapshot()
+        self._snapshots[snap.id] = snap
+        return snap.id
+
+    def _give_back(self, number: int) -> None:
+        snap = self._snapshots.pop(number, None)
+        if snap is not None:
+            snap.release()
 
     @_guarded
-    def count(self, filter: str) -> int:
-        return self.coll.count(filter or None)
+    def take_snapshot(self) -> int:
+        return self._take()
+
+    @_guarded
+    def release_snapshot(self, number: int) -> None:
+        self._give_back(number)
+
+    @_guarded
+    def count(self, filter: str, snapshot: int | None = None) -> int:
+        return self.coll.count(filter or None, snapshot=self._snapshot(snapshot))
 
     @_guarded
     def get(self, ids: np.ndarray, include: str) -> list:
@@ -709,10 +886,6 @@ class ShardedCollection:
                 out[pos] = row
         return out
 
-    def count(self, filter: str | None = None) -> int:
-        """The exact number of live rows passing ``filter`` (every live row without one)."""
-        return int(sum(self._each("count", lambda s: (filter or "",)).values()))
-
     def __len__(self) -> int:
         return self.count()
 
@@ -786,50 +959,143 @@ class ShardedCollection:
 
     # -- search -------------------------------------------------------------------------------
 
-    def search(self, queries: Any, k: int = 10, filter: str | None = None,
+    def snapshot(self) -> "ShardedSnapshot":
+        """Takes a snapshot on every shard (:meth:`sieve.Database.snapshot` of each shard's
+        database): pass it as ``snapshot=`` to :meth:`search` and :meth:`count` to read one
+        version of every shard across calls while writes go on (pages read under one snapshot
+        hold every row exactly once). The shards are not frozen at one instant together: each
+        shard's snapshot holds the writes that shard had acknowledged when it was taken.
+        Release it when done (:meth:`ShardedSnapshot.release` or a ``with`` block); a shard
+        whose actor restarts loses it, and a read given it then raises InvalidArgument."""
+        return ShardedSnapshot(self, self._each("take_snapshot", lambda s: ()))
+
+    def _snapshot_numbers(self, snapshot: "ShardedSnapshot | None") -> dict[int, int] | None:
+        if snapshot is None:
+            return None
+        if not isinstance(snapshot, ShardedSnapshot) or snapshot._collection is not self:
+            raise TypeError("snapshot must be a sieve.ray.ShardedSnapshot of this collection "
+                            "(ShardedCollection.snapshot()), not %s" % type(snapshot).__name__)
+        if snapshot.released:
+            raise errors.InvalidArgument("the snapshot was released")
+        return snapshot.numbers
+
+    def count(self, filter: str | None = None, *,
+              snapshot: "ShardedSnapshot | None" = None) -> int:
+        """The exact number of live rows passing ``filter`` (every live row without one), of
+        ``snapshot`` when given."""
+        snaps = self._snapshot_numbers(snapshot)
+        return int(sum(self._each(
+            "count", lambda s: (filter or "", None if snaps is None else snaps[s])).values()))
+
+    def search(self, queries: Any = None, k: int = 10, filter: str | None = None,
                filters: Sequence[str | None] | None = None, device: str = "auto",
-               path: str = "auto", explain: bool = False, include: str | None = None, *,
-               partial: bool = False, timeout_s: float | None = None) -> ShardedSearchResult:
-        """Exact k-nearest-neighbour search over every shard, optionally filtered, as
-        :meth:`sieve.Collection.search` (same arguments and result layout).
+               path: str = "auto", explain: bool = False,
+               include: str | Sequence[str] | None = None, *,
+               snapshot: "ShardedSnapshot | None" = None, text: str | None = None,
+               text_field: str | None = None, fusion: str = "rrf", rrf_c: float = 60.0,
+               vector_weight: float = 1.0, text_weight: float = 1.0, depth: int = 0,
+               group_by: str | None = None, group_size: int = 1,
+               group_strategy: str = "auto", radius: float | None = None,
+               limit: int | None = None, offset: int | None = None,
+               after: str | Sequence[str | None] | None = None,
+               partial: bool = False, timeout_s: float | None = None
+               ) -> "ShardedSearchResult | GroupedResult":
+        """Exact k-nearest-neighbour search over every shard, optionally filtered; or the k
+        best groups (``group_by``), a range search (``radius``), or a page (``offset`` or
+        ``after``): as :meth:`sieve.Collection.search` (same arguments and result layout),
+        with the answer one collection holding every row gives (docs/python.md#many-hosts-sieveray
+        says how each shape is merged, and the one way its order can differ).
 
         The queries (sent once, through Ray's object store) and the filter text go to every
-        shard; each plans from its own exact passing-row count and returns its best k, and
-        the driver merges them on (distance, id) in the metric's order.
+        shard; each plans from its own exact passing-row count and answers, and the driver
+        merges the answers on (distance, id) in the metric's order:
+
+        - plain: each shard's best k;
+        - ``radius``: each shard's rows within the radius (at most ``limit``);
+          ``limit_reached`` is true where a shard reached it or the shards' rows together pass
+          it;
+        - ``offset``: each shard's best offset + k; ``after``: each shard's rows after the
+          cursor. ``result.next`` is a sieve.ray cursor (not an embedded collection's: it holds
+          the rows consumed from each shard), valid for this collection only;
+        - ``group_by``: two rounds, under one snapshot per shard (taken for the search when
+          none is given): each shard's k best groups (by their best rows) decide the k groups,
+          then every shard returns each chosen group's ``group_size`` best rows.
 
         Args:
+            snapshot: a :class:`ShardedSnapshot` (:meth:`snapshot`): search its rows.
+            text, text_field, fusion, rrf_c, vector_weight, text_weight, depth: refused
+                (NotSupported): BM25 statistics are per shard, so a shard's scores are not the
+                ones one collection would give.
             partial: False (the default): wait for every shard, retrying shards that are
                 down, until ``timeout_s``; then raise Unavailable naming those that did not
-                answer. True: ask each shard once and return what answered within
-                ``timeout_s``, with ``coverage < 1`` and ``missing`` naming the others.
+                answer. True (plain and range searches only): ask each shard once and return
+                what answered within ``timeout_s``, with ``coverage < 1`` and ``missing``
+                naming the others.
             timeout_s: default: the collection's ``timeout_s``.
 
         Raises:
-            InvalidArgument: as Collection.search (from the shards, shard named).
+            InvalidArgument: as Collection.search (from the shards: the message one collection
+                gives when every shard gave it, else with the shard named); a cursor this
+                collection did not give; ``partial`` with group_by, offset or after.
+            NotSupported: a text or hybrid query.
             Unavailable: (not ``partial``) a shard did not answer within ``timeout_s``.
         """
-        if filter and filters is not None:
+        t0 = time.perf_counter()
+        k = _arrays.k_value(k)
+        include = _arrays.include_text(include)
+        filter, per_query = _arrays.search_filters(filter, filters)
+        if text is not None or text_field is not None:
+            raise errors.NotSupported(
+                "sieve.ray: a sharded collection takes no text query (text, text_field): BM25 "
+                "scores rest on per-collection statistics (rows, average length, rows holding "
+                "each term), which each shard keeps for its own rows only, so merged scores "
+                "would differ from one collection's")
+        if filter and per_query is not None:
             # The engine's rule, checked before the request is sent to every shard.
             raise errors.InvalidArgument("a search takes one filter for every query (filter) "
                                          "or one per query (filters), not both")
-        t0 = time.perf_counter()
+        if queries is None:
+            raise errors.InvalidArgument("search: give queries (sieve.ray takes no text query)")
         q = _arrays.matrix(queries, "queries")
-        k = _arrays.k_value(k)
-        include = _arrays.include_text(include)
-        per_query = None if filters is None else ["" if f is None else str(f) for f in filters]
-        q_ref = ray.put(q)
-        values, missing, failed = self._fanout(
-            "search",
-            lambda s: (q_ref, k, filter or "", per_query, device, path, bool(explain),
-                       include),
-            range(self.shards), partial=partial, timeout_s=timeout_s)
-        if failed:
-            raise _first_error(failed, len(values) + len(missing))
-        if missing and not partial:
-            raise self._unavailable("search", missing,
-                                    self.timeout_s if timeout_s is None else timeout_s)
+        call = _SearchCall(self, q, self._snapshot_numbers(snapshot), bool(explain), partial,
+                           timeout_s, t0)
+        base = dict(k=k, filter=filter or None, filters=per_query, device=device, path=path,
+                    explain=bool(explain), include=include or None)
+        call.include = include or None
+        if group_by is not None:
+            if radius is not None or offset is not None or after is not None:
+                raise errors.InvalidArgument(
+                    "group_by does not combine with radius, offset or after: a grouped search "
+                    "returns the k best groups")
+            by, size, strategy = _arrays.group_args(group_by, group_size, group_strategy)
+            call.no_partial("group_by")
+            grouped = dict(base, group_by=by, group_size=size, group_strategy=strategy)
+            if not (1 <= k <= _shapes.MAX_K and 1 <= size <= 100000
+                    and k * size <= _shapes.MAX_K):
+                call.refuse(grouped)
+            return self._search_groups(call, grouped)
+        radius, limit, offset, after = _arrays.range_and_pages(radius, limit, offset, after)
+        if radius is not None:
+            if offset is not None or after is not None:
+                call.refuse(dict(base, radius=radius, limit=limit, offset=offset, after=after))
+            return self._search_range(call, dict(base, radius=radius, limit=limit))
+        if offset is not None or after is not None:
+            call.no_partial("offset and after")
+            raw = dict(base, offset=offset, after=after)
+            if ((offset is not None and after is not None) or not 1 <= k <= _shapes.MAX_K
+                    or (offset is not None and not 0 <= offset <= _shapes.MAX_K - k)
+                    or (after is not None and len(after) != q.shape[0])):
+                call.refuse(raw)
+            return self._search_pages(call, base, offset, after)
+        return self._search_plain(call, base)
+
+    def _search_plain(self, call: "_SearchCall", base: dict[str, Any]) -> ShardedSearchResult:
+        k = base["k"]
+        got = call.run(base)
+        values = {s: v[1][:3] + (v[2], v[1][3], v[3]) for s, v in got.items()}
         t_merge = time.perf_counter()
         answered = sorted(values)
+        q = call.queries
         nq = q.shape[0]
         fill = -np.inf if self.metric == "ip" else np.inf
         if answered:
@@ -852,7 +1118,7 @@ class ShardedCollection:
         out_ids[~valid] = -1
         out_dist[~valid] = fill
         rows = None
-        if include:
+        if base["include"]:
             rows = []
             for qi in range(nq):
                 picked = []
@@ -860,22 +1126,157 @@ class ShardedCollection:
                     s = answered[col // k]
                     picked.append(values[s][4][qi][col % k])
                 rows.append(picked)
-        plan = None
-        if explain:
-            shard_plans = [{"shard": s, "node": self.nodes[s], "ms": round(values[s][5], 3),
-                            "plan": values[s][3]} for s in answered]
-            plan = {"passing_rows": sum(p["plan"]["passing_rows"] for p in shard_plans),
-                    "filter_mode": shard_plans[0]["plan"]["filter_mode"] if shard_plans else "",
-                    "path": shard_plans[0]["plan"]["path"] if shard_plans else "",
-                    "coverage": len(answered) / self.shards,
-                    "stages_ms": {"shards": round((t_merge - t0) * 1e3, 3),
-                                  "merge": round((time.perf_counter() - t_merge) * 1e3, 3),
-                                  "total": round((time.perf_counter() - t0) * 1e3, 3)},
-                    "shards": shard_plans}
-        result = ShardedSearchResult(out_ids, out_dist, counts, plan, answered,
-                                     sorted(missing), missing, self.shards)
-        result.rows = rows
+        return call.result(out_ids, out_dist, counts, rows, t_merge)
+
+    def _search_range(self, call: "_SearchCall", kwargs: dict[str, Any]) -> ShardedSearchResult:
+        limit = kwargs["limit"]
+        got = call.run(kwargs)
+        t_merge = time.perf_counter()
+        answered = sorted(got)
+        nq = call.queries.shape[0]
+        picked, reached = [], []
+        for qi in range(nq):
+            lists = [_row_list(got[s][1], qi) for s in answered]
+            merged = _shapes.merge(lists, self.metric, limit + 1)
+            reached.append(len(merged) > limit or any(got[s][1][4][qi] for s in answered))
+            picked.append(merged[:limit])
+        result = self._padded(call, got, answered, picked, max(
+            (len(p) for p in picked), default=0), t_merge)
+        result.limit_reached = reached
         return result
+
+    def _search_pages(self, call: "_SearchCall", base: dict[str, Any], offset: int | None,
+                      after: list[str] | None) -> ShardedSearchResult:
+        k, nq, shards = base["k"], call.queries.shape[0], self.shards
+        skip = offset or 0
+        states = [_shapes.PageState(shards) if not after or not after[qi] else
+                  _shapes.PageState.decode(after[qi], shards, qi, k) for qi in range(nq)]
+        # Per shard the rows asked for: the page, the rows before it (offset), and the rows of
+        # the cursor's bucket it consumed already (dropped again), doubled while a shard's
+        # answer loses more than that to rows rounding into the bucket from the better side.
+        asked = [min(_shapes.MAX_K, k + skip + max((st.in_bucket[s] for st in states),
+                                                   default=0)) for s in range(shards)]
+        while True:
+            def kwargs_of(s: int) -> dict[str, Any]:
+                if after is None:
+                    return dict(base, k=asked[s], offset=0)
+                return dict(base, k=asked[s], after=[
+                    st.shard_cursor(s, self.metric, asked[s]) for st in states])
+
+            got = call.run(kwargs_of)
+            t_merge = time.perf_counter()
+            kept: dict[tuple[int, int], np.ndarray] = {}
+            short = set()
+            for qi, st in enumerate(states):
+                for s in range(shards):
+                    ids, dist = _row_list(got[s][1], qi)
+                    keep = st.after_bucket(dist, s, self.metric)
+                    kept[qi, s] = keep
+                    if len(ids) == asked[s] and len(keep) < k + skip and asked[s] < _shapes.MAX_K:
+                        short.add(s)
+            if not short:
+                break
+            for s in short:
+                asked[s] = min(_shapes.MAX_K, 2 * asked[s])
+        picked, cursors = [], []
+        for qi, st in enumerate(states):
+            lists = []
+            for s in range(shards):
+                ids, dist = _row_list(got[s][1], qi)
+                lists.append((ids[kept[qi, s]], dist[kept[qi, s]]))
+            merged = _shapes.merge(lists, self.metric, skip + k)
+            # Positions in the merge are into the kept rows: map them back to the shard's list.
+            merged = [(key, i, s, int(kept[qi, s][j])) for key, i, s, j in merged]
+            page = merged[skip:]
+            picked.append(page)
+            cursors.append(st.advanced(merged, self.metric).encode() if len(page) == k else None)
+        result = self._padded(call, got, list(range(shards)), picked, k, t_merge)
+        result.next = cursors
+        return result
+
+    def _search_groups(self, call: "_SearchCall", kwargs: dict[str, Any]) -> GroupedResult:
+        k, size, by = kwargs["k"], kwargs["group_size"], kwargs["group_by"]
+        q = call.queries
+        nq = q.shape[0]
+        held = call.snapshots is None
+        try:
+            first = call.run(dict(kwargs, group_size=1, include=None), hold=held)
+            if held:
+                call.snapshots = {s: v[4] for s, v in first.items()}
+            # A group in the k best is among the k best of the shard holding its best row, so
+            # the shards' k best hold every group of the answer, each with its best row.
+            chosen: list[list[Any]] = []
+            for qi in range(nq):
+                best: dict[Any, tuple[float, int]] = {}
+                for s in sorted(first):
+                    for value, ids, dist, _ in first[s][1][qi]:
+                        key = (float(_shapes.keys(dist[:1], self.metric)[0]), int(ids[0]))
+                        if value not in best or key < best[value]:
+                            best[value] = key
+                chosen.append([v for _, v in sorted((key, v) for v, key in best.items())][:k])
+            pairs = [(qi, v) for qi in range(nq) for v in chosen[qi]]
+            out: list[list[Group]] = [[] for _ in range(nq)]
+            second: dict[int, Any] = {}
+            if pairs:
+                kind = self.attributes[by]
+                call_filters = []
+                for qi, value in pairs:
+                    own = (kwargs["filters"][qi] if kwargs["filters"] is not None
+                           else kwargs["filter"] or "")
+                    call_filters.append(_shapes.and_filters(
+                        own, _shapes.group_condition(by, value, kind)))
+                rows_kwargs = dict(kwargs, k=size, filter=None, filters=call_filters, offset=0)
+                for key in ("group_by", "group_size", "group_strategy"):
+                    rows_kwargs.pop(key)
+                second = call.run(rows_kwargs, queries=q[[qi for qi, _ in pairs]],
+                                  release=held)
+                held = False
+                for p, (qi, value) in enumerate(pairs):
+                    merged = _shapes.merge([_row_list(second[s][1], p) for s in sorted(second)],
+                                           self.metric, size)
+                    ids = np.array([r[1] for r in merged], dtype=np.int64)
+                    dist = np.array([second[r[2]][1][1][p, r[3]] for r in merged],
+                                    dtype=np.float32)
+                    rows = ([second[r[2]][1][3][p][r[3]] for r in merged]
+                            if kwargs["include"] else None)
+                    out[qi].append(Group(value, ids, dist, rows))
+        finally:
+            if held and call.snapshots:
+                self._release(call.snapshots)
+        plan = None
+        if call.explain:
+            plan = {"shape": "group", "group_by": by, "coverage": 1.0,
+                    "stages_ms": {"total": round((time.perf_counter() - call.t0) * 1e3, 3)},
+                    "rounds": [call.shard_plans(first)] + ([call.shard_plans(second)]
+                                                           if second else [])}
+        return GroupedResult(out, plan)
+
+    def _release(self, numbers: Mapping[int, int]) -> None:
+        """Releases shard snapshots, not waiting (a shard that is down has lost them)."""
+        for s, n in numbers.items():
+            if n is not None and s < len(self._actors):
+                self._actors[s].release_snapshot.remote(n)
+
+    def _padded(self, call: "_SearchCall", got: dict[int, Any], answered: list[int],
+                picked: list[list[tuple[float, int, int, int]]], width: int,
+                t_merge: float) -> ShardedSearchResult:
+        """A result [queries, width] from each query's merged rows (key, id, shard, position
+        in the shard's answer)."""
+        nq = len(picked)
+        fill = -np.inf if self.metric == "ip" else np.inf
+        ids = np.full((nq, width), -1, dtype=np.int64)
+        dist = np.full((nq, width), fill, dtype=np.float32)
+        counts = np.zeros(nq, dtype=np.int64)
+        rows = [] if call.include else None
+        for qi, merged in enumerate(picked):
+            counts[qi] = len(merged)
+            for j, (_, i, s, pos) in enumerate(merged):
+                ids[qi, j] = i
+                dist[qi, j] = got[s][1][1][qi, pos]
+            if rows is not None:
+                rows.append([got[s][1][3][qi][pos] for _, _, s, pos in merged])
+        return call.result(ids, dist, counts, rows, t_merge, got)
+
 
     # -- the collection -----------------------------------------------------------------------
 

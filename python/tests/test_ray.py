@@ -512,3 +512,275 @@ def test_a_shard_starts_without_a_deprecation_warning(cluster, tmp_path):
     probe = _WarningProbe.remote()
     assert ray.get(probe.open_shard.remote(str(tmp_path))) == []
     ray.kill(probe)
+
+
+# -- query shapes: range search, pages, group-by (each against one embedded collection) -------
+
+SHAPE_ATTRS = {"cat": "int", "brand": "string", "flag": "bool", "tags": "tags", "price": "float"}
+
+
+def shape_rows(n, seed, integer=False):
+    """Rows whose vectors repeat (duplicates land on different shards, so distances tie exactly
+    across shards); `integer`: small integer components, so that many distinct rows tie too."""
+    rng = np.random.default_rng(seed)
+    if integer:
+        v = rng.integers(-2, 3, (n, DIM)).astype(np.float32)
+    else:
+        v = rng.standard_normal((n, DIM)).astype(np.float32)
+        v[n // 2:] = v[:n - n // 2]  # every row of the second half duplicates one of the first
+    ids = rng.permutation(3 * n)[:n].astype(np.int64)
+    brands = ["b%d" % i for i in range(40)] + ["it's", 'say "x"']
+    attrs = {
+        "cat": np.ma.masked_array(rng.integers(0, 30, n), mask=rng.random(n) < 0.05),
+        "brand": [None if i % 11 == 0 else brands[rng.integers(0, len(brands))]
+                  for i in range(n)],
+        "flag": [None if i % 13 == 0 else bool(i % 3) for i in range(n)],
+        "tags": [list({"t%d" % rng.integers(0, 25) for _ in range(rng.integers(0, 4))})
+                 for i in range(n)],
+        "price": rng.uniform(0, 100, n),
+    }
+    return v, ids, attrs
+
+
+@pytest.fixture(scope="module")
+def shaped(cluster, tmp_path_factory):
+    """Per metric and data kind: a sharded collection and one embedded one with the same rows
+    (its actors ask for little CPU, so that the cluster has room for the tests' others)."""
+    made = {}
+    root = tmp_path_factory.mktemp("shapes")
+
+    def get(metric, integer=False):
+        key = (metric, integer)
+        if key not in made:
+            where = root / ("%s-%d" % key)
+            sharded = sray.ShardedCollection.create("items", where / "shards", SHARDS, dim=DIM,
+                                                    metric=metric, attributes=SHAPE_ATTRS,
+                                                    num_cpus=0.1)
+            db = sieve.open(where / "one")
+            one = db.create_collection("items", DIM, metric=metric, attributes=SHAPE_ATTRS)
+            v, ids, attrs = shape_rows(2400, seed=11, integer=integer)
+            sharded.ingest(v, attrs, ids)
+            one.ingest(v, attrs, ids)
+            made[key] = (sharded, db, one)
+        return made[key]
+
+    yield get
+    for sharded, db, _ in made.values():
+        sharded.close()
+        db.close()
+
+
+SHAPE_FILTERS = [None, "price < 40", "brand IN ('b1', 'b2', 'b3', 'it''s') OR cat < 5",
+                 "cat = 999"]
+
+
+def shape_queries(metric, integer, n=6):
+    rng = np.random.default_rng(5)
+    if integer:
+        return rng.integers(-2, 3, (n, DIM)).astype(np.float32)
+    return rng.standard_normal((n, DIM)).astype(np.float32)
+
+
+def assert_rows_equal(got, want):
+    """Exactly the same rows in the same order (ties ordered by id, as one collection)."""
+    np.testing.assert_array_equal(got.counts, want.counts)
+    assert got.ids.shape == want.ids.shape
+    np.testing.assert_array_equal(got.ids, want.ids)
+    np.testing.assert_array_equal(got.distances, want.distances)
+
+
+def radius_for(one, queries, metric, rank):
+    """A radius on the distance of the rank-th row of query 0 (a boundary with ties)."""
+    d = one.search(queries[:1], rank + 1).distances[0]
+    return float(d[rank])
+
+
+@pytest.mark.parametrize("metric,integer", [("l2", False), ("ip", False), ("cosine", False),
+                                            ("l2", True)])
+def test_range_search_equals_one_collection(shaped, metric, integer):
+    sharded, _, one = shaped(metric, integer)
+    queries = shape_queries(metric, integer)
+    proven_limit = 0
+    for rank in (0, 40, 400):
+        r = radius_for(one, queries, metric, rank)
+        for f in SHAPE_FILTERS[:3]:
+            for limit in (None, 1, 37):
+                want = one.search(queries, filter=f, radius=r, limit=limit)
+                got = sharded.search(queries, filter=f, radius=r, limit=limit)
+                assert_rows_equal(got, want)
+                assert got.limit_reached == want.limit_reached
+                proven_limit += sum(want.limit_reached)
+        per_query = [SHAPE_FILTERS[q % len(SHAPE_FILTERS)] for q in range(len(queries))]
+        want = one.search(queries, filters=per_query, radius=r, limit=50, include="brand,cat")
+        got = sharded.search(queries, filters=per_query, radius=r, limit=50,
+                             include=["brand", "cat"])
+        assert_rows_equal(got, want)
+        assert got.limit_reached == want.limit_reached
+        assert got.rows == want.rows
+    assert proven_limit > 0  # the limit was reached somewhere, and said so the same way
+    # The widest answer: more rows than any shard's share, so the merge is across shards.
+    r = radius_for(one, queries, metric, 1500)
+    want = one.search(queries, radius=r, limit=100000)
+    got = sharded.search(queries, radius=r, limit=100000)
+    assert_rows_equal(got, want)
+    assert want.counts.min() > 800
+
+
+@pytest.mark.parametrize("metric,integer", [("l2", False), ("ip", False), ("l2", True)])
+def test_pages_equal_one_collection(shaped, metric, integer):
+    sharded, db, one = shaped(metric, integer)
+    queries = shape_queries(metric, integer)
+    for f in (None, "price < 40"):
+        for k in (1, 7, 64):
+            for offset in (0, 3, 100):
+                want = one.search(queries, k, filter=f, offset=offset)
+                got = sharded.search(queries, k, filter=f, offset=offset)
+                assert_rows_equal(got, want)
+                assert [n is None for n in got.next] == [n is None for n in want.next]
+    # Paging with cursors through a query's whole order gives one collection's order: every
+    # row exactly once, ties at the page edges (duplicates across shards) included.
+    per_query = [SHAPE_FILTERS[q % len(SHAPE_FILTERS)] for q in range(len(queries))]
+    for k, rows_paged in ((1, 40), (13, 400), (250, 2400)):
+        everything = one.search(queries, 2400, filters=per_query)
+        cursor = [None] * len(queries)
+        pages = [[] for _ in queries]
+        ecursor = [None] * len(queries)
+        for _ in range(rows_paged // k + 2):
+            got = sharded.search(queries, k, filters=per_query, after=cursor, include="cat")
+            want = one.search(queries, k, filters=per_query, after=ecursor, include="cat")
+            assert_rows_equal(got, want)
+            assert got.rows == want.rows
+            assert [n is None for n in got.next] == [n is None for n in want.next]
+            for q in range(len(queries)):
+                pages[q].extend(got.ids[q, :got.counts[q]].tolist())
+            if all(n is None for n in got.next):
+                break
+            cursor = [n or "" for n in got.next]
+            ecursor = [n or "" for n in want.next]
+            # A query whose pages ended starts over: its next page is its first.
+        for q in range(len(queries)):
+            n = min(int(everything.counts[q]), len(pages[q]))
+            assert pages[q][:n] == everything.ids[q, :n].tolist()
+        assert max(len(p) for p in pages) >= min(rows_paged, 2400)
+
+
+def test_pages_under_a_snapshot(cluster, tmp_path):
+    sharded = sray.ShardedCollection.create("snap", tmp_path / "shards", SHARDS, dim=DIM,
+                                            attributes=SHAPE_ATTRS, num_cpus=0.1)
+    try:
+        v, ids, attrs = shape_rows(600, seed=3, integer=True)
+        sharded.ingest(v, attrs, ids)
+        queries = shape_queries("l2", True, n=2)
+        with sharded.snapshot() as snap:
+            first = sharded.search(queries, 50, snapshot=snap, after=["", ""])
+            before = sharded.count(snapshot=snap)
+            # Writes between pages: rows nearer than any page's, and deletes of rows to come.
+            new_ids = np.arange(10**9, 10**9 + 5, dtype=np.int64)
+            sharded.ingest(np.repeat(queries[:1], 5, axis=0), None, new_ids)
+            second = sharded.search(queries, 50, snapshot=snap, after=first.next)
+            sharded.delete(ids=second.ids[0, :10])
+            assert sharded.count(snapshot=snap) == before == 600
+            assert sharded.count() == 600 + 5 - 10
+            whole = sharded.search(queries, 150, snapshot=snap, offset=0)
+            again = sharded.search(queries, 50, snapshot=snap, after=first.next)
+            np.testing.assert_array_equal(again.ids, second.ids)
+            np.testing.assert_array_equal(whole.ids[:, :50], first.ids)
+            np.testing.assert_array_equal(whole.ids[:, 50:100], second.ids)
+            third = sharded.search(queries, 50, snapshot=snap, after=again.next)
+            np.testing.assert_array_equal(whole.ids[:, 100:], third.ids)
+            # Grouped searches read it too (both rounds).
+            grouped = sharded.search(queries, 3, group_by="cat", group_size=2, snapshot=snap)
+            assert all(i not in new_ids for gs in grouped for g in gs for i in g.ids)
+            # The latest rows differ: the new rows lead.
+            latest = sharded.search(queries[:1], 5)
+            assert sorted(latest.ids[0].tolist()) == new_ids.tolist()
+        assert snap.released
+        with pytest.raises(sieve.InvalidArgument, match="released"):
+            sharded.search(queries, 5, snapshot=snap)
+    finally:
+        sharded.close()
+
+
+def group_key(groups):
+    return [[(g.value, g.ids.tolist(), g.distances.tolist()) for g in gs] for gs in groups]
+
+
+@pytest.mark.parametrize("metric,integer", [("l2", False), ("ip", False), ("cosine", False),
+                                            ("l2", True)])
+def test_group_by_equals_one_collection(shaped, metric, integer):
+    sharded, _, one = shaped(metric, integer)
+    queries = shape_queries(metric, integer)
+    per_query = [SHAPE_FILTERS[q % len(SHAPE_FILTERS)] for q in range(len(queries))]
+    checked = 0
+    for field in ("cat", "brand", "flag", "tags"):
+        for k, size in ((1, 1), (5, 3), (40, 2)):
+            for f in (None, "price < 40"):
+                want = one.search(queries, k, filter=f, group_by=field, group_size=size)
+                got = sharded.search(queries, k, filter=f, group_by=field, group_size=size)
+                assert group_key(got) == group_key(want), (field, k, size, f)
+                checked += sum(len(g) for g in want)
+            want = one.search(queries, k, filters=per_query, group_by=field, group_size=size,
+                              include="brand,tags")
+            got = sharded.search(queries, k, filters=per_query, group_by=field,
+                                 group_size=size, include="brand,tags")
+            assert group_key(got) == group_key(want)
+            assert [[g.rows for g in gs] for gs in got] == [[g.rows for g in gs] for gs in want]
+    assert checked > 500
+    # A quoted string value ("it's") and a group with rows on every shard are among them.
+    want = one.search(queries, 42, group_by="brand", group_size=60)
+    got = sharded.search(queries, 42, group_by="brand", group_size=60, explain=True)
+    assert group_key(got) == group_key(want)
+    assert "it's" in [g.value for g in got[0]]
+    assert len(got.plan["rounds"]) == 2 and len(got.plan["rounds"][1]) == SHARDS
+
+
+def test_shapes_bad_input_as_one_collection(shaped):
+    sharded, _, one = shaped("l2", False)
+    q = shape_queries("l2", False, n=2)
+    cases = [
+        dict(radius=float("nan")), dict(radius=1.0, limit=0), dict(radius=1.0, offset=2),
+        dict(radius=1.0, after=["", ""]), dict(offset=-1), dict(offset=999995, k=10),
+        dict(offset=1, after=["", ""]), dict(after=[""]), dict(k=0, offset=1),
+        dict(group_by="price"), dict(group_by="nope"), dict(group_by="cat", group_size=0),
+        dict(group_by="cat", k=1000, group_size=1001), dict(group_by="cat", radius=1.0),
+        dict(group_by="cat", offset=0), dict(group_by="cat", group_strategy="odd"),
+        dict(radius=1.0, filter="cat <"), dict(offset=0, filter="nope = 1"),
+        dict(group_by="cat", filter="cat <"),
+    ]
+    for case in cases:
+        args = dict(k=5)
+        args.update(case)
+        with pytest.raises(sieve.Error) as want:
+            one.search(q, **args)
+        with pytest.raises(sieve.Error) as got:
+            sharded.search(q, **args)
+        assert type(got.value) is type(want.value), case
+        assert str(got.value) == str(want.value), case
+    for case in [dict(radius="1"), dict(limit=2.5, radius=1.0), dict(offset=True),
+                 dict(after=3), dict(group_by=1), dict(group_by="cat", group_size=1.5)]:
+        with pytest.raises(TypeError) as want:
+            one.search(q, 5, **case)
+        with pytest.raises(TypeError) as got:
+            sharded.search(q, 5, **case)
+        assert str(got.value) == str(want.value)
+    # Cursors: one collection's cursor, a damaged one, another shard count's.
+    good = sharded.search(q, 5, offset=0).next[0]
+    embedded = one.search(q, 5, offset=0).next[0]
+    for bad in (embedded, good[:-1] + "9", "r1.4" + good[4:], "nonsense"):
+        with pytest.raises(sieve.InvalidArgument, match="not a cursor a sieve.ray search"):
+            sharded.search(q, 5, after=[bad, ""])
+    with pytest.raises(sieve.InvalidArgument, match="partial=True"):
+        sharded.search(q, 5, offset=0, partial=True)
+    with pytest.raises(sieve.InvalidArgument, match="partial=True"):
+        sharded.search(q, 5, group_by="cat", partial=True)
+
+
+def test_text_queries_refused(shaped):
+    sharded, _, _ = shaped("l2", False)
+    q = shape_queries("l2", False, n=1)
+    for args in (dict(text="red shoe", text_field="title"), dict(text_field="title"),
+                 dict(text="red", text_field="title", fusion="weighted")):
+        with pytest.raises(sieve.NotSupported, match="BM25 .*per-collection statistics"):
+            sharded.search(q, 5, **args)
+    with pytest.raises(sieve.NotSupported, match="BM25"):
+        sharded.search(None, 5, text="red", text_field="title")
