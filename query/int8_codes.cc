@@ -83,15 +83,15 @@ Int8QueryTerms QueryTerms(const Int8Terms& y) {
 
 float Int8Estimate(int32_t dot, float row_scale, float query_scale) {
   volatile float d = static_cast<float>(dot);  // no contraction or excess precision
-  volatile float p = d * row_scale;
-  return p * query_scale;
+  volatile float p = row_scale * query_scale;
+  return d * p;
 }
 
 float Int8DotError(float row_a, float row_b, const Int8QueryTerms& q) {
   volatile float t1 = row_a * q.a;
   volatile float t2 = row_b * q.b;
   volatile float s = t1 + t2;
-  volatile float e = s + 0x1p-124f;
+  volatile float e = s + 0x1p-118f;
   return e * (1.0f + 0x1p-20f);
 }
 

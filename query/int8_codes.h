@@ -10,16 +10,18 @@
 //   x · y = s_x s_y (q_x · q_y) + s_x q_x · r_y + r_x · y,
 //   |x · y - s_x s_y (q_x · q_y)| <= s_x |q_x| |r_y| + |r_x| |y|          (Cauchy-Schwarz).
 //
-// What a device computes is the estimate est = fl(fl(fl(q_x · q_y) · s_x) · s_y): three float32
-// roundings, each within 2^-24 of its result or, below float32's normal range, 2^-149 absolute
-// (2^-126 where denormals flush to zero), so |est - s_x s_y (q_x · q_y)| <= 3 · 2^-24 (1 + 2^-23)
-// s_x |q_x| s_y |q_y| + 3 · 2^-126 (the products' magnitudes never exceed the exact one's
-// rounded). Hence, with the per-vector terms of Int8Terms (each rounded up),
+// What a device computes is the estimate est = fl(fl(q_x · q_y) · fl(s_x · s_y)): three float32
+// roundings, each fl(a b) = a b (1 + d) + h with |d| <= 2^-24 and |h| <= 2^-150 (denormals are
+// kept: the build uses neither fast math nor flush-to-zero). With |q_x · q_y| < 2^30, that is
+// |est - s_x s_y (q_x · q_y)| <= 3 · 2^-24 (1 + 2^-23) |s_x q_x| |s_y q_y| + 2^-119 (the scales'
+// product's h times at most 2^30 (1 + 2^-23), and the last product's h). Hence, with the
+// per-vector terms of Int8Terms (each rounded up),
 //
-//   |x · y - est| <= a_x A_y + b_x B_y + 2^-124,
+//   |x · y - est| <= a_x A_y + b_x B_y + 2^-118,
 //   a_x = s_x |q_x|, b_x = |r_x|; A_y = |r_y| + 2^-22 a_y, B_y = |y|                    (*)
 //
-// (2^-22 > 3 · 2^-24 (1 + 2^-23); 2^-124 > 3 · 2^-126). The terms are computed in float64 from
+// (2^-22 > 3 · 2^-24 (1 + 2^-23); 2^-118 > 2^-119 plus what the roundings of (*) itself may
+// lose below float32's normal range). The terms are computed in float64 from
 // the float32 inputs (each s q_j product exact, each difference and the sum of squares within
 // dim · 2^-53 of its value), widened by 2^-30 and rounded up to float32, so each is an upper
 // bound for dim <= kInt8MaxDim. Int8DotError evaluates (*) in float32 with round-to-nearest
@@ -83,9 +85,9 @@ struct Int8QueryTerms {
 };
 Int8QueryTerms QueryTerms(const Int8Terms& y);
 
-// est = fl(fl(float(dot) · s_x) · s_y), as the device computes it.
+// est = fl(float(dot) · fl(s_x · s_y)), as the device computes it.
 float Int8Estimate(int32_t dot, float row_scale, float query_scale);
-// (*) in float32, never below its right side: (a_x A_y + b_x B_y + 2^-124)(1 + 2^-20).
+// (*) in float32, never below its right side: (a_x A_y + b_x B_y + 2^-118)(1 + 2^-20).
 float Int8DotError(float row_a, float row_b, const Int8QueryTerms& q);
 // The allowance for the float32 reference (sample threshold and rescore) against the true dot,
 // relative to |x| |y|: 2 gamma_dim + 2^-21, rounded up.

@@ -122,7 +122,7 @@ __device__ __forceinline__ float DistanceError(float row_a, float row_b, float4 
                                                float qn2, float xn2) {
   const float t1 = __fmul_rn(row_a, qt.y);
   const float t2 = __fmul_rn(row_b, qt.z);
-  const float dot_err = __fmul_rn(__fadd_rn(__fadd_rn(t1, t2), 0x1p-124f), 1.0f + 0x1p-20f);
+  const float dot_err = __fmul_rn(__fadd_rn(__fadd_rn(t1, t2), 0x1p-118f), 1.0f + 0x1p-20f);
   const float qx = __fmul_rn(sqrtf(qn2), sqrtf(xn2));
   const float e = __fadd_rn(dot_err, __fmul_rn(ref, qx));
   if (kMetric == static_cast<int>(Metric::kInnerProduct)) return e;
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(kScanThreads) Int8ScanKernel(Int8ScanArgs a) {
       const uint64_t row = static_cast<uint64_t>(a.col_base + j);
       if (filter != nullptr && !TestBit(filter, static_cast<uint32_t>(row))) continue;
       const float4 rt = a.row_terms[row];
-      const float est = __fmul_rn(__fmul_rn(__int2float_rn(dv[e]), rt.x), qt.x);
+      const float est = __fmul_rn(__int2float_rn(dv[e]), __fmul_rn(rt.x, qt.x));
       d[e] = FinishDistance(kMetric, est, qn2, rt.w);
       err[e] = DistanceError<kMetric>(rt.y, rt.z, qt, a.ref, qn2, rt.w);
       const bool keep = kMin ? __fsub_rd(d[e], err[e]) <= t : __fadd_ru(d[e], err[e]) >= t;

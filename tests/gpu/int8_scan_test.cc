@@ -274,7 +274,8 @@ TEST_F(Int8ScanTest, ExactAgainstTheOracle) {
       const uint32_t dim = dtype == DType::kFloat16 ? 64 : 100;  // 100: codes padded to 112
       Shard s;
       std::vector<float> queries;
-      MakeData(data, rows, dim, nq, dtype, ++key, 36 + key, &s, &queries);
+      ++key;
+      MakeData(data, rows, dim, nq, dtype, key, 36 + key, &s, &queries);
       for (bool per_query : {false, true}) {
         const Filters f(rows, nq, per_query, key);
         for (Metric metric : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {

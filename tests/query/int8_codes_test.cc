@@ -20,7 +20,7 @@
 namespace sieve {
 namespace {
 
-enum class Kind { kRandom, kClustered, kLarge, kTiny, kZero, kSpike, kInteger };
+enum class Kind { kRandom, kClustered, kLarge, kTiny, kDenormal, kZero, kSpike, kInteger };
 
 const char* KindName(Kind k) {
   switch (k) {
@@ -28,6 +28,7 @@ const char* KindName(Kind k) {
     case Kind::kClustered: return "clustered";
     case Kind::kLarge: return "large";
     case Kind::kTiny: return "tiny";
+    case Kind::kDenormal: return "denormal";
     case Kind::kZero: return "zero";
     case Kind::kSpike: return "spike";
     case Kind::kInteger: return "integer";
@@ -50,6 +51,7 @@ std::vector<float> Rows(Kind kind, size_t n, uint32_t dim, uint64_t seed) {
         case Kind::kClustered: x[j] = centers[(i % 8) * dim + j] + 0.01f * normal(rng); break;
         case Kind::kLarge: x[j] = 1e15f * normal(rng); break;
         case Kind::kTiny: x[j] = 1e-20f * normal(rng); break;
+        case Kind::kDenormal: x[j] = 1e-39f * normal(rng); break;
         case Kind::kZero: x[j] = 0.0f; break;
         case Kind::kSpike: x[j] = j == i % dim ? 1000.0f : 1e-3f * normal(rng); break;
         case Kind::kInteger: x[j] = static_cast<float>(static_cast<int>(rng() % 255) - 127); break;
@@ -112,14 +114,17 @@ TEST(Int8CodesTest, QuantizeCodesAndPads) {
 // distance, over every kind of row and dims 1..1536.
 TEST(Int8CodesTest, BoundHolds) {
   const std::vector<uint32_t> dims = {1, 2, 3, 5, 16, 17, 31, 64, 96, 128, 255, 384, 768, 1536};
-  const std::vector<Kind> kinds = {Kind::kRandom, Kind::kClustered, Kind::kLarge, Kind::kTiny,
-                                   Kind::kZero,   Kind::kSpike,     Kind::kInteger};
+  const std::vector<Kind> kinds = {Kind::kRandom, Kind::kClustered, Kind::kLarge,
+                                   Kind::kTiny,   Kind::kDenormal,  Kind::kZero,
+                                   Kind::kSpike,  Kind::kInteger};
   uint64_t checked = 0, nonzero_err = 0;
   double worst_ratio = 0;
   for (uint32_t dim : dims) {
     const uint32_t cd = Int8CodeDim(dim);
     for (Kind rk : kinds) {
-      for (Kind qk : {Kind::kRandom, Kind::kClustered, rk}) {
+      // Queries of every magnitude against every kind of row (tiny or denormal rows against
+      // large queries: the scales' product is normal while a row's alone is not).
+      for (Kind qk : {Kind::kRandom, Kind::kClustered, Kind::kLarge, Kind::kDenormal, rk}) {
         const size_t n = dim >= 768 ? 12 : 40;
         const std::vector<float> rows = Rows(rk, n, dim, 7 + dim);
         const std::vector<float> queries = Rows(qk, 4, dim, 1000 + dim);
