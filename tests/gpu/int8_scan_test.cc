@@ -331,7 +331,8 @@ TEST_F(Int8ScanTest, AppendsCodeNewRows) {
   RunAndCheck("prefix 120000", Metric::kInnerProduct, s, f1, queries, nq, 64, &fell_back);
 }
 
-// Without the option the planner never plans int8 and no codes are kept.
+// Without the option the planner never plans int8 and no codes are kept; with it the same shard
+// holds the codes' bytes more and finds the same neighbours.
 TEST(Int8ScanOptionTest, OffByDefault) {
   std::unique_ptr<GpuExecutor> exec;
   const Status st = GpuExecutor::Create(GpuExecutorOptions(), &exec);
@@ -353,7 +354,29 @@ TEST(Int8ScanOptionTest, OffByDefault) {
   ASSERT_TRUE(exec->Search(s.view, f.batch, req, &result).ok());
   EXPECT_EQ(exec->path_counts().candidate_int8, 0u);
   EXPECT_NE(result.products, "int8");
-  EXPECT_LT(exec->resident_bytes(), uint64_t{100000} * (32 * 2 + 4 + 32));
+  // The same shard on an executor with the codes holds their bytes more: each row's code (dim
+  // padded to 16) and its four floats, at the buffer's capacity.
+  GpuExecutorOptions o;
+  o.candidate_int8 = true;
+  std::unique_ptr<GpuExecutor> with_codes;
+  ASSERT_TRUE(GpuExecutor::Create(o, &with_codes).ok());
+  PlanRequest(*with_codes, s.view, f.batch, &req);
+  EXPECT_EQ(req.topk.products, Products::kInt8);
+  ExecResult coded;
+  ASSERT_TRUE(with_codes->Search(s.view, f.batch, req, &coded).ok());
+  EXPECT_EQ(coded.products, "int8");
+  EXPECT_EQ(with_codes->path_counts().candidate_int8, 1u);
+  const uint64_t extra = with_codes->resident_bytes() - exec->resident_bytes();
+  EXPECT_GE(extra, uint64_t{100000} * Int8CodeBytesPerRow(32));
+  EXPECT_LT(extra, uint64_t{100000 + 256} * Int8CodeBytesPerRow(32) * 2);
+  ASSERT_EQ(coded.neighbors.size(), result.neighbors.size());
+  for (size_t q = 0; q < result.neighbors.size(); ++q) {
+    ASSERT_EQ(coded.neighbors[q].size(), result.neighbors[q].size());
+    for (size_t i = 0; i < result.neighbors[q].size(); ++i) {
+      EXPECT_NEAR(coded.neighbors[q][i].second, result.neighbors[q][i].second, 1e-3)
+          << "query " << q << " rank " << i;
+    }
+  }
 }
 
 }  // namespace
