@@ -166,8 +166,8 @@ void Int8ScanEmulation(const float* rows, uint64_t n, uint32_t dim, const float*
     const float xn2 = SquaredNormHost(x, dim);
     const float est = Int8Estimate(Int8Dot(xc.data(), qc.data(), cd), xt.scale, qt.scale);
     const float d = FinishDistanceHost(metric, est, qn2, xn2);
-    const float e = Int8DistanceError(
-        metric, Int8DotError(xt.code_norm, xt.residual_norm, qt), ref, qn2, xn2);
+    const float e =
+        Int8DistanceError(metric, Int8DotError(xt.code_norm, xt.residual_norm, qt), ref, qn2, xn2);
     const bool kept = select_min ? SubDown(d, e) <= thresh : AddUp(d, e) >= thresh;
     if (kept) keep->push_back({static_cast<uint32_t>(i), d, e});
   }

@@ -66,9 +66,9 @@ __device__ void WarpQuantize(const T* x, uint32_t dim, uint32_t code_dim, int8_t
   }
   if (lane == 0) {
     constexpr double kWiden = 1.0 + 0x1p-30;
-    *terms = make_float4(s, __double2float_ru(static_cast<double>(s) * sqrt(qq) * kWiden),
-                         __double2float_ru(sqrt(rr) * kWiden),
-                         __double2float_ru(sqrt(xx) * kWiden));
+    *terms =
+        make_float4(s, __double2float_ru(static_cast<double>(s) * sqrt(qq) * kWiden),
+                    __double2float_ru(sqrt(rr) * kWiden), __double2float_ru(sqrt(xx) * kWiden));
   }
 }
 
@@ -97,8 +97,7 @@ __global__ void __launch_bounds__(kCodeWarps * 32)
 // {s_y, A_y, B_y, 0} (QueryTerms). Rows m..m_pad-1 of codes are zero (padding for cuBLAS).
 __global__ void __launch_bounds__(kCodeWarps * 32)
     QueryCodesKernel(const float* __restrict__ queries, uint32_t m, uint32_t m_pad, uint32_t dim,
-                     int8_t* __restrict__ codes, uint32_t code_dim,
-                     float4* __restrict__ terms) {
+                     int8_t* __restrict__ codes, uint32_t code_dim, float4* __restrict__ terms) {
   const uint32_t q = blockIdx.x * kCodeWarps + threadIdx.x / 32;
   if (q >= m_pad) return;
   const int lane = threadIdx.x & 31;
@@ -110,8 +109,8 @@ __global__ void __launch_bounds__(kCodeWarps * 32)
   WarpQuantize(queries + size_t{q} * dim, dim, code_dim, codes + size_t{q} * code_dim, &t);
   if (lane == 0) {
     constexpr double kWiden = 1.0 + 0x1p-30;
-    const float a = __double2float_ru(
-        (static_cast<double>(t.z) + 0x1p-22 * static_cast<double>(t.y)) * kWiden);
+    const float a =
+        __double2float_ru((static_cast<double>(t.z) + 0x1p-22 * static_cast<double>(t.y)) * kWiden);
     terms[q] = make_float4(t.x, a, t.w, 0.0f);
   }
 }
@@ -134,21 +133,21 @@ __device__ __forceinline__ float DistanceError(float row_a, float row_b, float4 
 }
 
 struct Int8ScanArgs {
-  const int32_t* dots;       // m rows of ld int32 dots, n_cols used
+  const int32_t* dots;  // m rows of ld int32 dots, n_cols used
   int64_t n_cols;
   int64_t ld;
-  int64_t col_base;          // column j is row col_base + j
-  const float4* row_terms;   // by row
-  const float4* q_terms;     // m
-  const float* q_sq_norms;   // m
-  const uint32_t* filter;    // nullable: bit words; query q's start at q * filter_stride
+  int64_t col_base;         // column j is row col_base + j
+  const float4* row_terms;  // by row
+  const float4* q_terms;    // m
+  const float* q_sq_norms;  // m
+  const uint32_t* filter;   // nullable: bit words; query q's start at q * filter_stride
   int64_t filter_stride;
-  float ref;                 // Int8ReferenceError(dim)
-  const float* thresh;       // m
-  uint32_t* counts;          // m
-  uint32_t* cand_ids;        // m × cap
-  float* cand_vals;          // m × cap: the estimate's distance
-  float* cand_errs;          // m × cap: its bound
+  float ref;            // Int8ReferenceError(dim)
+  const float* thresh;  // m
+  uint32_t* counts;     // m
+  uint32_t* cand_ids;   // m × cap
+  float* cand_vals;     // m × cap: the estimate's distance
+  float* cand_errs;     // m × cap: its bound
   int64_t cap;
 };
 
@@ -177,7 +176,10 @@ __global__ void __launch_bounds__(kScanThreads) Int8ScanKernel(Int8ScanArgs a) {
     int32_t dv[kScanVec];
     if (j0 + kScanVec <= a.n_cols) {
       const int4 d4 = *reinterpret_cast<const int4*>(dots + j0);
-      dv[0] = d4.x; dv[1] = d4.y; dv[2] = d4.z; dv[3] = d4.w;
+      dv[0] = d4.x;
+      dv[1] = d4.y;
+      dv[2] = d4.z;
+      dv[3] = d4.w;
     } else {
 #pragma unroll
       for (int e = 0; e < kScanVec; ++e) dv[e] = j0 + e < a.n_cols ? dots[j0 + e] : 0;
@@ -229,10 +231,11 @@ __global__ void __launch_bounds__(kScanThreads) Int8ScanKernel(Int8ScanArgs a) {
 // ip: d + E up) is no worse than U. Every row of the rescored top-kf has a rescored distance
 // within E of d and no worse than U (kf slots are certainly no worse than U), so it is in the
 // band. A list of at most kf slots (or whose U is NaN) is kept whole. One CTA a query.
-__global__ void __launch_bounds__(256) Int8BandKernel(
-    const float* __restrict__ vals, const float* __restrict__ errs,
-    const uint32_t* __restrict__ ids, int64_t cap, const uint32_t* __restrict__ counts, int kf,
-    bool select_min, uint32_t* __restrict__ band_ids, uint32_t* __restrict__ band_counts) {
+__global__ void __launch_bounds__(256)
+    Int8BandKernel(const float* __restrict__ vals, const float* __restrict__ errs,
+                   const uint32_t* __restrict__ ids, int64_t cap,
+                   const uint32_t* __restrict__ counts, int kf, bool select_min,
+                   uint32_t* __restrict__ band_ids, uint32_t* __restrict__ band_counts) {
   __shared__ uint32_t hist[256];
   __shared__ uint32_t s_kept;
   const int64_t q = blockIdx.x;
@@ -261,9 +264,10 @@ __global__ void __launch_bounds__(256) Int8BandKernel(
 unsigned ScanGridX(int64_t n_cols, int64_t m, int sm_count) {
   constexpr int64_t kCols = int64_t{kScanThreads} * kScanVec;
   const int64_t most = (n_cols + kCols - 1) / kCols;
-  const int64_t fill = (int64_t{sm_count} * 8 + std::max<int64_t>(m, 1) - 1) / std::max<int64_t>(m, 1);
-  return static_cast<unsigned>(std::clamp<int64_t>(std::min(most, std::max<int64_t>(fill, 1)), 1,
-                                                   65535));
+  const int64_t fill =
+      (int64_t{sm_count} * 8 + std::max<int64_t>(m, 1) - 1) / std::max<int64_t>(m, 1);
+  return static_cast<unsigned>(
+      std::clamp<int64_t>(std::min(most, std::max<int64_t>(fill, 1)), 1, 65535));
 }
 
 }  // namespace
@@ -346,15 +350,14 @@ Status DeviceRun::Int8Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows,
     const int32_t one = 1, zero = 0;
     for (uint64_t off = 0; off < n_cols;) {
       const uint64_t n_tile = std::min<uint64_t>(tile_cols, n_cols - off);
-      const uint64_t gemm_rows = std::min<uint64_t>((n_tile + 15) / 16 * 16,
-                                                    shard.code_capacity - off);
+      const uint64_t gemm_rows =
+          std::min<uint64_t>((n_tile + 15) / 16 * 16, shard.code_capacity - off);
       const uint64_t ld = (gemm_rows + 31) / 32 * 32;
       SIEVE_CUBLAS_TRY(cublasGemmEx(
           cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(gemm_rows), static_cast<int>(m_pad),
           static_cast<int>(code_dim), &one, shard.codes + off * code_dim, CUDA_R_8I,
-          static_cast<int>(code_dim), q_codes.get(), CUDA_R_8I, static_cast<int>(code_dim),
-          &zero, dots.get(), CUDA_R_32I, static_cast<int>(ld), CUBLAS_COMPUTE_32I,
-          CUBLAS_GEMM_DEFAULT));
+          static_cast<int>(code_dim), q_codes.get(), CUDA_R_8I, static_cast<int>(code_dim), &zero,
+          dots.get(), CUDA_R_32I, static_cast<int>(ld), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
       a.n_cols = static_cast<int64_t>(n_tile);
       a.ld = static_cast<int64_t>(ld);
       a.col_base = static_cast<int64_t>(off);
@@ -368,8 +371,7 @@ Status DeviceRun::Int8Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows,
               <<<grid, kScanThreads, 0, stream_>>>(a);
           break;
         default:
-          Int8ScanKernel<static_cast<int>(Metric::kCosine)>
-              <<<grid, kScanThreads, 0, stream_>>>(a);
+          Int8ScanKernel<static_cast<int>(Metric::kCosine)><<<grid, kScanThreads, 0, stream_>>>(a);
           break;
       }
       SIEVE_CUDA_CHECK_LAUNCH("Int8ScanKernel");
@@ -388,8 +390,8 @@ Status DeviceRun::Int8Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows,
   SIEVE_RETURN_IF_ERROR(band_ids.Allocate(size_t{m} * cap, stream_));
   SIEVE_RETURN_IF_ERROR(band_counts.Allocate(m, stream_));
   Int8BandKernel<<<m, 256, 0, stream_>>>(cand_vals.get(), cand_errs.get(), cand_ids.get(),
-                                         static_cast<int64_t>(cap), counts.get(), kf,
-                                         p.select_min, band_ids.get(), band_counts.get());
+                                         static_cast<int64_t>(cap), counts.get(), kf, p.select_min,
+                                         band_ids.get(), band_counts.get());
   SIEVE_CUDA_CHECK_LAUNCH("Int8BandKernel");
   SIEVE_CUDA_TRY(cudaMemcpyAsync(h_counts_ + p.nq + q0, band_counts.get(), size_t{m} * 4,
                                  cudaMemcpyDeviceToHost, stream_));

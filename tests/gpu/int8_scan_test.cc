@@ -37,9 +37,12 @@ enum class Data { kRandom, kClustered, kNearTies };
 
 const char* DataName(Data d) {
   switch (d) {
-    case Data::kRandom: return "random";
-    case Data::kClustered: return "clustered";
-    case Data::kNearTies: return "near ties";
+    case Data::kRandom:
+      return "random";
+    case Data::kClustered:
+      return "clustered";
+    case Data::kNearTies:
+      return "near ties";
   }
   return "?";
 }
@@ -168,9 +171,12 @@ double Tolerance(Metric metric, const float* q, const Shard& s) {
   double xmax = 0;
   for (float n : s.sq_norms) xmax = std::max(xmax, double{n});
   switch (metric) {
-    case Metric::kL2: return 2e-6 * (qn + xmax) + 1e-7;
-    case Metric::kInnerProduct: return 2e-6 * std::sqrt(qn * xmax) + 1e-7;
-    default: return 2e-6;
+    case Metric::kL2:
+      return 2e-6 * (qn + xmax) + 1e-7;
+    case Metric::kInnerProduct:
+      return 2e-6 * std::sqrt(qn * xmax) + 1e-7;
+    default:
+      return 2e-6;
   }
 }
 
@@ -215,8 +221,7 @@ class Int8ScanTest : public ::testing::Test {
     if (!*fell_back) {
       EXPECT_EQ(result.select, "candidates");
       EXPECT_EQ(result.products, "int8");
-      EXPECT_NE(result.select_plan.find("int8 products"), std::string::npos)
-          << result.select_plan;
+      EXPECT_NE(result.select_plan.find("int8 products"), std::string::npos) << result.select_plan;
       const uint64_t kept = after.candidate_rows_kept - before.candidate_rows_kept;
       const uint64_t band = after.candidate_band_rows - before.candidate_band_rows;
       uint64_t expect = 0;
@@ -294,8 +299,8 @@ TEST_F(Int8ScanTest, ExactAgainstTheOracle) {
             fallbacks += fell_back ? 1 : 0;
             // Random rows never overflow their lists: the answers above were the int8 scan's.
             if (data == Data::kRandom) {
-              EXPECT_FALSE(fell_back) << DTypeName(dtype) << " " << MetricName(metric) << " k "
-                                      << k;
+              EXPECT_FALSE(fell_back)
+                  << DTypeName(dtype) << " " << MetricName(metric) << " k " << k;
             }
           }
         }

@@ -25,14 +25,22 @@ enum class Kind { kRandom, kClustered, kLarge, kTiny, kDenormal, kZero, kSpike, 
 
 const char* KindName(Kind k) {
   switch (k) {
-    case Kind::kRandom: return "random";
-    case Kind::kClustered: return "clustered";
-    case Kind::kLarge: return "large";
-    case Kind::kTiny: return "tiny";
-    case Kind::kDenormal: return "denormal";
-    case Kind::kZero: return "zero";
-    case Kind::kSpike: return "spike";
-    case Kind::kInteger: return "integer";
+    case Kind::kRandom:
+      return "random";
+    case Kind::kClustered:
+      return "clustered";
+    case Kind::kLarge:
+      return "large";
+    case Kind::kTiny:
+      return "tiny";
+    case Kind::kDenormal:
+      return "denormal";
+    case Kind::kZero:
+      return "zero";
+    case Kind::kSpike:
+      return "spike";
+    case Kind::kInteger:
+      return "integer";
   }
   return "?";
 }
@@ -48,14 +56,30 @@ std::vector<float> Rows(Kind kind, size_t n, uint32_t dim, uint64_t seed) {
     float* x = v.data() + i * dim;
     for (uint32_t j = 0; j < dim; ++j) {
       switch (kind) {
-        case Kind::kRandom: x[j] = normal(rng); break;
-        case Kind::kClustered: x[j] = centers[(i % 8) * dim + j] + 0.01f * normal(rng); break;
-        case Kind::kLarge: x[j] = 1e15f * normal(rng); break;
-        case Kind::kTiny: x[j] = 1e-20f * normal(rng); break;
-        case Kind::kDenormal: x[j] = 1e-39f * normal(rng); break;
-        case Kind::kZero: x[j] = 0.0f; break;
-        case Kind::kSpike: x[j] = j == i % dim ? 1000.0f : 1e-3f * normal(rng); break;
-        case Kind::kInteger: x[j] = static_cast<float>(static_cast<int>(rng() % 255) - 127); break;
+        case Kind::kRandom:
+          x[j] = normal(rng);
+          break;
+        case Kind::kClustered:
+          x[j] = centers[(i % 8) * dim + j] + 0.01f * normal(rng);
+          break;
+        case Kind::kLarge:
+          x[j] = 1e15f * normal(rng);
+          break;
+        case Kind::kTiny:
+          x[j] = 1e-20f * normal(rng);
+          break;
+        case Kind::kDenormal:
+          x[j] = 1e-39f * normal(rng);
+          break;
+        case Kind::kZero:
+          x[j] = 0.0f;
+          break;
+        case Kind::kSpike:
+          x[j] = j == i % dim ? 1000.0f : 1e-3f * normal(rng);
+          break;
+        case Kind::kInteger:
+          x[j] = static_cast<float>(static_cast<int>(rng() % 255) - 127);
+          break;
       }
     }
   }
@@ -72,8 +96,8 @@ long double ExactDot(const float* a, const float* b, uint32_t dim) {
 double FinishExact(Metric m, long double dot, float qn2, float xn2) {
   switch (m) {
     case Metric::kL2:
-      return static_cast<double>(std::max<long double>(
-          static_cast<long double>(qn2) + xn2 - 2 * dot, 0));
+      return static_cast<double>(
+          std::max<long double>(static_cast<long double>(qn2) + xn2 - 2 * dot, 0));
     case Metric::kInnerProduct:
       return static_cast<double>(dot);
     default:
@@ -115,9 +139,8 @@ TEST(Int8CodesTest, QuantizeCodesAndPads) {
 // distance, over every kind of row and dims 1..1536.
 TEST(Int8CodesTest, BoundHolds) {
   const std::vector<uint32_t> dims = {1, 2, 3, 5, 16, 17, 31, 64, 96, 128, 255, 384, 768, 1536};
-  const std::vector<Kind> kinds = {Kind::kRandom, Kind::kClustered, Kind::kLarge,
-                                   Kind::kTiny,   Kind::kDenormal,  Kind::kZero,
-                                   Kind::kSpike,  Kind::kInteger};
+  const std::vector<Kind> kinds = {Kind::kRandom,   Kind::kClustered, Kind::kLarge, Kind::kTiny,
+                                   Kind::kDenormal, Kind::kZero,      Kind::kSpike, Kind::kInteger};
   uint64_t checked = 0, nonzero_err = 0;
   double worst_ratio = 0;
   for (uint32_t dim : dims) {
@@ -197,8 +220,8 @@ struct ScanCase {
 void CheckScan(const ScanCase& c) {
   const size_t n = 20000, sample = 4096;
   std::vector<float> rows = Rows(c.kind, n, c.dim, 11 + c.dim + c.k);
-  std::vector<float> queries = Rows(c.kind == Kind::kClustered ? Kind::kClustered : Kind::kRandom,
-                                    3, c.dim, 99 + c.k);
+  std::vector<float> queries =
+      Rows(c.kind == Kind::kClustered ? Kind::kClustered : Kind::kRandom, 3, c.dim, 99 + c.k);
   if (c.near_ties) {
     // Rows that differ from a query's near neighbour below int8 resolution (one coordinate by
     // about 2^-20 of its magnitude), and exact duplicates: identical codes, distinct or tied
@@ -247,8 +270,8 @@ void CheckScan(const ScanCase& c) {
     }
     std::sort(scored.begin(), scored.end());
     scored.resize(std::min<size_t>(scored.size(), c.k));
-    const auto oracle = test::OracleTopK(c.metric, y, rows.data(), n, c.dim, c.k,
-                                         [](uint32_t) { return true; });
+    const auto oracle =
+        test::OracleTopK(c.metric, y, rows.data(), n, c.dim, c.k, [](uint32_t) { return true; });
     ASSERT_EQ(scored.size(), oracle.size());
     for (size_t i = 0; i < oracle.size(); ++i) {
       ASSERT_EQ(scored[i].second, oracle[i].first)
