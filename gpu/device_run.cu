@@ -32,6 +32,9 @@ Status DeviceRun::Run() {
   std::fill(h_ids_, h_ids_ + nk, kInvalidId);
   std::fill(h_vals_, h_vals_ + nk, p.sentinel);
   std::fill(h_counts_, h_counts_ + size_t{2} * p.nq, 0u);
+  // Every run names the plan it carries out, also where no chunk reaches Dense (the SDDMM path,
+  // nothing passing); Dense and the candidate scan add what they changed (products refused).
+  NotePlan((p.no_candidates ? FullPlan() : p.topk).ToString());
   if (p.total_passing == 0 || p.rows == 0) return Status::OK();
 
   // Uploads: filter words, queries (float32 and split halves), query norms, list starts.

@@ -38,6 +38,11 @@ const char* CliPath();
 // The whole file ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
 
+// The last non-empty line of `text`, without its newline ("" when there is none): the CLI's
+// --explain JSON, which follows any notice on stderr (a first-use calibration's, on a GPU
+// without shipped thresholds).
+std::string LastLine(const std::string& text);
+
 // n × dim floats uniform in [-1, 1), deterministic in `seed`.
 std::vector<float> RandomVectors(size_t n, size_t dim, uint64_t seed);
 

@@ -145,7 +145,7 @@ TEST_F(Bm25CliTest, TextQueryAlterAndHybrid) {
   auto want = Oracle("red running shoes", 1.2, 0.5);
   want.resize(5);
   ExpectLine(r.Lines()[0], want);
-  const json plan = json::parse(r.err);
+  const json plan = json::parse(test::LastLine(r.err));
   EXPECT_EQ(plan["text"]["k1"].get<double>(), 1.2);
   EXPECT_EQ(plan["text"]["documents"].get<uint64_t>(), kDocs);
   // A filter, and then other parameters through alter.
@@ -170,7 +170,7 @@ TEST_F(Bm25CliTest, TextQueryAlterAndHybrid) {
     ASSERT_EQ(line["ids"].size(), 3u);
     EXPECT_GE(line["distances"][0].get<double>(), line["distances"][2].get<double>());
   }
-  const json hybrid = json::parse(r.err);
+  const json hybrid = json::parse(test::LastLine(r.err));
   EXPECT_EQ(hybrid["text"]["fusion"], "weighted");
   EXPECT_TRUE(hybrid["stages_ms"].contains("fusion"));
   EXPECT_FALSE(hybrid["shards"].empty());

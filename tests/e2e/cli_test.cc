@@ -253,7 +253,7 @@ TEST_F(CliTest, EveryFilterEveryPathEveryMetricMatchesOracle) {
           EXPECT_EQ(lines[q]["query"], q);
           ExpectMatchesOracle(lines[q], metric, queries.data() + q * kDim, 10, fc.pass);
         }
-        json plan = json::parse(r.err);
+        json plan = json::parse(test::LastLine(r.err));
         if (path != "auto") EXPECT_EQ(plan["path"], path);
         size_t passing = 0;
         for (auto& row : rows_) passing += fc.pass(row);
@@ -285,7 +285,7 @@ TEST_F(CliTest, PerQueryFiltersAndLargeK) {
         ExpectMatchesOracle(lines[q], Metric::kL2, queries.data() + q * kDim, std::stoul(k),
                             cases[pick[q]].pass);
       }
-      const json plan = json::parse(r.err);
+      const json plan = json::parse(test::LastLine(r.err));
       EXPECT_EQ(plan["filter_mode"], "bitmap");
       // Top-level passing_rows: the rows that pass at least one query's filter (not the sum
       // over queries, which can exceed the collection).

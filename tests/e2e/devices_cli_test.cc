@@ -85,7 +85,7 @@ TEST_F(DevicesCliTest, ShardsSpreadOverExecutorsAnswerAsOne) {
   Result three = Query({"--cpu-executors", "3", "--explain"});
   ASSERT_EQ(three.code, 0) << three.err;
   EXPECT_EQ(three.out, one.out);  // the same ids and distances, line for line
-  const json plan = json::parse(three.err);
+  const json plan = json::parse(test::LastLine(three.err));
   ASSERT_EQ(plan["devices"].size(), 3u) << three.err;
   std::set<std::string> named;
   size_t shards = 0;
