@@ -53,13 +53,18 @@ Status PlaceShards(const CollectionMeta& meta,
   const CollectionSpec& spec = meta.spec;
   work->assign(shards.size(), ShardWork());
   std::vector<ShardPlacement::Shard> loads;
+  // Executors that keep int8 codes beside the rows hold those bytes too (every executor of a set
+  // is created with the same options).
+  const bool codes =
+      devices->size() > 0 && devices->executor(0)->topk_abilities().options.candidate_int8 &&
+      devices->executor(0)->topk_abilities().int8_products;
   for (size_t si = 0; si < shards.size(); ++si) {
     ShardWork& w = (*work)[si];
     w.shard = shards[si].get();
     w.index = static_cast<uint32_t>(si);
     const uint64_t key = (static_cast<uint64_t>(meta.id) << 32) | w.shard->shard();
     w.load = {key, w.shard->rows(),
-              ResidentBytes(w.shard->rows(), spec.dim, spec.dtype == DType::kFloat16)};
+              ResidentBytes(w.shard->rows(), spec.dim, spec.dtype == DType::kFloat16, codes)};
     loads.push_back(w.load);
   }
   std::vector<uint32_t> device_of;

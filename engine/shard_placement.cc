@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/memory_budget.h"
+#include "query/int8_codes.h"
 
 namespace sieve {
 
@@ -15,8 +16,9 @@ std::string ShardName(uint64_t key) { return "shard " + std::to_string(key & 0xf
 
 }  // namespace
 
-uint64_t ResidentBytes(uint64_t rows, uint32_t dim, bool float16) {
-  return rows * (static_cast<uint64_t>(dim) * (float16 ? 2 : 4) + sizeof(float));
+uint64_t ResidentBytes(uint64_t rows, uint32_t dim, bool float16, bool int8_codes) {
+  const uint64_t codes = int8_codes ? Int8CodeBytesPerRow(dim) : 0;
+  return rows * (static_cast<uint64_t>(dim) * (float16 ? 2 : 4) + sizeof(float) + codes);
 }
 
 ShardPlacement::ShardPlacement(std::vector<std::string> names, std::vector<uint64_t> memory_bytes)

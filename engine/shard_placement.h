@@ -91,8 +91,10 @@ class ShardPlacement {
 };
 
 // Device memory of a shard's resident rows: each row's components (2 bytes each for float16,
-// 4 for float32) and its squared norm (4 bytes). Page tables and slab rounding are left out.
-uint64_t ResidentBytes(uint64_t rows, uint32_t dim, bool float16);
+// 4 for float32) and its squared norm (4 bytes), and with `int8_codes` (the executor keeps them:
+// GpuExecutorOptions::candidate_int8) each row's int8 code and its terms (Int8CodeBytesPerRow).
+// Page tables, slab rounding and the codes' geometric growth are left out.
+uint64_t ResidentBytes(uint64_t rows, uint32_t dim, bool float16, bool int8_codes = false);
 
 }  // namespace sieve
 

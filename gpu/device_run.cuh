@@ -252,6 +252,10 @@ class DeviceRun {
                           uint64_t sample, float* thresh);
   Status Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
                     uint64_t n_cols, const TopKPlan& plan);
+  // paths/int8_scan.cu: the dense candidate scan over the resident rows' int8 codes.
+  // REQUIRES: p_.shard->has_codes(n_cols).
+  Status Int8Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, uint64_t n_cols,
+                        const TopKPlan& plan);
   // paths/rescore.cu
   Status RescoreAndSelect(uint32_t q0, uint32_t m, const uint32_t* ids_in, const float* vals_in,
                           int64_t cap, const uint32_t* counts, int kf, const char* rescore_mark,

@@ -13,10 +13,21 @@
 
 #include "gpu/cuda_status.cuh"
 #include "gpu/memory.cuh"
+#include "query/int8_codes.h"
 
 namespace sieve::gpu::detail {
 
+void DeviceShard::FreeCodes() {
+  if (codes != nullptr) (void)cudaFree(codes);
+  if (code_terms != nullptr) (void)cudaFree(code_terms);
+  codes = nullptr;
+  code_terms = nullptr;
+  code_rows = 0;
+  code_capacity = 0;
+}
+
 void DeviceShard::Free() {
+  FreeCodes();
   pool.reset();
   if (d_pages != nullptr) (void)cudaFree(d_pages);
   d_pages = nullptr;
@@ -108,6 +119,54 @@ Status ResidentShards::MaxOnDevice(const float* values, size_t n, float* out) {
   return Status::OK();
 }
 
+Status ResidentShards::GrowCodes(DeviceShard* s) {
+  auto grow = [&]() -> Status {
+    s->code_dim = Int8CodeDim(s->dim);
+    if (s->rows > s->code_capacity) {
+      // Geometric, in whole 256-row tiles: the scan's GEMM may read up to the next tile end.
+      const uint64_t cap =
+          (std::max<uint64_t>(s->rows, s->code_capacity + s->code_capacity / 2) + 255) / 256 * 256;
+      int8_t* codes = nullptr;
+      float4* terms = nullptr;
+      cudaError_t err = cudaMalloc(&codes, cap * s->code_dim);
+      if (err == cudaSuccess) err = cudaMalloc(&terms, cap * sizeof(float4));
+      if (err == cudaSuccess) {
+        err = cudaMemsetAsync(codes, 0, cap * s->code_dim, stream_);
+      }
+      if (err == cudaSuccess && s->code_rows > 0) {
+        err = cudaMemcpyAsync(codes, s->codes, s->code_rows * s->code_dim,
+                              cudaMemcpyDeviceToDevice, stream_);
+        if (err == cudaSuccess) {
+          err = cudaMemcpyAsync(terms, s->code_terms, s->code_rows * sizeof(float4),
+                                cudaMemcpyDeviceToDevice, stream_);
+        }
+      }
+      if (err == cudaSuccess) err = cudaStreamSynchronize(stream_);
+      if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (codes != nullptr) (void)cudaFree(codes);
+        if (terms != nullptr) (void)cudaFree(terms);
+        return FromCuda(err, "int8 codes of a resident shard");
+      }
+      const uint64_t rows = s->code_rows;
+      s->FreeCodes();
+      s->codes = codes;
+      s->code_terms = terms;
+      s->code_capacity = cap;
+      s->code_rows = rows;
+    }
+    SIEVE_RETURN_IF_ERROR(BuildRowCodes(s->resident(), s->dtype, s->dim, s->sq_norms(),
+                                        s->code_rows, s->rows, s->codes, s->code_dim,
+                                        s->code_terms, stream_));
+    SIEVE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    s->code_rows = s->rows;
+    return Status::OK();
+  };
+  Status st = grow();
+  if (!st.ok()) s->FreeCodes();
+  return st;
+}
+
 Status ResidentShards::EnsureResident(const ShardView& view, DeviceShard** out) {
   auto it = shards_.find(view.key);
   DeviceShard* s = it == shards_.end() ? nullptr : &it->second;
@@ -169,6 +228,10 @@ Status ResidentShards::EnsureResident(const ShardView& view, DeviceShard** out) 
   }
   s->rows = std::max(s->rows, view.rows);
   s->generation = view.generation;
+  if (int8_codes_ && s->code_rows < s->rows && s->dim <= kInt8MaxDim) {
+    // Without codes the shard still searches (in float products); the error is not the search's.
+    if (!GrowCodes(s).ok()) (void)cudaGetLastError();
+  }
   *out = s;
   return Status::OK();
 }

@@ -10,6 +10,10 @@
 // resident, same generation, uses a prefix. A shard whose dim or dtype changed, or whose
 // generation changed while its rows shrank, is reloaded in full. Nothing half-updated stays
 // cached: a failed upload drops the shard (or, when only its growth failed, keeps its rows).
+// With int8 codes on (GpuExecutorOptions::candidate_int8), the shard also keeps one int8 code a
+// row and its float4 of terms (query/int8_codes.h), built on the device from the rows as they
+// are uploaded, in one buffer that grows geometrically (codes are rebuilt for new rows only; a
+// failed build drops the codes, and searches then multiply in float: see Int8Codes).
 
 #ifndef SIEVE_GPU_DEVICE_SHARD_CUH_
 #define SIEVE_GPU_DEVICE_SHARD_CUH_
@@ -44,6 +48,14 @@ struct DeviceShard {
   std::vector<const char*> slab_bases;  // host copy of the pool's slab table (for cuBLAS)
   float max_sq_norm = 0.0f;      // the largest squared norm of a resident row (error bounds)
   bool page_maps = true;         // the pool's page maps are passed on (TMA page copies)
+  // Int8 codes of rows [0, code_rows): row r's code at codes + r * code_dim (zero past dim), its
+  // terms at code_terms[r] = {scale, s|q| rounded up, |x - s q| rounded up, stored squared norm}.
+  // The buffers hold code_capacity rows (a multiple of 256; codes past code_rows are zero).
+  int8_t* codes = nullptr;
+  float4* code_terms = nullptr;
+  uint32_t code_dim = 0;
+  uint64_t code_rows = 0;
+  uint64_t code_capacity = 0;
 
   size_t elem() const { return dtype == DType::kFloat16 ? 2 : 4; }
   PagedKeys keys() const {
@@ -58,8 +70,12 @@ struct DeviceShard {
     return pool != nullptr ? uint64_t{kPageRows} * pool->pages_per_slab() : 0;
   }
   uint64_t device_bytes() const {
-    return (pool != nullptr ? pool->device_bytes() : 0) + d_pages_capacity * sizeof(int32_t);
+    return (pool != nullptr ? pool->device_bytes() : 0) + d_pages_capacity * sizeof(int32_t) +
+           code_capacity * (uint64_t{code_dim} + sizeof(float4));
   }
+  // Whether the codes cover the first `n` rows.
+  bool has_codes(uint64_t n) const { return codes != nullptr && code_rows >= n; }
+  void FreeCodes();
   void Free();
 };
 
@@ -69,9 +85,9 @@ struct DeviceShard {
 class ResidentShards {
  public:
   // New shards' pools take slabs of `slab_bytes`; their page maps are passed on to the
-  // threshold select when `page_maps`.
-  ResidentShards(cudaStream_t stream, size_t slab_bytes, bool page_maps)
-      : stream_(stream), slab_bytes_(slab_bytes), page_maps_(page_maps) {}
+  // threshold select when `page_maps`; `int8_codes`: shards keep int8 codes of their rows.
+  ResidentShards(cudaStream_t stream, size_t slab_bytes, bool page_maps, bool int8_codes = false)
+      : stream_(stream), slab_bytes_(slab_bytes), page_maps_(page_maps), int8_codes_(int8_codes) {}
   ~ResidentShards() { Clear(); }
   ResidentShards(const ResidentShards&) = delete;
   ResidentShards& operator=(const ResidentShards&) = delete;
@@ -94,13 +110,24 @@ class ResidentShards {
   Status GrowPages(DeviceShard* s, uint32_t rows);
   // *out = the largest of n device floats (synchronizes the stream).
   Status MaxOnDevice(const float* values, size_t n, float* out);
+  // Codes for rows [s->code_rows, s->rows) (growing the buffers as needed). On failure the
+  // shard keeps no codes.
+  Status GrowCodes(DeviceShard* s);
 
   cudaStream_t stream_;
   size_t slab_bytes_;
   bool page_maps_;
+  bool int8_codes_;
   std::unordered_map<uint64_t, DeviceShard> shards_;
   uint64_t uploaded_rows_ = 0;
 };
+
+// Writes the int8 codes and terms of rows [from, to) of `rows` (float16 or float32 rows of dim,
+// squared norms by row in sq_norms) into codes (code_dim a row) and terms, on `stream`
+// (paths/int8_scan.cu).
+Status BuildRowCodes(const ResidentRows& rows, DType dtype, uint32_t dim, const float* sq_norms,
+                     uint64_t from, uint64_t to, int8_t* codes, uint32_t code_dim, float4* terms,
+                     cudaStream_t stream);
 
 }  // namespace sieve::gpu::detail
 

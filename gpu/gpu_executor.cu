@@ -94,6 +94,9 @@ Status ValidatePlan(const TopKPlan& t, SearchPath path, DType dtype, uint32_t di
   if (t.strategy == TopKStrategy::kCandidates) {
     if (t.products == Products::kFloat16 && !half) return refuse("float16 products need float16 rows");
     if (t.products == Products::kTf32 && half) return refuse("tf32 products need float32 rows");
+    if (t.products == Products::kInt8 && path != SearchPath::kDense) {
+      return refuse("int8 products are the resident rows' codes: the dense path only");
+    }
     if (t.sample == 0 || t.sample > columns || t.cap == 0 || t.cap > columns ||
         t.tile_bytes == 0) {
       return refuse("its sample, list or tile does not fit " + std::to_string(columns) +
@@ -258,7 +261,8 @@ Status GpuExecutor::Create(const GpuExecutorOptions& options, std::unique_ptr<Gp
   SIEVE_RETURN_IF_ERROR(
       detail::RaftSelectK::Create(state->stream, kSelectWorkspaceBytes, &state->select));
   state->resident = std::make_unique<detail::ResidentShards>(
-      state->stream, options.resident_slab_bytes, options.tma_page_copies);
+      state->stream, options.resident_slab_bytes, options.tma_page_copies,
+      options.candidate_int8);
   out->reset(new GpuExecutor(std::move(state)));
   return Status::OK();
 }
@@ -273,6 +277,9 @@ TopKAbilities GpuExecutor::topk_abilities() const {
   a.threshold_max_dim = kTensorCoreMaxDim;
   a.threshold_dim_multiple = kTensorCoreDimMultiple;
   a.page_rows = kPageRows;
+  // cuBLAS's int8 GEMM (CUBLAS_COMPUTE_32I) runs on the tensor cores of compute capability 7.5
+  // and later; this build's kernels load only on such devices (ProbeKernels).
+  a.int8_products = true;
   return a;
 }
 

@@ -51,8 +51,12 @@ struct GpuPathCounts {
   // Chunks whose candidate scan multiplied float32 rows on TF32 tensor cores
   // (GpuExecutorOptions::candidate_tf32; l2 and ip).
   uint64_t candidate_tf32 = 0;
-  // Chunks whose planned float16 or TF32 products the resident rows' norms refused (the rows'
-  // norms passed the plan's bound but not the device's): they multiplied in float32.
+  // Chunks whose candidate scan multiplied the resident rows' int8 codes
+  // (GpuExecutorOptions::candidate_int8; the dense path, l2, ip and cosine).
+  uint64_t candidate_int8 = 0;
+  // Chunks whose planned float16, TF32 or int8 products the resident rows' norms refused (the rows'
+  // norms passed the plan's bound but not the device's; int8: the shard's codes could not be
+  // built): they multiplied in float32.
   uint64_t candidate_products_refused = 0;
   // A filter per query: its distinct sets uploaded as 16-bit chunked lists and as bitsets
   // (gpu/filter_pack.h), and the batches whose queries all had one set, searched as one filter.

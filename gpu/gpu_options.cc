@@ -60,6 +60,7 @@ std::string GpuExecutorOptions::Changed() const {
     add("candidate_tile_bytes", std::to_string(candidate_tile_bytes));
   }
   if (candidate_tf32 != d.candidate_tf32) add("candidate_tf32", flag(candidate_tf32));
+  if (candidate_int8 != d.candidate_int8) add("candidate_int8", flag(candidate_int8));
   if (threshold_select != d.threshold_select) add("threshold_select", flag(threshold_select));
   if (threshold_gather_min_rows != d.threshold_gather_min_rows) {
     add("threshold_gather_min_rows", std::to_string(threshold_gather_min_rows));

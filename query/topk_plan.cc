@@ -2,6 +2,8 @@
 
 #include "query/topk_plan.h"
 
+#include "query/int8_codes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -33,6 +35,8 @@ const char* ProductsName(Products p) {
       return "tf32";
     case Products::kFloat16:
       return "float16";
+    case Products::kInt8:
+      return "int8";
   }
   return "?";
 }
@@ -56,6 +60,13 @@ bool Tf32ProductsFit(Metric metric, uint32_t dim, double max_query_sq_norm,
                      double max_row_sq_norm) {
   if (metric == Metric::kCosine) return false;
   return std::isfinite(Tf32AbsoluteError(dim, max_query_sq_norm, max_row_sq_norm));
+}
+
+bool Int8ProductsFit(SearchPath path, uint32_t dim, double max_query_sq_norm,
+                     double max_row_sq_norm) {
+  if (path != SearchPath::kDense || dim == 0 || dim > kInt8MaxDim) return false;
+  const double product = std::sqrt(max_query_sq_norm) * std::sqrt(max_row_sq_norm);
+  return product <= 0x1p100;  // false for NaN
 }
 
 float Tf32AbsoluteError(uint32_t dim, double max_query_sq_norm, double max_row_sq_norm) {
@@ -169,6 +180,19 @@ TopKPlan PlanTopK(const TopKInput& in, const TopKAbilities& abilities) {
   if (in.path == SearchPath::kSddmm || !o.candidate_selection) return plan;
   const bool gathered = in.path == SearchPath::kGather;
   const uint32_t queries = ChunkQueries(in, abilities);
+  // Int8 codes, where allowed, before the threshold select: one byte a dimension read, against
+  // its two (tools/bench/device_int8.sh measures both).
+  if (abilities.int8_products && o.candidate_int8 &&
+      Int8ProductsFit(in.path, in.dim, in.max_query_sq_norm, in.max_row_sq_norm)) {
+    CandidateSizes(in.columns, in.k, o.candidate_sample_factor, &plan.sample, &plan.cap);
+    if (CandidatesFit(in, queries, plan.sample, plan.cap)) {
+      plan.strategy = TopKStrategy::kCandidates;
+      plan.tile_bytes = CandidateTileBytes(o, false, size_t{4} * queries * in.columns);
+      plan.products = Products::kInt8;
+      return plan;
+    }
+    plan = FullPlan();
+  }
   // Over a gathered block only one filter for the batch lets the threshold select read every
   // row of it unfiltered; a filter per query keeps the candidate scan there.
   const bool threshold_wanted =

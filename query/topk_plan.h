@@ -22,6 +22,10 @@
 //               candidate scan, l2 and ip, where the error bound is finite
 //   float16     float16 rows, each product rounded once to float16 (the candidate scan where no
 //               product can overflow float16, l2 and ip)
+//   int8        the dense candidate scan over int8 codes kept beside the resident rows (float16
+//               or float32 rows, l2, ip and cosine; GpuExecutorOptions::candidate_int8): int32
+//               dots on the tensor cores, each row kept within its own deterministic error bound
+//               (query/int8_codes.h) and the band rescored exactly
 // Every combination is exact: a product's error is bounded and the rows it could misorder are
 // rescored exactly (docs/planner.md#top-k).
 //
@@ -62,8 +66,8 @@ enum class TopKStrategy : uint8_t {
 // "none", "heap", "select_k", "candidates", "threshold".
 const char* TopKStrategyName(TopKStrategy s);
 
-enum class Products : uint8_t { kFloat32 = 0, kTf32, kFloat16 };
-// "float32", "tf32", "float16".
+enum class Products : uint8_t { kFloat32 = 0, kTf32, kFloat16, kInt8 };
+// "float32", "tf32", "float16", "int8".
 const char* ProductsName(Products p);
 
 // What an executor can carry out, for PlanTopK (Executor::topk_abilities).
@@ -80,6 +84,9 @@ struct TopKAbilities {
   uint32_t threshold_dim_multiple = 1;
   // Rows of one page of resident rows (the threshold select's prefixes are whole pages).
   uint32_t page_rows = 64;
+  // Whether the dense candidate scan can multiply int8 codes of the resident rows (the GPU's
+  // int8 tensor cores); the plan uses them where options.candidate_int8 is on.
+  bool int8_products = false;
 };
 
 // What the plan depends on, for one shard's share of a batch.
@@ -143,6 +150,12 @@ bool Float16ProductsFit(Metric metric, double max_query_sq_norm, double query_sc
 // Whether float32 rows may multiply on TF32 tensor cores: l2 and ip, and finite norms (their
 // error bound, Tf32AbsoluteError, is then finite).
 bool Tf32ProductsFit(Metric metric, uint32_t dim, double max_query_sq_norm,
+                     double max_row_sq_norm);
+// Whether int8 products can be planned: the dense path (the codes are the resident rows'; a
+// gathered block has none), dim at most kInt8MaxDim, and finite norms whose product stays far
+// inside float32 (|q| |x| <= 2^100), so that the estimate, its bound and the l2 expansion are
+// finite. Any metric: each row's bound is its own (query/int8_codes.h).
+bool Int8ProductsFit(SearchPath path, uint32_t dim, double max_query_sq_norm,
                      double max_row_sq_norm);
 // The absolute part of the TF32 products' error bound: inputs below float32's normal range may
 // be flushed to zero, moving a dot by at most 2^-126 sqrt(dim) (|q| + |x|), and so may products

@@ -429,8 +429,18 @@ Status DeviceRun::SampleThresholds(uint32_t q0, uint32_t m, const RowBlocks& row
 // results; a count above `cap` (a list overflowed) makes GpuExecutor::Run rerun with the full
 // path.
 Status DeviceRun::Candidates(uint32_t q0, uint32_t m, const RowBlocks& rows, const uint32_t* col_ids,
-                             uint64_t n_cols, const TopKPlan& plan) {
+                             uint64_t n_cols, const TopKPlan& planned) {
   const Prepared& p = p_;
+  TopKPlan plan = planned;
+  if (plan.products == Products::kInt8) {
+    if (col_ids == nullptr && p.shard->has_codes(n_cols)) {
+      return Int8Candidates(q0, m, rows, n_cols, plan);
+    }
+    // The shard's codes could not be built (device memory): float products, and explain says so.
+    ++counts_->candidate_products_refused;
+    NotePlan(plan.ToString() + "; int8 codes not resident: float products");
+    plan.products = Products::kFloat32;
+  }
   const bool half = p.shard->dtype == DType::kFloat16;
   const uint64_t sample = plan.sample, cap = plan.cap;
   const int kf = static_cast<int>(std::min<uint64_t>(p.k, n_cols));

@@ -389,8 +389,8 @@ struct ShardPlan {
   // as the planner chose for the shard's device; after a candidate list overflowed, "select_k",
   // the full path the GPU reran (docs/planner.md#top-k).
   std::string select;
-  // What the rows were multiplied in before any exact rescoring: "float32", "tf32" or
-  // "float16" (GPU candidate scans); "products" in explain.
+  // What the rows were multiplied in before any exact rescoring: "float32", "tf32",
+  // "float16" or "int8" (GPU candidate scans); "products" in explain.
   std::string products;
   // The top-k plan with its sizes (GPU: the strategy's sample, lists and tiles or levels, and
   // what happened to it: an overflow and the rerun); "select_plan" in explain, absent when

@@ -46,6 +46,15 @@ struct GpuExecutorOptions {
   // that can hold the exact top-k rescored exactly in float32, as for float16 rows; false:
   // float32 products, whose kept distances need no rescoring. Default: true.
   bool candidate_tf32 = true;
+  // The dense candidate scan over int8 codes (float16 or float32 rows, l2, ip and cosine): each
+  // resident shard keeps beside its rows a code of each row (one byte a dimension, padded to a
+  // multiple of 16, and 16 bytes of scale and error-bound terms, built on the device as rows are
+  // uploaded), the scan multiplies codes on the int8 tensor cores, keeps every row whose distance
+  // can still reach the sample threshold within that row's deterministic error bound, and
+  // rescores the band that can hold the exact top-k from the stored rows: results stay exact.
+  // Planned before the threshold select; shown as "int8" products in explain. The codes count in
+  // the device memory a shard takes. Default: false.
+  bool candidate_int8 = false;
 
   // The threshold select (one tensor-core pass that keeps only rows above a per-query
   // threshold, no score matrix) for the dense path over float16 rows with dim % 8 == 0,

@@ -125,5 +125,30 @@ TEST_F(ExplainPlanTest, TheGpuSaysWhatItsPlanRan) {
   ExpectGpuPlan("f", SearchPath::kDense, "cat < 9", "candidates", "tf32");
 }
 
+// With GpuExecutorOptions::candidate_int8 the dense path scans int8 codes, for float16 and
+// float32 rows and every metric, and explain says "int8"; the answers are still the CPU's.
+TEST_F(ExplainPlanTest, TheGpuSaysInt8WhenItScannedCodes) {
+  db_.reset();
+  Options options;
+  options.gpu.candidate_int8 = true;
+  ASSERT_TRUE(DB::Open(options, dir_.Join("db8"), &db_).ok());
+  SearchResult probe;
+  dims_["probe"] = 8;
+  Make("probe", 10, 8, DType::kFloat32, Metric::kL2);
+  if (!Search("probe", Device::kGpu, SearchPath::kDense, "", &probe)) {
+    GTEST_SKIP() << "no CUDA device";
+  }
+  dims_["h"] = dims_["hc"] = dims_["f"] = 64;
+  Make("h", 140'000, 64, DType::kFloat16, Metric::kL2);
+  Make("hc", 140'000, 64, DType::kFloat16, Metric::kCosine);
+  Make("f", 140'000, 64, DType::kFloat32, Metric::kInnerProduct);
+  ExpectGpuPlan("h", SearchPath::kDense, "", "candidates", "int8");
+  ExpectGpuPlan("h", SearchPath::kDense, "cat < 9", "candidates", "int8");
+  ExpectGpuPlan("hc", SearchPath::kDense, "", "candidates", "int8");
+  ExpectGpuPlan("f", SearchPath::kDense, "cat < 9", "candidates", "int8");
+  // A gathered block has no codes: its candidate scan multiplies as before.
+  ExpectGpuPlan("h", SearchPath::kGather, "cat < 7", "candidates", "float16");
+}
+
 }  // namespace
 }  // namespace sieve

@@ -185,6 +185,9 @@ TEST(ShardPlacementTest, UnevenGrowthMovesOneShardToTheEmptiestDevice) {
 TEST(ShardPlacementTest, ResidentBytes) {
   EXPECT_EQ(ResidentBytes(10, 768, /*float16=*/true), 10u * (768 * 2 + 4));
   EXPECT_EQ(ResidentBytes(10, 768, /*float16=*/false), 10u * (768 * 4 + 4));
+  // Int8 codes: the dim padded to 16 and four floats of terms a row.
+  EXPECT_EQ(ResidentBytes(10, 768, true, /*int8_codes=*/true), 10u * (768 * 2 + 4 + 768 + 16));
+  EXPECT_EQ(ResidentBytes(10, 100, false, /*int8_codes=*/true), 10u * (100 * 4 + 4 + 112 + 16));
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ TopKAbilities Gpu(const GpuExecutorOptions& options = GpuExecutorOptions()) {
   a.threshold_max_dim = 256;
   a.threshold_dim_multiple = 8;
   a.page_rows = 64;
+  a.int8_products = true;
   return a;
 }
 
@@ -204,6 +205,67 @@ TEST(TopKPlanTest, ProductsFollowTheRowsTheMetricAndTheNorms) {
   in.max_query_sq_norm = 1;
   o.candidate_tf32 = false;
   EXPECT_EQ(PlanTopK(in, Gpu(o)).products, Products::kFloat32);
+}
+
+// Int8 products: only where the option and the executor allow them, on the dense path over
+// enough columns, for float16 and float32 rows and every metric, before the threshold select;
+// never for norms whose product leaves float32's safe range, a gathered block or the SDDMM.
+TEST(TopKPlanTest, Int8ProductsWhereAllowedAndTheShapeSuits) {
+  GpuExecutorOptions o;
+  EXPECT_FALSE(o.candidate_int8);  // off by default until measured
+  TopKInput in = Dense10M();
+  EXPECT_EQ(PlanTopK(in, Gpu(o)).strategy, TopKStrategy::kThreshold);
+  o.candidate_int8 = true;
+  for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+    for (Metric m : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {
+      in = Dense10M();
+      in.dtype = dtype;
+      in.metric = m;
+      const TopKPlan plan = PlanTopK(in, Gpu(o));
+      EXPECT_EQ(plan.strategy, TopKStrategy::kCandidates) << MetricName(m);
+      EXPECT_EQ(plan.products, Products::kInt8) << MetricName(m);
+      EXPECT_NE(plan.ToString().find("int8 products"), std::string::npos) << plan.ToString();
+      EXPECT_GT(plan.sample, 0u);
+      EXPECT_GE(plan.cap, in.k);
+    }
+  }
+  EXPECT_STREQ(ProductsName(Products::kInt8), "int8");
+  // 1M × 1024 and k up to 4,096 too.
+  in = Dense10M();
+  in.columns = 1'000'000;
+  in.dim = 1024;
+  in.k = 4096;
+  EXPECT_EQ(PlanTopK(in, Gpu(o)).products, Products::kInt8);
+  // The executor cannot: the threshold select as before.
+  TopKAbilities no_int8 = Gpu(o);
+  no_int8.int8_products = false;
+  EXPECT_EQ(PlanTopK(Dense10M(), no_int8).strategy, TopKStrategy::kThreshold);
+  // A gathered block has no codes; the SDDMM selects as it scores; few columns take the tiles.
+  in = Dense10M();
+  in.path = SearchPath::kGather;
+  in.columns = 1'000'000;
+  EXPECT_NE(PlanTopK(in, Gpu(o)).products, Products::kInt8);
+  in.path = SearchPath::kSddmm;
+  EXPECT_EQ(PlanTopK(in, Gpu(o)).strategy, TopKStrategy::kSelectK);
+  in = Dense10M();
+  in.columns = 1000;
+  EXPECT_EQ(PlanTopK(in, Gpu(o)).strategy, TopKStrategy::kSelectK);
+  // Norms: infinite, NaN or too large for the float32 estimate.
+  in = Dense10M();
+  in.max_row_sq_norm = std::numeric_limits<double>::infinity();
+  EXPECT_NE(PlanTopK(in, Gpu(o)).products, Products::kInt8);
+  in.max_row_sq_norm = std::nan("");
+  EXPECT_NE(PlanTopK(in, Gpu(o)).products, Products::kInt8);
+  in.max_row_sq_norm = 0x1p150;
+  in.max_query_sq_norm = 0x1p60;
+  EXPECT_NE(PlanTopK(in, Gpu(o)).products, Products::kInt8);
+  in.max_query_sq_norm = 0x1p40;  // |q| |x| = 2^95
+  EXPECT_EQ(PlanTopK(in, Gpu(o)).products, Products::kInt8);
+  EXPECT_FALSE(Int8ProductsFit(SearchPath::kDense, 70000, 1, 1));
+  EXPECT_TRUE(Int8ProductsFit(SearchPath::kDense, 1536, 1, 1));
+  // candidate_selection off turns every candidate scan off.
+  o.candidate_selection = false;
+  EXPECT_EQ(PlanTopK(Dense10M(), Gpu(o)).strategy, TopKStrategy::kSelectK);
 }
 
 TEST(TopKPlanTest, QueryScaleAndTheProductBounds) {

@@ -18,7 +18,13 @@
 //                        GpuExecutorOptions: [--threshold 0|1] [--threshold-gather-min-rows N]
 //                        [--ts-levels 2..6] [--candidates 0|1] [--cand-sample-x F]
 //                        [--cand-tile-mb N] [--tma 0|1] [--slab-kb N] [--list-groups N]
-//                        [--pack-threads N]
+//                        [--pack-threads N] [--int8 0|1|both]
+//                        [--data uniform|clustered]
+// --int8 1: GpuExecutorOptions::candidate_int8 (the dense candidate scan over int8 codes);
+// both: each case on an executor without it and on one with it (the products column tells them
+// apart, and their answers are compared like the paths').
+// --data clustered: rows and queries drawn around 256 centres (0.8 of a centre's uniform values
+// plus 0.2 of a row's own), where the distances crowd and the candidate bands widen.
 // --filters: "bitset", one set for the batch; "bitmap", a filter per query, each query its own
 // random set of the same size (the seed differs per query, as the cuVS peer's); "bitmap-same", a
 // filter per query whose sets are equal copies of one set.
@@ -56,6 +62,8 @@ struct Options : sieve::bench::SweepOptions {
   Metric metric = Metric::kL2;
   std::vector<SearchPath> paths = {SearchPath::kSddmm, SearchPath::kGather, SearchPath::kDense};
   std::vector<std::string> filters = {"bitset"};
+  bool clustered = false;
+  bool int8_both = false;  // every case on a second executor with candidate_int8 too
 };
 
 const char kUsage[] =
@@ -66,7 +74,8 @@ const char kUsage[] =
     "         [--threshold 0|1] [--threshold-gather-min-rows N] [--ts-levels 2..6]\n"
     "         [--candidates 0|1] [--cand-sample-x F] [--cand-tile-mb N] [--cand-tf32 0|1]\n"
     "         [--tma 0|1] [--slab-kb N]\n"
-    "         [--list-groups N] [--pack-threads N]\n";
+    "         [--list-groups N] [--pack-threads N] [--int8 0|1|both]\n"
+    "         [--data uniform|clustered]\n";
 
 Options Parse(int argc, char** argv) {
   sieve::bench::BenchFlags f("gpu_paths_bench", kUsage,
@@ -74,7 +83,7 @@ Options Parse(int argc, char** argv) {
                               "fractions", "extra-rows", "paths", "threshold",
                               "threshold-gather-min-rows", "ts-levels", "candidates",
                               "cand-sample-x", "cand-tile-mb", "cand-tf32", "tma", "slab-kb",
-                              "filters", "list-groups", "pack-threads"},
+                              "filters", "list-groups", "pack-threads", "int8", "data"},
                              {"stages"});
   f.Parse(argc, argv);
   Options o;
@@ -95,6 +104,13 @@ Options Parse(int argc, char** argv) {
   g.candidate_sample_factor = f.Double("cand-sample-x", g.candidate_sample_factor);
   g.candidate_tile_bytes = static_cast<size_t>(f.Uint("cand-tile-mb", 0)) << 20;
   g.candidate_tf32 = f.Uint("cand-tf32", 1) != 0;
+  const std::string int8 = f.Str("int8", "0");
+  if (int8 != "0" && int8 != "1" && int8 != "both") f.Die("--int8 is 0, 1 or both");
+  g.candidate_int8 = int8 == "1";
+  o.int8_both = int8 == "both";
+  const std::string data = f.Str("data", "uniform");
+  if (data != "uniform" && data != "clustered") f.Die("--data is uniform or clustered");
+  o.clustered = data == "clustered";
   g.tma_page_copies = f.Uint("tma", 1) != 0;
   g.list_upload_groups = static_cast<uint32_t>(f.Uint("list-groups", g.list_upload_groups));
   g.filter_pack_threads = static_cast<uint32_t>(f.Uint("pack-threads", g.filter_pack_threads));
@@ -137,10 +153,19 @@ Options Parse(int argc, char** argv) {
 }
 
 // Uniform [-1, 1) values (bench_data.h), float16-rounded when asked, filled on every core.
-std::vector<float> MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed) {
+// clustered: 0.8 of one of 256 centres' values (the same for rows and queries) plus 0.2 of the
+// row's own.
+std::vector<float> MakeVectors(size_t n, uint32_t dim, bool round_half, uint64_t seed,
+                               bool clustered = false) {
   std::vector<float> v(n * dim);
   sieve::bench::ParallelFor(v.size(), [&](size_t i) {
-    const float x = sieve::bench::UniformValue(seed, i);
+    float x = sieve::bench::UniformValue(seed, i);
+    if (clustered) {
+      const size_t row = i / dim, j = i % dim;
+      // The centre of row r is r's hash mod 256, so that centres do not follow row order.
+      const size_t centre = (row * 0x9E3779B97F4A7C15ull >> 32) % 256;
+      x = 0.8f * sieve::bench::UniformValue(7777, centre * dim + j) + 0.2f * x;
+    }
     v[i] = round_half ? static_cast<float>(static_cast<_Float16>(x)) : x;
   });
   return v;
@@ -178,14 +203,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_paths_bench: %s\n", st.ToString().c_str());
     return 1;
   }
+  std::vector<sieve::gpu::GpuExecutor*> execs = {exec.get()};
+  std::unique_ptr<sieve::gpu::GpuExecutor> exec_int8;
+  if (o.int8_both) {
+    sieve::GpuExecutorOptions g = o.gpu;
+    g.candidate_int8 = true;
+    st = sieve::gpu::GpuExecutor::Create(g, &exec_int8);
+    if (!st.ok()) {
+      std::fprintf(stderr, "gpu_paths_bench: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    execs.push_back(exec_int8.get());
+  }
   const bool half = o.dtype == DType::kFloat16;
   std::fprintf(stderr, "device %s; %u rows x %u %s, %u queries, k=%u, warmup %d, reps %d%s%s\n",
                exec->name().c_str(), o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
                o.warmup, o.reps, o.gpu.Changed().empty() ? "" : "; options ",
                o.gpu.Changed().c_str());
   auto t0 = std::chrono::steady_clock::now();
-  const std::vector<float> data = MakeVectors(size_t{o.rows}, o.dim, half, 1);
-  const std::vector<float> queries = MakeVectors(o.queries, o.dim, false, 2);
+  const std::vector<float> data = MakeVectors(size_t{o.rows}, o.dim, half, 1, o.clustered);
+  const std::vector<float> queries = MakeVectors(o.queries, o.dim, false, 2, o.clustered);
   sieve::ShardView view;
   view.key = 1;
   view.generation = 1;
@@ -215,9 +252,9 @@ int main(int argc, char** argv) {
   // (query, scored row). H200: ~4.8 TB/s HBM3e; the floor below uses bandwidth only.
   const double elem = half ? 2.0 : 4.0;
   const double hbm_bytes_per_ms = 4.8e9;
-  std::fprintf(stderr, "%-11s %-10s %-10s %-7s %10s %10s %10s %12s %12s %10s\n", "filter",
-               "fraction", "passing", "path", "median_ms", "min_ms", "host_ms", "bytes", "flops",
-               "floor_ms");
+  std::fprintf(stderr, "%-11s %-10s %-10s %-7s %10s %10s %10s %12s %12s %10s %10s %10s %8s\n",
+               "filter", "fraction", "passing", "path", "median_ms", "min_ms", "host_ms", "bytes",
+               "flops", "floor_ms", "kept/q", "band/q", "products");
   std::vector<std::pair<std::string, uint64_t>> cases;  // (filter kind, passing rows)
   for (const std::string& kind : o.filters) {
     for (uint64_t n : counts) cases.emplace_back(kind, std::min<uint64_t>(n, o.rows));
@@ -240,82 +277,101 @@ int main(int argc, char** argv) {
     }
     std::vector<std::vector<std::pair<uint32_t, float>>> first;
     for (SearchPath path : o.paths) {
-      sieve::ExecRequest req;
-      req.queries = queries.data();
-      req.num_queries = o.queries;
-      req.k = o.k;
-      req.metric = o.metric;
-      req.path = path;
-      sieve::PlanRequest(*exec, view, filters, &req);
-      sieve::ProfileOptions po;
-      po.warmup = o.warmup;
-      po.reps = o.reps;
-      po.stages = o.stages;
-      sieve::ExecProfile profile;
-      auto h0 = std::chrono::steady_clock::now();
-      st = exec->Profile(view, filters, req, po, &profile);
-      const std::vector<double>& ms = profile.ms;
-      const sieve::ExecResult& result = profile.result;
-      const double wall = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - h0).count();
-      if (!st.ok()) {
-        std::fprintf(stderr, "%-11s %-10g %-10llu %-7s failed: %s\n", kind.c_str(),
-                     static_cast<double>(n_pass) / o.rows,
-                     static_cast<unsigned long long>(n_pass), PathName(path),
-                     st.ToString().c_str());
-        std::printf("{\"filter\": \"%s\", \"passing\": %llu, \"path\": \"%s\", "
-                    "\"error\": \"%s\"}\n",
-                    kind.c_str(), static_cast<unsigned long long>(n_pass), PathName(path),
-                    st.message().c_str());
-        continue;
-      }
-      // Host time of one search beyond its device part (prepare + assemble), from the stages.
-      double host_ms = 0;
-      for (const auto& [name, v] : result.stage_ms) {
-        if (name == "gpu.prepare" || name == "gpu.assemble") host_ms += v;
-      }
-      // The paths must agree: same number of results and the same best distance per query.
-      if (first.empty()) {
-        first = result.neighbors;
-      } else {
-        for (size_t q = 0; q < first.size(); ++q) {
-          const auto& a = first[q];
-          const auto& b = result.neighbors[q];
-          if (a.size() != b.size() ||
-              (!a.empty() && std::fabs(a[0].second - b[0].second) >
-                                 1e-3 * (1 + std::fabs(a[0].second)))) {
-            std::fprintf(stderr, "MISMATCH between paths at query %zu (%zu vs %zu results)\n", q,
-                         a.size(), b.size());
-            return 2;
+      for (sieve::gpu::GpuExecutor* exec : execs) {
+        sieve::ExecRequest req;
+        req.queries = queries.data();
+        req.num_queries = o.queries;
+        req.k = o.k;
+        req.metric = o.metric;
+        req.path = path;
+        sieve::PlanRequest(*exec, view, filters, &req);
+        sieve::ProfileOptions po;
+        po.warmup = o.warmup;
+        po.reps = o.reps;
+        po.stages = o.stages;
+        sieve::ExecProfile profile;
+        auto h0 = std::chrono::steady_clock::now();
+        const sieve::gpu::GpuPathCounts before = exec->path_counts();
+        st = exec->Profile(view, filters, req, po, &profile);
+        const sieve::gpu::GpuPathCounts after = exec->path_counts();
+        // The rows a query's candidate scan kept and rescored, a run (0 without a scan).
+        const uint64_t chunks = after.candidate_chunks - before.candidate_chunks;
+        const double per = chunks > 0 ? 1.0 / (static_cast<double>(chunks) * o.queries) : 0.0;
+        const double kept = per * static_cast<double>(after.candidate_rows_kept -
+                                                      before.candidate_rows_kept);
+        const double band = per * static_cast<double>(after.candidate_band_rows -
+                                                      before.candidate_band_rows);
+        const uint64_t fallbacks = after.candidate_fallbacks - before.candidate_fallbacks;
+        const std::vector<double>& ms = profile.ms;
+        const sieve::ExecResult& result = profile.result;
+        const double wall = std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - h0).count();
+        if (!st.ok()) {
+          std::fprintf(stderr, "%-11s %-10g %-10llu %-7s failed: %s\n", kind.c_str(),
+                       static_cast<double>(n_pass) / o.rows,
+                       static_cast<unsigned long long>(n_pass), PathName(path),
+                       st.ToString().c_str());
+          std::printf("{\"filter\": \"%s\", \"passing\": %llu, \"path\": \"%s\", "
+                      "\"error\": \"%s\"}\n",
+                      kind.c_str(), static_cast<unsigned long long>(n_pass), PathName(path),
+                      st.message().c_str());
+          continue;
+        }
+        // Host time of one search beyond its device part (prepare + assemble), from the stages.
+        double host_ms = 0;
+        for (const auto& [name, v] : result.stage_ms) {
+          if (name == "gpu.prepare" || name == "gpu.assemble") host_ms += v;
+        }
+        // The paths must agree: same number of results and the same best distance per query.
+        if (first.empty()) {
+          first = result.neighbors;
+        } else {
+          for (size_t q = 0; q < first.size(); ++q) {
+            const auto& a = first[q];
+            const auto& b = result.neighbors[q];
+            if (a.size() != b.size() ||
+                (!a.empty() && std::fabs(a[0].second - b[0].second) >
+                                   1e-3 * (1 + std::fabs(a[0].second)))) {
+              std::fprintf(stderr, "MISMATCH between paths at query %zu (%zu vs %zu results)\n", q,
+                           a.size(), b.size());
+              return 2;
+            }
           }
         }
+        if (o.stages) {
+          std::fprintf(stderr, "stages %s %s n=%llu:", kind.c_str(), PathName(path),
+                       static_cast<unsigned long long>(n_pass));
+          for (const auto& [name, v] : profile.stages) std::fprintf(stderr, " %s=%.4f", name.c_str(), v);
+          std::fprintf(stderr, "\n");
+        }
+        const double scored = path == SearchPath::kDense ? o.rows : static_cast<double>(n_pass);
+        const double bytes = scored * o.dim * elem;
+        const double flops = 2.0 * o.queries * scored * o.dim;
+        const double floor_ms = bytes / hbm_bytes_per_ms;
+        const double med = Median(ms);
+        const double mn = *std::min_element(ms.begin(), ms.end());
+        std::fprintf(stderr,
+                     "%-11s %-10g %-10llu %-7s %10.4f %10.4f %10.2f %12.4g %12.4g %10.4f %10.0f "
+                     "%10.0f %8s%s\n",
+                     kind.c_str(), static_cast<double>(n_pass) / o.rows, static_cast<unsigned long long>(n_pass),
+                     PathName(path), med, mn, host_ms, bytes, flops, floor_ms, kept, band,
+                     result.products.c_str(), fallbacks > 0 ? " (fell back)" : "");
+        std::printf(
+            "{\"filter\": \"%s\", \"rows\": %u, \"dim\": %u, \"dtype\": \"%s\", \"queries\": %u, \"k\": %u, "
+            "\"passing\": %llu, \"fraction\": %g, \"path\": \"%s\", \"median_ms\": %.5f, "
+            "\"min_ms\": %.5f, \"reps\": %d, \"host_ms\": %.3f, \"wall_ms\": %.1f, "
+            "\"floor_bytes\": %.6g, \"floor_flops\": %.6g, \"floor_ms\": %.5f, "
+            "\"select\": \"%s\", \"products\": \"%s\", \"select_plan\": \"%s\", "
+            "\"data\": \"%s\", \"kept_per_query\": %.1f, \"band_per_query\": %.1f, "
+            "\"fallbacks\": %llu}\n",
+            kind.c_str(), o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
+            static_cast<unsigned long long>(n_pass), static_cast<double>(n_pass) / o.rows,
+            PathName(path), med, mn, o.reps, host_ms, wall, bytes, flops, floor_ms,
+            result.select.c_str(), result.products.c_str(), result.select_plan.c_str(),
+            o.clustered ? "clustered" : "uniform", kept, band,
+            static_cast<unsigned long long>(fallbacks));
+        std::fflush(stdout);
       }
-      if (o.stages) {
-        std::fprintf(stderr, "stages %s %s n=%llu:", kind.c_str(), PathName(path),
-                     static_cast<unsigned long long>(n_pass));
-        for (const auto& [name, v] : profile.stages) std::fprintf(stderr, " %s=%.4f", name.c_str(), v);
-        std::fprintf(stderr, "\n");
-      }
-      const double scored = path == SearchPath::kDense ? o.rows : static_cast<double>(n_pass);
-      const double bytes = scored * o.dim * elem;
-      const double flops = 2.0 * o.queries * scored * o.dim;
-      const double floor_ms = bytes / hbm_bytes_per_ms;
-      const double med = Median(ms);
-      const double mn = *std::min_element(ms.begin(), ms.end());
-      std::fprintf(stderr, "%-11s %-10g %-10llu %-7s %10.4f %10.4f %10.2f %12.4g %12.4g %10.4f\n",
-                   kind.c_str(), static_cast<double>(n_pass) / o.rows, static_cast<unsigned long long>(n_pass),
-                   PathName(path), med, mn, host_ms, bytes, flops, floor_ms);
-      std::printf(
-          "{\"filter\": \"%s\", \"rows\": %u, \"dim\": %u, \"dtype\": \"%s\", \"queries\": %u, \"k\": %u, "
-          "\"passing\": %llu, \"fraction\": %g, \"path\": \"%s\", \"median_ms\": %.5f, "
-          "\"min_ms\": %.5f, \"reps\": %d, \"host_ms\": %.3f, \"wall_ms\": %.1f, "
-          "\"floor_bytes\": %.6g, \"floor_flops\": %.6g, \"floor_ms\": %.5f, "
-          "\"select\": \"%s\", \"products\": \"%s\", \"select_plan\": \"%s\"}\n",
-          kind.c_str(), o.rows, o.dim, half ? "f16" : "f32", o.queries, o.k,
-          static_cast<unsigned long long>(n_pass), static_cast<double>(n_pass) / o.rows,
-          PathName(path), med, mn, o.reps, host_ms, wall, bytes, flops, floor_ms,
-          result.select.c_str(), result.products.c_str(), result.select_plan.c_str());
-      std::fflush(stdout);
     }
   }
   return 0;
