@@ -5,18 +5,16 @@
 // with its explain line, and the errors (exit 1, one line on stderr).
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/e2e/cli_run.h"
 #include "tests/testutil.h"
 #include "text/text_analyzer.h"
 #include "tools/io/npy.h"
@@ -26,25 +24,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-  std::vector<json> Lines() const {
-    std::vector<json> v;
-    std::istringstream in(out);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty()) v.push_back(json::parse(line));
-    }
-    return v;
-  }
-};
+using Result = test::CliRun;
 
 const char* kTexts[] = {"red shoes for running",   "blue running boots", "red red red",
                         "the boots of the trail",  "new york shoes",     "running",
@@ -53,17 +33,7 @@ constexpr size_t kDocs = sizeof(kTexts) / sizeof(kTexts[0]);
 
 class Bm25CliTest : public ::testing::Test {
  protected:
-  Result Run(const std::vector<std::string>& args) {
-    std::string cmd = Quote(test::CliPath());
-    for (auto& a : args) cmd += " " + Quote(a);
-    cmd += " >" + Quote(dir_.Join("out")) + " 2>" + Quote(dir_.Join("err"));
-    Result r;
-    const int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = test::ReadFile(dir_.Join("out"));
-    r.err = test::ReadFile(dir_.Join("err"));
-    return r;
-  }
+  Result Run(const std::vector<std::string>& args) { return test::RunCli(args, dir_); }
 
   void SetUp() override {
     ASSERT_EQ(Run({"create", db_, "--collection", "c", "--dim", "4", "--attr", "body:text",

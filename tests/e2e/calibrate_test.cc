@@ -5,11 +5,9 @@
 // a float64 oracle, and the stored thresholds survive a reopen through the public API.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -20,6 +18,7 @@
 
 #include "query/planner.h"
 #include "sieve/db.h"
+#include "tests/e2e/cli_run.h"
 #include "tests/planner_rule_util.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
@@ -29,19 +28,7 @@ namespace {
 
 using json = nlohmann::json;
 
-using test::CliPath;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+using test::CliRun;
 
 class CalibrateTest : public ::testing::Test {
  protected:
@@ -95,17 +82,7 @@ class CalibrateTest : public ::testing::Test {
     return in;
   }
 
-  CliRun Sieve(const std::vector<std::string>& args) {
-    std::string cmd = std::string("'") + CliPath() + "'";
-    for (const auto& a : args) cmd += " '" + a + "'";
-    cmd += " >'" + dir_.Join("out") + "' 2>'" + dir_.Join("err") + "'";
-    CliRun r;
-    const int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(dir_.Join("out"));
-    r.err = Slurp(dir_.Join("err"));
-    return r;
-  }
+  CliRun Sieve(const std::vector<std::string>& args) { return test::RunCli(args, dir_); }
 
   // The explain line of a query (the last stderr line that parses as JSON).
   static json ExplainOf(const CliRun& r) {

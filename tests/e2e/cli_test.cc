@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sieve/version.h"
+#include "tests/e2e/cli_run.h"
 #include "tests/testutil.h"
 #include "tools/io/hdf5.h"
 #include "tools/io/npy.h"
@@ -34,7 +35,9 @@ namespace {
 using json = nlohmann::json;
 
 using test::CliPath;
+using test::CliRun;
 using test::ReadFile;
+using test::ShellQuote;
 
 // The device the path-by-path test forces: $SIEVE_TEST_DEVICE (the H200 runs set "gpu"), else
 // the CPU, which every machine has.
@@ -42,29 +45,6 @@ const char* TestDevice() {
   const char* env = std::getenv("SIEVE_TEST_DEVICE");
   return env != nullptr && *env != '\0' ? env : "cpu";
 }
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-  std::vector<json> Lines() const {
-    std::vector<json> v;
-    std::istringstream in(out);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty()) v.push_back(json::parse(line));
-    }
-    return v;
-  }
-};
 
 // One row of the test collection, kept to evaluate filters independently of Sieve.
 struct Row {
@@ -132,18 +112,7 @@ class CliTest : public ::testing::Test {
     ASSERT_TRUE(io::WriteNpyInt64(dir_.Join(tag + "_ids.npy"), ids.data(), ids.size()).ok());
   }
 
-  CliResult Run(const std::vector<std::string>& args) {
-    std::string cmd = Quote(CliPath());
-    for (auto& a : args) cmd += " " + Quote(a);
-    const std::string out = dir_.Join("stdout"), err = dir_.Join("stderr");
-    cmd += " >" + Quote(out) + " 2>" + Quote(err);
-    CliResult r;
-    int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
-  }
+  CliRun Run(const std::vector<std::string>& args) { return test::RunCli(args, dir_); }
 
   void CreateAndIngest(const std::string& metric, size_t rows = kRows) {
     auto c = Run({"create", db_, "--collection", "c", "--dim", std::to_string(kDim), "--metric",
@@ -947,8 +916,8 @@ TEST_F(CliTest, VersionAndTheExamplesHelp) {
   std::string example = CliPath();
   example = example.substr(0, example.rfind('/')) + "/example/embed_example";
   ASSERT_EQ(access(example.c_str(), X_OK), 0) << example;
-  const std::string in_dir = "cd " + Quote(dir_.path()) + " && " + Quote(example);
-  int status = std::system((in_dir + " --help >" + Quote(dir_.Join("help.txt"))).c_str());
+  const std::string in_dir = "cd " + ShellQuote(dir_.path()) + " && " + ShellQuote(example);
+  int status = std::system((in_dir + " --help >" + ShellQuote(dir_.Join("help.txt"))).c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_NE(ReadFile(dir_.Join("help.txt")).find("usage: embed_example DB_PATH"),

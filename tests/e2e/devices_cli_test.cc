@@ -6,17 +6,15 @@
 // memory fails with one line naming the sizes, and bad values fail naming the flag.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/e2e/cli_run.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
 
@@ -27,15 +25,9 @@ using json = nlohmann::json;
 
 constexpr size_t kRows = 2000, kDim = 8, kQueries = 4;
 
-using test::CliPath;
-using test::ReadFile;
-
 class DevicesCliTest : public ::testing::Test {
  protected:
-  struct Result {
-    int code = -1;
-    std::string out, err;
-  };
+  using Result = test::CliRun;
 
   void SetUp() override {
     db_ = dir_.Join("db");
@@ -55,17 +47,7 @@ class DevicesCliTest : public ::testing::Test {
     ASSERT_TRUE(io::WriteNpyMatrix(dir_.Join("q.npy"), q.data(), kQueries, kDim).ok());
   }
 
-  Result Run(const std::vector<std::string>& args) {
-    std::string cmd = "'" + std::string(CliPath()) + "'";
-    for (const auto& a : args) cmd += " '" + a + "'";
-    cmd += " >'" + dir_.Join("out") + "' 2>'" + dir_.Join("err") + "'";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(dir_.Join("out"));
-    r.err = ReadFile(dir_.Join("err"));
-    return r;
-  }
+  Result Run(const std::vector<std::string>& args) { return test::RunCli(args, dir_); }
 
   Result Query(std::vector<std::string> extra) {
     std::vector<std::string> args = {

@@ -5,16 +5,14 @@
 // ones kept; blank lines at the end of a JSON Lines file hold no row.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/e2e/cli_run.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
 
@@ -23,29 +21,11 @@ namespace {
 
 using json = nlohmann::json;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = test::CliRun;
 
 class NewcomerTest : public ::testing::Test {
  protected:
-  Result Run(const std::vector<std::string>& args) {
-    auto quote = [](const std::string& s) {
-      std::string q = "'";
-      for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      return q + "'";
-    };
-    std::string cmd = quote(test::CliPath());
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(dir_.Join("out")) + " 2>" + quote(dir_.Join("err"));
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = test::ReadFile(dir_.Join("out"));
-    r.err = test::ReadFile(dir_.Join("err"));
-    return r;
-  }
+  Result Run(const std::vector<std::string>& args) { return test::RunCli(args, dir_); }
 
   void Create(const std::string& name) {
     Result r = Run({"create", db_, "--collection", name, "--dim", "4", "--attr", "cat:int",

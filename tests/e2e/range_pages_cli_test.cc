@@ -5,16 +5,14 @@
 // bad option's one line on stderr with exit 1.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tests/e2e/cli_run.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
 
@@ -25,12 +23,6 @@ using json = nlohmann::json;
 
 constexpr size_t kDim = 4;
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 class RangePagesCliTest : public ::testing::Test {
  protected:
   struct Result {
@@ -40,20 +32,8 @@ class RangePagesCliTest : public ::testing::Test {
   };
 
   Result Run(std::vector<std::string> args) {
-    std::string cmd = Quote(test::CliPath());
-    for (auto& a : args) cmd += " " + Quote(a);
-    const std::string out = dir_.Join("stdout"), err = dir_.Join("stderr");
-    cmd += " >" + Quote(out) + " 2>" + Quote(err);
-    Result r;
-    const int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::istringstream in(test::ReadFile(out));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty()) r.lines.push_back(json::parse(line));
-    }
-    r.err = test::ReadFile(err);
-    return r;
+    const test::CliRun run = test::RunCli(args, dir_);
+    return {run.code, run.Lines(), run.err};
   }
 
   void SetUp() override {

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "sieve/db.h"
+#include "tests/e2e/cli_run.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
 
@@ -25,21 +26,13 @@ namespace sieve {
 namespace {
 
 using test::CliPath;
+using test::ShellQuote;
 
 constexpr size_t kDim = 16;
 // Rows per ingest: their vectors (25.6 KB) go through the memtable and a flush writes them to a
 // blob file, which a later compaction deletes.
 constexpr int64_t kBatch = 400;
 constexpr int kRounds = 6;
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
 
 class ReadBesideWriterTest : public ::testing::Test {
  protected:
@@ -59,15 +52,17 @@ class ReadBesideWriterTest : public ::testing::Test {
       ASSERT_TRUE(io::WriteNpyInt64(dir_.Join("i" + n + ".npy"), ids.data(), ids.size()).ok());
       ASSERT_TRUE(io::WriteNpyInt64(dir_.Join("e" + n + ".npy"), even.data(), even.size()).ok());
     }
-    ASSERT_EQ(Sh(Cli() + " create " + Quote(db_) + " --collection c --dim 16 --attr b:int"), 0);
+    ASSERT_EQ(
+        Sh(Cli() + " create " + ShellQuote(db_) + " --collection c --dim 16 --attr b:int"), 0);
     ASSERT_EQ(Sh(Round(0)), 0);
   }
 
   const float* Vector(int64_t id) const { return vectors_.data() + id * kDim; }
-  std::string Cli() const { return Quote(CliPath()); }
+  std::string Cli() const { return ShellQuote(CliPath()); }
 
   int Sh(const std::string& script) {
-    const std::string cmd = "(" + script + ") >>" + Quote(dir_.Join("writer.log")) + " 2>&1";
+    const std::string cmd =
+        "(" + script + ") >>" + ShellQuote(dir_.Join("writer.log")) + " 2>&1";
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
@@ -77,14 +72,14 @@ class ReadBesideWriterTest : public ::testing::Test {
   // files and deletes the old ones.
   std::string Round(int b) const {
     const std::string n = std::to_string(b);
-    std::string s = Cli() + " ingest " + Quote(db_) + " --collection c --vectors " +
-                    Quote(dir_.Join("v" + n + ".npy")) + " --ids " +
-                    Quote(dir_.Join("i" + n + ".npy"));
+    std::string s = Cli() + " ingest " + ShellQuote(db_) + " --collection c --vectors " +
+                    ShellQuote(dir_.Join("v" + n + ".npy")) + " --ids " +
+                    ShellQuote(dir_.Join("i" + n + ".npy"));
     if (b > 0) {
-      s += " && " + Cli() + " delete " + Quote(db_) + " --collection c --ids " +
-           Quote(dir_.Join("e" + std::to_string(b - 1) + ".npy"));
+      s += " && " + Cli() + " delete " + ShellQuote(db_) + " --collection c --ids " +
+           ShellQuote(dir_.Join("e" + std::to_string(b - 1) + ".npy"));
     }
-    return s + " && " + Cli() + " compact " + Quote(db_) + " --force";
+    return s + " && " + Cli() + " compact " + ShellQuote(db_) + " --force";
   }
 
   std::unique_ptr<DB> OpenReadOnly(bool fixed_view) {

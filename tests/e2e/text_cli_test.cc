@@ -12,16 +12,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/e2e/cli_run.h"
 #include "tests/testutil.h"
 #include "text/text_analyzer.h"
 #include "tools/io/npy.h"
@@ -31,31 +30,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-  std::vector<json> Lines() const {
-    std::vector<json> v;
-    std::istringstream in(out);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty()) v.push_back(json::parse(line));
-    }
-    return v;
-  }
-};
+using Result = test::CliRun;
 
 struct Doc {
   std::optional<std::string> body;   // english
@@ -122,18 +97,7 @@ class TextCliTest : public ::testing::Test {
  protected:
   static constexpr size_t kDim = 8;
 
-  Result Run(const std::vector<std::string>& args) {
-    std::string cmd = Quote(test::CliPath());
-    for (auto& a : args) cmd += " " + Quote(a);
-    const std::string out = dir_.Join("stdout"), err = dir_.Join("stderr");
-    cmd += " >" + Quote(out) + " 2>" + Quote(err);
-    Result r;
-    int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = test::ReadFile(out);
-    r.err = test::ReadFile(err);
-    return r;
-  }
+  Result Run(const std::vector<std::string>& args) { return test::RunCli(args, dir_); }
 
   // Writes vectors, ids and attributes of docs [0, n) with ids first_id + i.
   void WriteInputs(const std::vector<Doc>& docs, int64_t first_id, const std::string& tag) {
