@@ -100,7 +100,10 @@ nlohmann::ordered_json TextPlanJson(const TextSearchPlan& t) {
   j["rows_scored"] = t.rows_scored;
   j["rows_pruned"] = t.rows_pruned;
   j["rows_filtered"] = t.rows_filtered;
-  if (!t.fusion.empty()) j["fusion"] = t.fusion;
+  if (!t.fusion.empty()) {
+    j["fusion"] = t.fusion;
+    j["beside_vector"] = t.beside_vector;
+  }
   return j;
 }
 

@@ -3,10 +3,12 @@
 #include "engine/search_text.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "engine/device_fanout.h"
 #include "engine/request_rules.h"
 #include "query/topk.h"
 #include "text/text_analyzer.h"
@@ -124,6 +126,14 @@ void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t fi
   plan->rows_scored = counters.rows_scored;
   plan->rows_pruned = counters.rows_pruned;
   plan->rows_filtered = counters.rows_filtered;
+}
+
+// Whether a GPU holds any shard of the search (its executor is "gpu:<device name>").
+bool SearchesOnGpu(const std::vector<ShardWork>& work, const DeviceSet& devices) {
+  for (const ShardWork& w : work) {
+    if (devices.executor(w.device)->name().rfind("gpu", 0) == 0) return true;
+  }
+  return false;
 }
 
 // What the text side holds at once (each shard's heap and hits and each filter's list) beside
@@ -253,50 +263,100 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
     return CompileFilters(parsed, in.filter_cache, in.budget->bytes(), &work, &sets_bytes, &ex);
   }));
 
-  // The text side first: the vector side frees each shard's row sets once it has searched it.
+  // The text side: its own copy of the shards' row sets (the vector side frees each shard's
+  // once it has searched it), its own plan and memory, merged into explain when both are done.
+  std::vector<ShardWork> text_work(work.size());
+  for (size_t si = 0; si < work.size(); ++si) {
+    text_work[si].shard = work[si].shard;
+    text_work[si].index = work[si].index;
+    text_work[si].sets = work[si].sets;
+  }
   std::vector<std::vector<RankedRow>> text_lists;
   MemoryBudget::Reservation text_reservation;
-  uint64_t text_bytes = 0;
-  SIEVE_RETURN_IF_ERROR(timer->Run("text", [&] {
+  TextSearchPlan text_plan = ex.text;
+  Explain text_memory;  // ReserveText's accounting: the row sets, then the text side's lists
+  text_memory.host_memory_bytes = sets_bytes;
+  double text_ms = 0;
+  Status text_status;
+  auto text_side = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
     TextQuery tq;
-    SIEVE_RETURN_IF_ERROR(PrepareText(spec, *in.shards, request, &tq, &ex.text));
-    ex.host_memory_bytes = sets_bytes;
-    SIEVE_RETURN_IF_ERROR(ReserveText(parsed.texts.size(), work.size(), depth, in.budget,
-                                      &text_reservation, &text_bytes, &ex));
-    RankText(tq, work, parsed.texts.size(), depth, &text_lists, &ex.text);
-    return Status::OK();
-  }));
+    text_status = PrepareText(spec, *in.shards, request, &tq, &text_plan);
+    uint64_t text_bytes = 0;
+    if (text_status.ok()) {
+      text_status = ReserveText(parsed.texts.size(), text_work.size(), depth, in.budget,
+                                &text_reservation, &text_bytes, &text_memory);
+    }
+    if (text_status.ok()) {
+      RankText(tq, text_work, parsed.texts.size(), depth, &text_lists, &text_plan);
+    }
+    text_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
+  };
+  auto finish_text = [&] {
+    timer->Add("text", text_ms);
+    ex.text = std::move(text_plan);
+    return text_status;
+  };
 
   std::vector<std::vector<Candidate>> kept(lists);
   if (!hybrid) {
+    text_side();
+    ex.host_memory_bytes = text_memory.host_memory_bytes;
+    SIEVE_RETURN_IF_ERROR(finish_text());
     ex.passing_rows = ex.text.passing_rows;
     RowsFromList(text_lists[0], k, &result->results[0], &kept[0]);
   } else {
-    // The vector side: a vector search's own steps, with k = depth and nothing included.
+    // The vector side: a vector search's own steps, with k = depth and nothing included. Where
+    // a GPU searches any of its shards the text side runs beside it on a thread of its own
+    // (the host is idle while the device works); on the CPU alone it runs first, as the vector
+    // side's own threads keep the cores busy.
     SearchRequest vector_request = request;
     vector_request.k = static_cast<int>(depth);
     vector_request.include = Include();
     vector_request.text.clear();
     vector_request.text_field.clear();
+    const bool beside = SearchesOnGpu(work, *in.devices);
+    text_plan.beside_vector = beside;
+    if (!beside) {
+      text_side();
+      SIEVE_RETURN_IF_ERROR(finish_text());
+    }
     const size_t before = ex.stage_ms.size();
-    timer->Time("plan", [&] {
-      PlanShards(parsed, vector_request, options, spec, *in.thresholds, *in.devices, &work,
-                 &sets_bytes, &ex);
-    });
-    MemoryBudget::Reservation reservation;
-    SIEVE_RETURN_IF_ERROR(timer->Run("reserve", [&] {
-      return ReserveMemory(parsed, vector_request, spec, work, in.devices, sets_bytes, in.budget,
-                           &reservation, &ex);
-    }));
-    ex.host_memory_bytes += text_bytes;
-    std::vector<ShardOut> outs;
-    SIEVE_RETURN_IF_ERROR(timer->Run("execute", [&] {
-      return ExecuteShards(vector_request, spec, in.devices, &work, &outs, timer, &ex);
-    }));
     std::vector<std::vector<Candidate>> vector_lists;
-    SIEVE_RETURN_IF_ERROR(timer->Run("merge", [&] {
-      return MergeCandidates(vector_request, spec, &outs, &vector_lists, result);
-    }));
+    MemoryBudget::Reservation reservation;
+    auto vector_side = [&]() -> Status {
+      timer->Time("plan", [&] {
+        PlanShards(parsed, vector_request, options, spec, *in.thresholds, *in.devices, &work,
+                   &sets_bytes, &ex);
+      });
+      SIEVE_RETURN_IF_ERROR(timer->Run("reserve", [&] {
+        return ReserveMemory(parsed, vector_request, spec, work, in.devices, sets_bytes,
+                             in.budget, &reservation, &ex);
+      }));
+      std::vector<ShardOut> outs;
+      SIEVE_RETURN_IF_ERROR(timer->Run("execute", [&] {
+        return ExecuteShards(vector_request, spec, in.devices, &work, &outs, timer, &ex);
+      }));
+      return timer->Run("merge", [&] {
+        return MergeCandidates(vector_request, spec, &outs, &vector_lists, result);
+      });
+    };
+    Status vector_status;
+    if (beside) {
+      RunConcurrently(2, [&](size_t task) {
+        if (task == 0) {
+          vector_status = vector_side();
+        } else {
+          text_side();
+        }
+      });
+      SIEVE_RETURN_IF_ERROR(finish_text());
+    } else {
+      vector_status = vector_side();
+    }
+    SIEVE_RETURN_IF_ERROR(vector_status);
+    ex.host_memory_bytes += text_memory.host_memory_bytes - sets_bytes;
     for (size_t i = before; i < ex.stage_ms.size(); ++i) {
       const std::string& name = ex.stage_ms[i].first;
       if (name == "plan" || name == "reserve" || name == "execute" || name == "merge") {

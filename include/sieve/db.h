@@ -539,6 +539,10 @@ struct TextSearchPlan {
   uint64_t blocks = 0, blocks_skipped = 0;
   uint64_t rows_scored = 0, rows_pruned = 0, rows_filtered = 0;
   std::string fusion;  // hybrid: "rrf" or "weighted"; "" for a text-only search
+  // Hybrid: the text side ran on a thread of its own beside the vector side (a GPU searched
+  // some of its shards), so the search took about the longer of the two, not their sum;
+  // "beside_vector" in ToJson(). False for a text-only search and on the CPU alone.
+  bool beside_vector = false;
 };
 
 // How a grouped search (SearchRequest::group_by) found its groups: Explain::group. Declared

@@ -168,6 +168,7 @@ class TextSearchTest : public ::testing::Test {
     }
     EXPECT_TRUE(result.explain.has_text);
     EXPECT_EQ(result.explain.text.field, "title");
+    EXPECT_FALSE(result.explain.text.beside_vector);  // a text-only search has no other side
   }
 
   test::ScratchDir dir_;
@@ -384,6 +385,14 @@ TEST_F(TextSearchTest, HybridEqualsFusingTheTwoExactLists) {
       const int d = depth == 0 ? 100 : depth;
       EXPECT_EQ(hybrid.explain.text.depth, static_cast<uint32_t>(d));
       EXPECT_EQ(hybrid.explain.text.fusion, method == 0 ? "rrf" : "weighted");
+      // The text side runs beside the vector side exactly when a GPU searched (kAuto picks
+      // one where present): the same answers either way, checked below.
+      const bool on_gpu = hybrid.explain.device.rfind("gpu", 0) == 0;
+      EXPECT_EQ(hybrid.explain.text.beside_vector, on_gpu) << hybrid.explain.device;
+      EXPECT_NE(hybrid.explain.ToJson().find(on_gpu ? "\"beside_vector\": true"
+                                                    : "\"beside_vector\": false"),
+                std::string::npos)
+          << hybrid.explain.ToJson();
       EXPECT_FALSE(hybrid.explain.shards.empty());  // the vector side's plan
       std::map<std::string, int> stages;
       for (auto& [name, ms] : hybrid.explain.stage_ms) ++stages[name];
