@@ -240,7 +240,7 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
   if (hybrid) {
     SIEVE_RETURN_IF_ERROR(
         timer->Run("place", [&] { return PlaceShards(*in.meta, *in.shards, in.devices, &work); }));
-    vector_ms += ex.stage_ms.back().second;
+    if (timer->enabled()) vector_ms += ex.stage_ms.back().second;
   } else {
     work.assign(in.shards->size(), ShardWork());
     for (size_t si = 0; si < work.size(); ++si) {
