@@ -172,6 +172,14 @@ struct Scratch {
   std::vector<uint8_t> defines;
 };
 
+// The calling thread's Scratch. Out of line, so that a call takes the thread-local's address
+// once: in a shared object each use of a thread_local inside Bm25TopK could go through
+// __tls_get_addr again (it did in its loops).
+[[gnu::noinline]] Scratch* ThreadScratch() {
+  static thread_local Scratch scratch;
+  return &scratch;
+}
+
 struct Before {
   bool operator()(const Bm25Hit& a, const Bm25Hit& b) const { return Bm25Before(a, b); }
 };
@@ -205,7 +213,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   if (k == 0) return;
   // The call's working vectors keep their capacity from one call to the next on a thread, so a
   // query's fixed cost holds no allocation.
-  static thread_local Scratch scratch;
+  Scratch& scratch = *ThreadScratch();
   std::vector<Cursor>& cur = scratch.cur;
   cur.clear();
   std::vector<const TextIndex::Postings*>& postings_of = scratch.postings_of;  // per cursor
