@@ -27,6 +27,10 @@ b = 0.75 (Sieve's default: Sieve must equal it, scores to 1e-9 relative) and k1 
 fixed k1, so Tantivy's overlap measures its document-length quantization only). Sieve is run
 when this build's Collection.search takes a text query (text=, text_field=); otherwise its
 column is left out and the report says so.
+
+Interleaved (--interleave ROUNDS): Tantivy and Sieve again over the same timed queries, each
+query on both back to back in every round, each query's minimum over the rounds reported
+(tools/bench/README.md, "Text"): the ratio a shared machine's noise moves least.
 """
 import argparse
 import inspect
