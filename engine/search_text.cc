@@ -252,7 +252,7 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
         timer->Run("place", [&] { return PlaceShards(*in.meta, *in.shards, in.devices, &work); }));
     if (timer->enabled()) vector_ms += ex.stage_ms.back().second;
   } else {
-    work.assign(in.shards->size(), ShardWork());
+    work.resize(in.shards->size());  // in place, as PlaceShards makes them
     for (size_t si = 0; si < work.size(); ++si) {
       work[si].shard = (*in.shards)[si].get();
       work[si].index = static_cast<uint32_t>(si);
