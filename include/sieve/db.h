@@ -589,7 +589,7 @@ struct Explain {
   // "execute.<stage>", "refine" (float64 re-ranking of the candidates, summed over shards; it
   // runs within "execute"), "execute" (wall time of every device's searches and refinement,
   // the devices at once), "merge" (the exact merge over shards), "include" (when asked for),
-  // "total".
+  // "total". Empty when SearchOptions::stage_times is false.
   std::vector<std::pair<std::string, double>> stage_ms;
   // Where the planner's thresholds came from (PlannerThresholds::source); "thresholds" in
   // ToJson().
