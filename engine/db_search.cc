@@ -25,7 +25,7 @@ Status DBImpl::SearchIn(const std::shared_ptr<CollectionState>& c, const SearchR
   *result = SearchResult();
   Explain& ex = result->explain;
   ex.memory_budget_bytes = budget_.bytes();
-  StageTimer timer(&ex);
+  StageTimer timer(&ex, options.stage_times);
   ReadView view;  // the live image, or the snapshot's (options.snapshot)
   SIEVE_RETURN_IF_ERROR(ResolveRead(c, options.snapshot, &view));
   const CollectionSpec& spec = view.spec;

@@ -51,7 +51,9 @@ Status PlaceShards(const CollectionMeta& meta,
                    const std::vector<std::shared_ptr<ShardIndex>>& shards, DeviceSet* devices,
                    std::vector<ShardWork>* work) {
   const CollectionSpec& spec = meta.spec;
-  work->assign(shards.size(), ShardWork());
+  // Made in place: a ShardWork copied from a prototype would copy its empty row set too.
+  work->clear();
+  work->resize(shards.size());
   std::vector<ShardPlacement::Shard> loads;
   // Executors that keep int8 codes beside the rows hold those bytes too (every executor of a set
   // is created with the same options).

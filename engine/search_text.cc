@@ -23,6 +23,9 @@ struct TextQuery {
   std::vector<Bm25Term> terms;
   Bm25Params params;
   double avgdl = 0;
+  // Per shard, each term's postings there (TextIndex::Find; null where absent): looked up once
+  // for n_t, read again by the scorer.
+  std::vector<std::vector<const TextIndex::Postings*>> postings;
 };
 
 // The query's distinct terms (in the query's order) and the collection's statistics: N, n_t
@@ -78,10 +81,17 @@ Status PrepareText(const CollectionSpec& spec,
   plan->k1 = tq->params.k1;
   plan->b = tq->params.b;
   bool any = false;
-  for (Bm25Term& term : tq->terms) {
+  tq->postings.resize(shards.size());
+  for (size_t si = 0; si < shards.size(); ++si) {
+    tq->postings[si].clear();
+    const TextIndex* text = shards[si]->text(tq->attr);
+    for (const Bm25Term& term : tq->terms) tq->postings[si].push_back(text->Find(term.term));
+  }
+  for (size_t t = 0; t < tq->terms.size(); ++t) {
+    Bm25Term& term = tq->terms[t];
     uint64_t rows = 0;
-    for (const auto& shard : shards)
-      rows += shard->text(tq->attr)->LiveCount(term.term, shard->deleted());
+    for (size_t si = 0; si < shards.size(); ++si)
+      rows += TextIndex::LiveCount(tq->postings[si][t], shards[si]->deleted());
     term.idf = Bm25Idf(documents, rows);
     any = any || rows > 0;
     plan->terms.push_back({term.term, term.count, rows, term.idf});
@@ -104,7 +114,7 @@ void RankText(const TextQuery& tq, const std::vector<ShardWork>& work, size_t fi
       plan->passing_rows += allowed.Cardinality();
       if (plan->strategy == "none") continue;
       Bm25TopK(*w.shard->text(tq.attr), tq.terms, tq.params, tq.avgdl, allowed, w.shard->ids(),
-               depth, /*prune=*/true, &hits, &counters);
+               depth, /*prune=*/true, &hits, &counters, tq.postings[w.index].data());
       ++calls;
       for (const Bm25Hit& h : hits) list.push_back({h.score, h.id, w.index, h.ordinal});
     }
@@ -250,9 +260,9 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
   if (hybrid) {
     SIEVE_RETURN_IF_ERROR(
         timer->Run("place", [&] { return PlaceShards(*in.meta, *in.shards, in.devices, &work); }));
-    vector_ms += ex.stage_ms.back().second;
+    if (timer->enabled()) vector_ms += ex.stage_ms.back().second;
   } else {
-    work.assign(in.shards->size(), ShardWork());
+    work.resize(in.shards->size());  // in place, as PlaceShards makes them
     for (size_t si = 0; si < work.size(); ++si) {
       work[si].shard = (*in.shards)[si].get();
       work[si].index = static_cast<uint32_t>(si);

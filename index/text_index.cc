@@ -265,9 +265,12 @@ const TextIndex::Postings* TextIndex::Find(std::string_view term) const {
 }
 
 uint64_t TextIndex::LiveCount(std::string_view term, const RowSet& deleted) const {
-  const Postings* p = Find(term);
-  if (p == nullptr) return 0;
-  return roaring_bitmap_andnot_cardinality(p->rows_.raw(), deleted.raw());
+  return LiveCount(Find(term), deleted);
+}
+
+uint64_t TextIndex::LiveCount(const Postings* postings, const RowSet& deleted) {
+  if (postings == nullptr) return 0;
+  return roaring_bitmap_andnot_cardinality(postings->rows_.raw(), deleted.raw());
 }
 
 void TextIndex::ForEachTerm(

@@ -117,6 +117,8 @@ class TextIndex {
   const Postings* Find(std::string_view term) const;
   // The live rows among the term's: n_t of this shard.
   uint64_t LiveCount(std::string_view term, const RowSet& deleted) const;
+  // The same for postings Find gave (null: 0), without looking the term up again.
+  static uint64_t LiveCount(const Postings* postings, const RowSet& deleted);
   uint32_t DocumentLength(uint32_t ordinal) const { return lengths_[ordinal]; }
   // DocumentLength of every row, rows() values (a scorer's hot loop reads them directly).
   const uint32_t* lengths() const { return lengths_.data(); }

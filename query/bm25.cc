@@ -172,6 +172,14 @@ struct Scratch {
   std::vector<uint8_t> defines;
 };
 
+// The calling thread's Scratch. Out of line, so that a call takes the thread-local's address
+// once: in a shared object each use of a thread_local inside Bm25TopK could go through
+// __tls_get_addr again (it did in its loops).
+[[gnu::noinline]] Scratch* ThreadScratch() {
+  static thread_local Scratch scratch;
+  return &scratch;
+}
+
 struct Before {
   bool operator()(const Bm25Hit& a, const Bm25Hit& b) const { return Bm25Before(a, b); }
 };
@@ -200,12 +208,13 @@ Bm25Counters& Bm25Counters::operator+=(const Bm25Counters& o) {
 
 void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const Bm25Params& params,
               double avgdl, const RowSet& allowed, const std::vector<int64_t>& ids, size_t k,
-              bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters) {
+              bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters,
+              const TextIndex::Postings* const* found) {
   hits->clear();
   if (k == 0) return;
   // The call's working vectors keep their capacity from one call to the next on a thread, so a
   // query's fixed cost holds no allocation.
-  static thread_local Scratch scratch;
+  Scratch& scratch = *ThreadScratch();
   std::vector<Cursor>& cur = scratch.cur;
   cur.clear();
   std::vector<const TextIndex::Postings*>& postings_of = scratch.postings_of;  // per cursor
@@ -214,7 +223,7 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   weight_of.assign(terms.size(), 0);
   uint64_t postings = 0;
   for (size_t t = 0; t < terms.size(); ++t) {
-    const TextIndex::Postings* p = index.Find(terms[t].term);
+    const TextIndex::Postings* p = found != nullptr ? found[t] : index.Find(terms[t].term);
     if (p == nullptr || p->blocks().empty()) continue;
     weight_of[t] = terms[t].count * terms[t].idf;
     cur.emplace_back(&p->blocks(), t, weight_of[t]);

@@ -83,10 +83,14 @@ inline bool Bm25Before(const Bm25Hit& a, const Bm25Hit& b) {
 // The best k rows of `allowed` (the filter's rows minus the deleted ones) by BM25 over `terms`
 // in `index`, best first (Bm25Before). `ids` maps the shard's ordinals to ids; `avgdl` is the
 // collection's (> 0 whenever any term has postings). `prune` false scores every row holding a
-// term (the exhaustive oracle the pruned search must equal). Adds to *counters.
+// term (the exhaustive oracle the pruned search must equal). `found`, when given, holds each
+// term's postings in `index` as index.Find gives them (null where absent), one per term, so
+// that a caller that looked the terms up already does not pay for it twice; null: looked up
+// here. Adds to *counters.
 void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const Bm25Params& params,
               double avgdl, const RowSet& allowed, const std::vector<int64_t>& ids, size_t k,
-              bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters);
+              bool prune, std::vector<Bm25Hit>* hits, Bm25Counters* counters,
+              const TextIndex::Postings* const* found = nullptr);
 
 }  // namespace sieve
 

@@ -170,6 +170,56 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
   if (text.empty()) return Status::OK();
   std::unique_ptr<Worker> worker;
   SIEVE_RETURN_IF_ERROR(Borrow(&worker));
+  uint32_t position = 0;
+  std::string folded;
+  // Steps 4 to 6 for one word, case-folded into `folded`.
+  auto add = [&]() -> Status {
+    const uint32_t at = position++;
+    if (folded.empty() || folded.size() > kMaxTermBytes) return Status::OK();  // step 4
+    if (stop_words_ && IsEnglishStopWord(folded)) return Status::OK();         // step 5
+    if (worker->stemmer != nullptr) {                                          // step 6
+      auto cached = worker->stems.find(folded);
+      if (cached != worker->stems.end()) {
+        out->push_back(TextToken{cached->second, at});
+        return Status::OK();
+      }
+      const std::string word_folded = folded;
+      const sb_symbol* stem =
+          sb_stemmer_stem(worker->stemmer, reinterpret_cast<const sb_symbol*>(folded.data()),
+                          static_cast<int>(folded.size()));
+      if (stem == nullptr) {
+        return Status::ResourceExhausted("text analyzer '" + name_ +
+                                         "': the stemmer ran out of memory");
+      }
+      const int n = sb_stemmer_length(worker->stemmer);
+      if (n > 0) folded.assign(reinterpret_cast<const char*>(stem), static_cast<size_t>(n));
+      if (worker->stems.size() >= kMaxStems) worker->stems.clear();
+      worker->stems.emplace(word_folded, folded);
+    }
+    out->push_back(TextToken{folded, at});
+    return Status::OK();
+  };
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (std::all_of(text.begin(), text.end(), [&](char c) { return c == ' ' || letter(c); })) {
+    // ASCII letters and spaces only (most queries): the words are the runs of letters, as
+    // ICU's rules make them (UAX #29: WB5 keeps letters together, WB999 breaks at a space,
+    // runs of spaces are no word), found without decoding the text for ICU.
+    Status s;
+    for (size_t i = 0; i < text.size() && s.ok();) {
+      if (text[i] == ' ') {
+        ++i;
+        continue;
+      }
+      folded.clear();
+      for (; i < text.size() && text[i] != ' '; ++i) {
+        const char c = text[i];
+        folded.push_back(c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+      }
+      s = add();
+    }
+    Return(std::move(worker));
+    return s;
+  }
   // Ill-formed UTF-8 becomes U+FFFD (step 1).
   // The break iterator reads the text it is given in place: the worker holds it as long.
   icu::UnicodeString& u = worker->text;
@@ -182,13 +232,11 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
   }
   icu::BreakIterator& words = *worker->words;
   words.setText(u);
-  uint32_t position = 0;
-  std::string folded;
   icu::UnicodeString word;
+  Status s;
   for (int32_t start = words.first(), end = words.next(); end != icu::BreakIterator::DONE;
        start = end, end = words.next()) {
     if (words.getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;  // not a word (step 2)
-    const uint32_t at = position++;
     folded.clear();
     const UChar* base = static_cast<const icu::UnicodeString&>(u).getBuffer();
     const UChar* chars = base == nullptr ? nullptr : base + start;
@@ -209,36 +257,15 @@ Status TextAnalyzer::Analyze(std::string_view text, std::vector<TextToken>* out)
                           icu::UnicodeString(static_cast<UChar>(0x27)));
       word.toUTF8String(folded);
     }
-    if (folded.empty() || folded.size() > kMaxTermBytes) continue;  // step 4
-    if (stop_words_ && IsEnglishStopWord(folded)) continue;         // step 5
-    if (worker->stemmer != nullptr) {                               // step 6
-      auto cached = worker->stems.find(folded);
-      if (cached != worker->stems.end()) {
-        out->push_back(TextToken{cached->second, at});
-        continue;
-      }
-      const std::string word_folded = folded;
-      const sb_symbol* stem =
-          sb_stemmer_stem(worker->stemmer, reinterpret_cast<const sb_symbol*>(folded.data()),
-                          static_cast<int>(folded.size()));
-      if (stem == nullptr) {
-        Return(std::move(worker));
-        return Status::ResourceExhausted("text analyzer '" + name_ +
-                                         "': the stemmer ran out of memory");
-      }
-      const int n = sb_stemmer_length(worker->stemmer);
-      if (n > 0) folded.assign(reinterpret_cast<const char*>(stem), static_cast<size_t>(n));
-      if (worker->stems.size() >= kMaxStems) worker->stems.clear();
-      worker->stems.emplace(word_folded, folded);
-    }
-    out->push_back(TextToken{folded, at});
+    s = add();
+    if (!s.ok()) break;
   }
   if (u.getCapacity() > (1 << 20)) {
     words.setText(worker->empty);
     u = icu::UnicodeString();
   }
   Return(std::move(worker));
-  return Status::OK();
+  return s;
 }
 
 }  // namespace sieve

@@ -54,6 +54,8 @@ def ids(x: Any, what: str = "ids") -> np.ndarray:
 def k_value(k: Any) -> int:
     """``k`` as an int: an int (or numpy integer) only; a bool, float or string is refused
     (TypeError naming k) rather than truncated. The range is the engine's rule."""
+    if type(k) is int:  # the common case first: a search's fixed cost counts
+        return k
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise TypeError("k must be an int, got %s %r" % (type(k).__name__, k))
     return int(k)
@@ -103,6 +105,8 @@ def range_and_pages(radius: Any, limit: Any, offset: Any, after: Any
 def depth_value(depth: Any) -> int:
     """A hybrid search's ``depth`` as an int (TypeError as for k); values past a C int are
     passed as the largest one, so that the engine's range message names them."""
+    if type(depth) is int and -2**31 <= depth < 2**31:
+        return depth
     if isinstance(depth, (bool, np.bool_)) or not isinstance(depth, (int, np.integer)):
         raise TypeError("depth must be an int, got %s %r" % (type(depth).__name__, depth))
     return max(min(int(depth), 2**31 - 1), -(2**31))

@@ -677,9 +677,15 @@ class Collection:
                 message names the position), a filters list of the wrong length.
             Unavailable: ``device="gpu"`` and no GPU can be used.
         """
-        k = _arrays.k_value(k)
-        include = _arrays.include_text(include)
-        filter, per_query = _arrays.search_filters(filter, filters)
+        # The common argument types are taken inline (a small search's fixed cost counts); the
+        # _arrays helpers check and convert the others as ever.
+        if type(k) is not int:
+            k = _arrays.k_value(k)
+        include = "" if include is None else _arrays.include_text(include)
+        if filters is None and (filter is None or type(filter) is str):
+            per_query = None
+        else:
+            filter, per_query = _arrays.search_filters(filter, filters)
         if text is not None or text_field is not None:
             if (group_by is not None or radius is not None or offset is not None
                     or after is not None):
@@ -690,8 +696,10 @@ class Collection:
             ids, scores, counts, plan, rows = self._core.search_text(
                 self._handle, q, k, filter or "", per_query, device, path, bool(explain),
                 include, text_field or "", text or "", fusion, float(rrf_c),
-                float(vector_weight), float(text_weight), _arrays.depth_value(depth),
-                _core_snapshot(snapshot))
+                float(vector_weight), float(text_weight),
+                depth if type(depth) is int and -2**31 <= depth < 2**31
+                else _arrays.depth_value(depth),
+                None if snapshot is None else _core_snapshot(snapshot))
             result = SearchResult(ids, scores, counts, json.loads(plan) if plan else None)
             result.rows = rows
             return result

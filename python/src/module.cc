@@ -30,6 +30,7 @@
 
 #include "python/src/columns.h"
 #include "python/src/errors.h"
+#include "python/src/numpy_arrays.h"
 #include "sieve/db.h"
 #include "sieve/status.h"
 #include "sieve/text.h"
@@ -92,13 +93,6 @@ Status FloatRows(const Matrix& m, uint32_t dim, const char* what, std::vector<fl
   for (size_t i = 0; i < n; ++i) (*storage)[i] = static_cast<float>(src[i]);
   *out = storage->data();
   return Status::OK();
-}
-
-template <typename T>
-nb::ndarray<nb::numpy, T, nb::ndim<2>> Owned(std::unique_ptr<T[]> p, size_t rows, size_t cols) {
-  T* raw = p.release();
-  nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<T*>(q); });
-  return nb::ndarray<nb::numpy, T, nb::ndim<2>>(raw, {rows, cols}, owner);
 }
 
 // A stored value as a Python object: None, int, float, str, bool or a list of str.
@@ -169,12 +163,40 @@ nb::dict RowToPython(const Row& row, const std::vector<std::string>& names, bool
   return d;
 }
 
-// The per-query counts of a search's results as a numpy int64 array that owns them.
-nb::ndarray<nb::numpy, int64_t, nb::ndim<1>> CountsArray(std::unique_ptr<int64_t[]> counts,
-                                                         size_t nq) {
-  int64_t* raw = counts.release();
-  nb::capsule owner(raw, [](void* q) noexcept { delete[] static_cast<int64_t*>(q); });
-  return nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(raw, {nq}, owner);
+// A search's result arrays: ids [nq, kk] (-1 where a query has fewer rows), values [nq, kk]
+// from each Neighbors' `field` (`fill` where missing) and counts [nq]. Made with the GIL held;
+// a large result is copied into them without it. REQUIRES: the GIL held.
+template <typename T>
+nb::tuple ResultArrays(const SearchResult& result, size_t nq, size_t kk,
+                       std::vector<T> Neighbors::*field, T fill) {
+  int64_t* ids = nullptr;
+  T* values = nullptr;
+  int64_t* counts = nullptr;
+  nb::object ids_array = NewArray2D(nq, kk, &ids);
+  nb::object values_array = NewArray2D(nq, kk, &values);
+  nb::object counts_array = NewArray1D(nq, &counts);
+  auto copy = [&] {
+    for (size_t q = 0; q < nq; ++q) {
+      const Neighbors& nbr = result.results[q];
+      const std::vector<T>& v = nbr.*field;
+      const size_t m = std::min(nbr.ids.size(), kk);
+      int64_t* qi = ids + q * kk;
+      T* qv = values + q * kk;
+      std::copy(nbr.ids.begin(), nbr.ids.begin() + m, qi);
+      std::copy(v.begin(), v.begin() + m, qv);
+      std::fill(qi + m, qi + kk, int64_t{-1});
+      std::fill(qv + m, qv + kk, fill);
+      counts[q] = static_cast<int64_t>(m);
+    }
+  };
+  constexpr size_t kCopyWithGil = 4096;  // elements: below, releasing the GIL costs more
+  if (nq * kk <= kCopyWithGil) {
+    copy();
+  } else {
+    nb::gil_scoped_release release;
+    copy();
+  }
+  return nb::make_tuple(ids_array, values_array, counts_array);
 }
 
 // With include: per query, a list of its first `width` neighbours' rows (dicts, best first);
@@ -732,13 +754,11 @@ class PyDB {
     ThrowIfError(ParseDevice(device, &options.device));
     ThrowIfError(ParseSearchPath(path, &options.path));
     if (snapshot != nullptr) options.snapshot = snapshot->For(db);
+    options.stage_times = explain;  // the times are shown only in the plan
     g_last_search_queries = reinterpret_cast<uintptr_t>(request.queries);
     const size_t nq = request.num_queries;
     size_t kk = k > 0 ? static_cast<size_t>(k) : 0;
     SearchResult result;
-    std::unique_ptr<int64_t[]> ids;
-    std::unique_ptr<float[]> distances;
-    std::unique_ptr<int64_t[]> counts;
     std::string plan;
     Status s;
     {
@@ -752,30 +772,14 @@ class PyDB {
         kk = 0;
         for (const Neighbors& nbr : result.results) kk = std::max(kk, nbr.ids.size());
       }
-      if (s.ok()) {
-        // Missing results (fewer than k rows pass): id -1 and the worst distance of the metric.
-        const float fill = spec.metric == Metric::kInnerProduct
-                               ? -std::numeric_limits<float>::infinity()
-                               : std::numeric_limits<float>::infinity();
-        ids.reset(new int64_t[nq * kk]);
-        distances.reset(new float[nq * kk]);
-        counts.reset(new int64_t[std::max<size_t>(nq, 1)]);
-        for (size_t q = 0; q < nq; ++q) {
-          const Neighbors& nbr = result.results[q];
-          const size_t m = std::min(nbr.ids.size(), kk);
-          int64_t* qi = ids.get() + q * kk;
-          float* qd = distances.get() + q * kk;
-          std::copy(nbr.ids.begin(), nbr.ids.begin() + m, qi);
-          std::copy(nbr.distances.begin(), nbr.distances.begin() + m, qd);
-          std::fill(qi + m, qi + kk, int64_t{-1});
-          std::fill(qd + m, qd + kk, fill);
-          counts[q] = static_cast<int64_t>(m);
-        }
-        if (explain) plan = result.explain.ToJson();
-      }
+      if (s.ok() && explain) plan = result.explain.ToJson();
     }
     ThrowIfError(s);
-    auto counts_array = CountsArray(std::move(counts), nq);
+    // Missing results (fewer than k rows pass): id -1 and the worst distance of the metric.
+    const float fill = spec.metric == Metric::kInnerProduct
+                           ? -std::numeric_limits<float>::infinity()
+                           : std::numeric_limits<float>::infinity();
+    nb::tuple arrays = ResultArrays(result, nq, kk, &Neighbors::distances, fill);
     nb::object rows = IncludedRows(request, result, kk);
     // Range search: per query, whether its limit was reached; pages: per query, the cursor of
     // the next page (None when no rows follow).
@@ -792,9 +796,9 @@ class PyDB {
       }
       next = std::move(list);
     }
-    return nb::make_tuple(Owned(std::move(ids), nq, kk), Owned(std::move(distances), nq, kk),
-                          counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none(),
-                          rows, limit_reached, next);
+    return nb::make_tuple(arrays[0], arrays[1], arrays[2],
+                          explain ? nb::object(nb::str(plan.c_str())) : nb::none(), rows,
+                          limit_reached, next);
   }
 
   // A grouped search (SearchRequest::group_by): (per query, a list of (value, ids, distances,
@@ -825,6 +829,7 @@ class PyDB {
     ThrowIfError(ParseDevice(device, &options.device));
     ThrowIfError(ParseSearchPath(path, &options.path));
     if (snapshot != nullptr) options.snapshot = snapshot->For(db);
+    options.stage_times = explain;  // the times are shown only in the plan
     g_last_search_queries = reinterpret_cast<uintptr_t>(request.queries);
     SearchResult result;
     Status s;
@@ -872,13 +877,13 @@ class PyDB {
                        PySnapshot* snapshot) {
     std::shared_ptr<DB> db = Get();
     const std::shared_ptr<Collection>& collection = h.c;
-    const CollectionSpec& spec = collection->spec();
     SearchRequest request;
     std::vector<float> widened;
-    if (queries) {
-      ThrowIfError(FloatRows(*queries, spec.dim, "queries", &widened, &request.queries));
+    if (queries) {  // (a text-only search needs no copy of the spec)
+      const uint32_t dim = collection->spec().dim;
+      ThrowIfError(FloatRows(*queries, dim, "queries", &widened, &request.queries));
       request.num_queries = queries->shape(0);
-      request.dim = spec.dim;
+      request.dim = dim;
     }
     request.k = k;
     request.filter = filter;
@@ -895,12 +900,9 @@ class PyDB {
     ThrowIfError(ParseDevice(device, &options.device));
     ThrowIfError(ParseSearchPath(path, &options.path));
     if (snapshot != nullptr) options.snapshot = snapshot->For(db);
+    options.stage_times = explain;  // the times are shown only in the plan
     const size_t kk = k > 0 ? static_cast<size_t>(k) : 0;
     SearchResult result;
-    std::unique_ptr<int64_t[]> ids;
-    std::unique_ptr<double[]> scores;
-    std::unique_ptr<int64_t[]> counts;
-    size_t nq = 0;
     std::string plan;
     Status s;
     {
@@ -909,31 +911,14 @@ class PyDB {
         EngineTimer timer;
         s = collection->Search(request, options, &result);
       }
-      if (s.ok()) {
-        nq = result.results.size();
-        ids.reset(new int64_t[nq * kk]);
-        scores.reset(new double[nq * kk]);
-        counts.reset(new int64_t[std::max<size_t>(nq, 1)]);
-        for (size_t q = 0; q < nq; ++q) {
-          const Neighbors& nbr = result.results[q];
-          const size_t m = std::min(nbr.ids.size(), kk);
-          int64_t* qi = ids.get() + q * kk;
-          double* qs = scores.get() + q * kk;
-          std::copy(nbr.ids.begin(), nbr.ids.begin() + m, qi);
-          std::copy(nbr.scores.begin(), nbr.scores.begin() + m, qs);
-          std::fill(qi + m, qi + kk, int64_t{-1});
-          std::fill(qs + m, qs + kk, -std::numeric_limits<double>::infinity());
-          counts[q] = static_cast<int64_t>(m);
-        }
-        if (explain) plan = result.explain.ToJson();
-      }
+      if (s.ok() && explain) plan = result.explain.ToJson();
     }
     ThrowIfError(s);
-    auto counts_array = CountsArray(std::move(counts), nq);
+    nb::tuple arrays = ResultArrays(result, result.results.size(), kk, &Neighbors::scores,
+                                    -std::numeric_limits<double>::infinity());
     nb::object rows = IncludedRows(request, result, kk);
-    return nb::make_tuple(Owned(std::move(ids), nq, kk), Owned(std::move(scores), nq, kk),
-                          counts_array, explain ? nb::object(nb::str(plan.c_str())) : nb::none(),
-                          rows);
+    return nb::make_tuple(arrays[0], arrays[1], arrays[2],
+                          explain ? nb::object(nb::str(plan.c_str())) : nb::none(), rows);
   }
 
   // (None, report) when every invariant holds; (message, problems) on Corruption; other
@@ -1038,6 +1023,7 @@ NB_MODULE(_sieve, m) {
   m.doc() = "Sieve's C++ engine (include/sieve/). Use the sieve package, not this module.";
   nb::set_leak_warnings(false);
   InitErrors();
+  InitNumpyArrays();
 
   nb::class_<PyCollection>(m, "_Collection",
                            "A collection handle (DB::GetCollection): what a Collection acts on.")

@@ -60,7 +60,7 @@ def test_no_numpy_allocation_of_the_data_size(db):
         c.ingest(v, ids=ids)
         ingest_peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.reset_peak()
-        c.search(q, k=10)
+        res = c.search(q, k=10)
         search_peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.reset_peak()
         c.ingest(v[:, :].astype(np.float64), ids=ids + 50_000)  # a conversion: caught
@@ -68,7 +68,9 @@ def test_no_numpy_allocation_of_the_data_size(db):
     finally:
         tracemalloc.stop()
     assert ingest_peak < v.nbytes / 20, ingest_peak
-    assert search_peak < q.nbytes / 4, search_peak
+    # The result arrays are numpy's own memory (made through its C API), so the probe sees them.
+    result_bytes = res.ids.nbytes + res.distances.nbytes + res.counts.nbytes
+    assert search_peak - result_bytes < q.nbytes / 4, (search_peak, result_bytes)
     assert converted_peak > v.nbytes  # the probe sees copies when there are some
 
 

@@ -360,6 +360,52 @@ std::vector<Expected> Fuse(const Fusion& f, const Side& v, const Side& t, size_t
   return out;
 }
 
+// SearchOptions::stage_times false: the same rows, scores and plan, only no step times.
+TEST_F(TextSearchTest, StageTimesOffLeavesOnlyTheTimesOut) {
+  const std::vector<float> queries = test::RandomVectors(2, kDim, 55);
+  for (int kind = 0; kind < 3; ++kind) {  // text, hybrid, vector
+    SearchRequest r;
+    r.k = 7;
+    r.filter = "price < 60";
+    if (kind != 2) {
+      r.text_field = "title";
+      r.text = "red shoe river";
+    }
+    if (kind != 0) {
+      r.queries = queries.data();
+      r.num_queries = 2;
+      r.dim = kDim;
+    }
+    SearchOptions timed, untimed;
+    untimed.stage_times = false;
+    SearchResult a, b;
+    ASSERT_TRUE(db_->Search("docs", r, timed, &a).ok());
+    ASSERT_TRUE(db_->Search("docs", r, untimed, &b).ok());
+    std::map<std::string, int> stages;
+    for (auto& [name, ms] : a.explain.stage_ms) ++stages[name];
+    EXPECT_EQ(stages["total"], 1) << kind;
+    EXPECT_EQ(stages[kind == 2 ? "execute" : "text"], 1) << kind;
+    EXPECT_TRUE(b.explain.stage_ms.empty()) << kind;
+    ASSERT_EQ(a.results.size(), b.results.size());
+    for (size_t q = 0; q < a.results.size(); ++q) {
+      EXPECT_FALSE(a.results[q].ids.empty());
+      EXPECT_EQ(a.results[q].ids, b.results[q].ids) << kind;
+      EXPECT_EQ(a.results[q].distances, b.results[q].distances) << kind;
+      EXPECT_EQ(a.results[q].scores, b.results[q].scores) << kind;
+    }
+    EXPECT_EQ(a.explain.device, b.explain.device);
+    EXPECT_EQ(a.explain.thresholds, b.explain.thresholds);
+    EXPECT_EQ(a.explain.filter_mode, b.explain.filter_mode);
+    EXPECT_EQ(a.explain.passing_rows, b.explain.passing_rows);
+    EXPECT_EQ(a.explain.shards.size(), b.explain.shards.size());
+    EXPECT_EQ(a.explain.has_text, b.explain.has_text);
+    EXPECT_EQ(a.explain.text.terms.size(), b.explain.text.terms.size());
+    EXPECT_EQ(a.explain.text.postings_read, b.explain.text.postings_read);
+    EXPECT_EQ(a.explain.text.rows_scored, b.explain.text.rows_scored);
+    EXPECT_EQ(a.explain.text.strategy, b.explain.text.strategy);
+  }
+}
+
 TEST_F(TextSearchTest, HybridEqualsFusingTheTwoExactLists) {
   const std::vector<float> queries = test::RandomVectors(3, kDim, 1234);
   const std::vector<std::string> filters = {"price < 40", "", "price >= 40"};

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,40 @@ TEST(TextAnalyzerTest, AsciiWordsFoldAsIcuFoldsThem) {
             "kelvin@0 kelvin@1 kelvin@2 mixed123@3 a_b@4 don't@5 don't@6");
   EXPECT_EQ(Show(Analyze("simple", "CAF\u00c9 Caf\u00e9 cafe NA\u00cfVE")),
             "caf\u00e9@0 caf\u00e9@1 cafe@2 na\u00efve@3");
+}
+
+// A text of ASCII letters and spaces alone is split without ICU (its words are its runs of
+// letters); the same text with a '!' after it goes through ICU's word breaks. Both must give
+// the same tokens at the same positions, for every analyzer kind: random texts with upper
+// case, runs of spaces at either end, stop words and words past kMaxTermBytes.
+TEST(TextAnalyzerTest, LetterAndSpaceTextsSplitAsIcuSplitsThem) {
+  std::mt19937 rng(34);
+  const std::vector<std::string> words = {"the", "Running", "SHOES", "a", "of", "Dogs", "x",
+                                          "caresses", "ponies", "generously", "THE", "and"};
+  for (int i = 0; i < 400; ++i) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 8);
+    for (int w = 0; w < n; ++w) {
+      text += std::string(rng() % 3, ' ');
+      switch (rng() % 4) {
+        case 0: {
+          const size_t len = 1 + rng() % (i % 50 == 0 ? 300 : 12);
+          for (size_t c = 0; c < len; ++c) {
+            text += static_cast<char>((rng() % 2 ? 'a' : 'A') + rng() % 26);
+          }
+          break;
+        }
+        default: text += words[rng() % words.size()];
+      }
+      text += std::string(1 + rng() % 2, ' ');
+    }
+    for (const char* analyzer : {"english", "simple", "stem:french"}) {
+      EXPECT_EQ(Show(Analyze(analyzer, text)), Show(Analyze(analyzer, text + "!")))
+          << analyzer << " '" << text << "'";
+    }
+  }
+  EXPECT_EQ(Show(Analyze("english", "  The  Quick brown FOXES  ")), "quick@1 brown@2 fox@3");
+  EXPECT_EQ(Show(Analyze("simple", std::string(kMaxTermBytes + 1, 'y') + " Zed")), "zed@1");
 }
 
 // Stems are remembered per worker (and forgotten past a bound): analyzing more distinct words

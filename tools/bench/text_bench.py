@@ -27,6 +27,10 @@ b = 0.75 (Sieve's default: Sieve must equal it, scores to 1e-9 relative) and k1 
 fixed k1, so Tantivy's overlap measures its document-length quantization only). Sieve is run
 when this build's Collection.search takes a text query (text=, text_field=); otherwise its
 column is left out and the report says so.
+
+Interleaved (--interleave ROUNDS): Tantivy and Sieve again over the same timed queries, each
+query on both back to back in every round, each query's minimum over the rounds reported
+(tools/bench/README.md, "Text"): the ratio a shared machine's noise moves least.
 """
 import argparse
 import inspect
@@ -108,6 +112,29 @@ def timed(fn, queries, warmup):
         lat.append((time.perf_counter_ns() - t0) / 1e3)
         results.append(r)
     return results, lat
+
+
+def interleaved(searches, queries, warmup, rounds):
+    """Per engine, each timed query's minimum time over `rounds` rounds; in every round each
+    query runs on every engine back to back (the engines' order alternating from round to
+    round), so a slow spell of a shared machine falls on all engines alike."""
+    names = list(searches)
+    for q in queries[:warmup]:
+        for name in names:
+            searches[name](q)
+    best = {name: [math.inf] * (len(queries) - warmup) for name in names}
+    clock = time.perf_counter_ns
+    for r in range(rounds):
+        order = names if r % 2 == 0 else names[::-1]
+        for i, q in enumerate(queries[warmup:]):
+            for name in order:
+                fn = searches[name]
+                t0 = clock()
+                fn(q)
+                t = (clock() - t0) / 1e3
+                if t < best[name][i]:
+                    best[name][i] = t
+    return best
 
 
 def summary(lat_us):
@@ -226,14 +253,14 @@ def sieve_engine(texts, analyzer, workdir):
 # ---- one corpus ---------------------------------------------------------------------------
 
 
-def run_corpus(name, texts, term_lists, analyzer, queries, warmup, engines):
+def run_corpus(name, texts, term_lists, analyzer, queries, warmup, engines, rounds=0):
     out = {"corpus": name, "docs": len(texts), "analyzer": analyzer,
            "tokens": int(sum(len(t) for t in term_lists)),
            "vocabulary": len({t for ts in term_lists for t in ts}),
            "queries": len(queries) - warmup, "warmup": warmup, "engines": {}}
     print("%s: %d docs, %d tokens, %d distinct terms" % (name, out["docs"], out["tokens"],
                                                          out["vocabulary"]), file=sys.stderr)
-    results = {}
+    results, searches, db = {}, {}, None
     work = tempfile.mkdtemp(prefix="text-bench-")
     try:
         plan = [("bm25s k1=1.5", lambda: bm25s_engine(term_lists, 1.5, 0.75)),
@@ -248,6 +275,8 @@ def run_corpus(name, texts, term_lists, analyzer, queries, warmup, engines):
                 exact[label] = search.exact
             res, lat = timed(search, queries, warmup)
             results[label] = res
+            if label == "tantivy":
+                searches[label] = search
             out["engines"][label] = dict(summary(lat), index_s=round(secs, 2),
                                          docs_per_s=round(len(texts) / secs))
             print("  %-13s index %6.1f s (%8.0f docs/s)  median %7.1f us  p99 %8.1f us"
@@ -261,13 +290,29 @@ def run_corpus(name, texts, term_lists, analyzer, queries, warmup, engines):
             else:
                 res, lat = timed(search, queries, warmup)
                 results["sieve"] = res
+                searches["sieve"] = search
                 out["engines"]["sieve"] = dict(summary(lat), index_s=round(secs, 2),
                                                docs_per_s=round(len(texts) / secs))
-                db.close()
                 print("  sieve         index %6.1f s (%8.0f docs/s)  median %7.1f us  p99 "
                       "%8.1f us" % (secs, len(texts) / secs, out["engines"]["sieve"]["median_us"],
                                     out["engines"]["sieve"]["p99_us"]), file=sys.stderr)
+        if rounds > 0 and searches:
+            best = interleaved(searches, queries, warmup, rounds)
+            out["interleaved"] = {"rounds": rounds}
+            for label, lat in best.items():
+                out["interleaved"][label] = summary(lat)
+                print("  interleaved %-7s min of %d rounds: median %7.1f us  p99 %8.1f us"
+                      % (label, rounds, out["interleaved"][label]["median_us"],
+                         out["interleaved"][label]["p99_us"]), file=sys.stderr)
+            if "sieve" in best and "tantivy" in best:
+                ratio = {m: round(out["interleaved"]["sieve"][m] / out["interleaved"]["tantivy"][m],
+                                  3) for m in ("median_us", "p99_us")}
+                out["interleaved"]["sieve/tantivy"] = ratio
+                print("  interleaved sieve/tantivy: median %.3f  p99 %.3f"
+                      % (ratio["median_us"], ratio["p99_us"]), file=sys.stderr)
     finally:
+        if db is not None and not isinstance(db, str):
+            db.close()
         shutil.rmtree(work, ignore_errors=True)
     ids = {k: [r[0] for r in v] for k, v in results.items()}
     agree = {}
@@ -304,6 +349,16 @@ def markdown(report):
         if "sieve_skipped" in c:
             lines.append("| %s | sieve | | | | | (skipped: %s) |" % (c["corpus"],
                                                                  c["sieve_skipped"]))
+    inter = [c for c in report["corpora"] if "interleaved" in c]
+    if inter:
+        lines += ["", "| corpus | engine | interleaved rounds | median us | p99 us |",
+                  "| --- | --- | ---: | ---: | ---: |"]
+        for c in inter:
+            for name, e in c["interleaved"].items():
+                if isinstance(e, dict) and "median_us" in e and "queries" in e:
+                    lines.append("| %s | %s | %d | %.1f | %.1f |" % (
+                        c["corpus"], name, c["interleaved"]["rounds"], e["median_us"],
+                        e["p99_us"]))
     lines += ["", "| corpus | agreement | value |", "| --- | --- | ---: |"]
     for c in report["corpora"]:
         for k, v in c["top10_agreement"].items():
@@ -321,6 +376,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--seed", type=int, default=34)
     ap.add_argument("--engines", default="", help="comma list of bm25s,tantivy,sieve (all)")
+    ap.add_argument("--interleave", type=int, default=0, metavar="ROUNDS",
+                    help="also time Tantivy and Sieve over the same queries in ROUNDS rounds, "
+                    "each query on both engines back to back, and report each query's minimum "
+                    "(0: off)")
     ap.add_argument("--out", default="", help="write the results as JSON here (and the tables "
                     "as Markdown beside it, .md)")
     a = ap.parse_args()
@@ -337,14 +396,14 @@ def main():
         queries = draw_queries(surface, lambda q: sieve.analyze(q, "english"), "english", n,
                                a.seed)
         report["corpora"].append(run_corpus("wordnet", texts, terms, "english", queries,
-                                            a.warmup, engines))
+                                            a.warmup, engines, a.interleave))
     if a.corpus in ("zipf", "both"):
         texts, terms = zipf_corpus(a.zipf_docs, a.zipf_vocab, a.zipf_s, a.seed)
         for t, ts in zip(texts[:200], terms[:200]):  # the analyzer keeps the words as they are
             assert sieve.analyze(t, "simple") == ts
         queries = draw_queries(terms, lambda q: sieve.analyze(q, "simple"), "simple", n,
                                a.seed + 1)
-        c = run_corpus("zipf", texts, terms, "simple", queries, a.warmup, engines)
+        c = run_corpus("zipf", texts, terms, "simple", queries, a.warmup, engines, a.interleave)
         c.update(zipf_vocab=a.zipf_vocab, zipf_s=a.zipf_s)
         report["corpora"].append(c)
     if a.out:
