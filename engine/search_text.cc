@@ -289,7 +289,9 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
   double text_ms = 0;
   Status text_status;
   auto text_side = [&] {
-    const auto t0 = std::chrono::steady_clock::now();
+    const bool timed = timer->enabled();
+    const auto t0 =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     TextQuery tq;
     text_status = PrepareText(spec, *in.shards, request, &tq, &text_plan);
     uint64_t text_bytes = 0;
@@ -300,8 +302,10 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
     if (text_status.ok()) {
       RankText(tq, text_work, parsed.texts.size(), depth, &text_lists, &text_plan);
     }
-    text_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                  .count();
+    if (timed) {
+      text_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
   };
   auto finish_text = [&] {
     timer->Add("text", text_ms);
@@ -341,8 +345,8 @@ Status SearchText(const TextSearchInput& in, const ParsedSearch& parsed,
                    &sets_bytes, &ex);
       });
       SIEVE_RETURN_IF_ERROR(timer->Run("reserve", [&] {
-        return ReserveMemory(parsed, vector_request, spec, work, in.devices, sets_bytes,
-                             in.budget, &reservation, &ex);
+        return ReserveMemory(parsed, vector_request, spec, work, in.devices, sets_bytes, in.budget,
+                             &reservation, &ex);
       }));
       std::vector<ShardOut> outs;
       SIEVE_RETURN_IF_ERROR(timer->Run("execute", [&] {
