@@ -11,10 +11,13 @@ namespace sieve {
 namespace {
 
 constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
-// The filter's rows are walked instead of the postings when rows × terms × this is below the
-// postings: a lookup (a block skip and a binary search in 128 entries) costs several sequential
-// reads of a posting.
-constexpr uint64_t kFilterScanFactor = 8;
+// A selective filter's rows (at most 1/kFilterScanShare of the shard's) are walked instead of
+// the postings when rows × terms is below kFilterScanPostings × the postings: a lookup (a block
+// skip and a binary search in 128 entries) costs a few sequential reads of a posting, and under
+// such a filter MaxScore prunes little (its k-th score rises only with the passing rows it
+// meets), so it reads most of the essential postings.
+constexpr uint64_t kFilterScanShare = 16;
+constexpr uint64_t kFilterScanPostings = 4;
 
 // The term-frequency part, in bm25s's order of operations: tf / (Norm(dl) + tf), Norm(dl) =
 // k1 · ((1 − b) + b · dl / avgdl).
@@ -272,7 +275,8 @@ void Bm25TopK(const TextIndex& index, const std::vector<Bm25Term>& terms, const 
   // postings (cursors only move forward, skipping blocks by their last ordinal), so the cost
   // follows the filter's rows, not the postings.
   const uint64_t allowed_rows = allowed.Cardinality();
-  if (prune && allowed_rows * m * kFilterScanFactor < postings) {
+  if (prune && allowed_rows * kFilterScanShare <= index.rows() &&
+      allowed_rows * m < postings * kFilterScanPostings) {
     ++counters->filter_scans;
     allowed.ForEach([&](uint32_t d) {
       bool any = false;
