@@ -5,10 +5,7 @@
 // other formats, and refusals that name the column and leave the store unchanged even when
 // the bad row comes after many good batches.
 
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -16,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/e2e/cli_run.h"
 #include "tests/parquet/parquet_files.h"
 #include "tests/testutil.h"
 #include "tools/io/npy.h"
@@ -30,37 +28,9 @@ using test::WriteParquet;
 constexpr int kDim = 8;
 constexpr size_t kRows = 1000;
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
 class ParquetCliTest : public ::testing::Test {
  protected:
-  CliResult Run(const std::vector<std::string>& args) {
-    std::string cmd = Quote(test::CliPath());
-    for (const auto& a : args) cmd += " " + Quote(a);
-    const std::string out = dir_.Join("stdout"), err = dir_.Join("stderr");
-    cmd += " >" + Quote(out) + " 2>" + Quote(err);
-    CliResult r;
-    const int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = test::ReadFile(out);
-    r.err = test::ReadFile(err);
-    return r;
-  }
+  test::CliRun Run(const std::vector<std::string>& args) { return test::RunCli(args, dir_); }
 
   void Create(const std::string& db) {
     auto r =
