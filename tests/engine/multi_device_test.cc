@@ -6,8 +6,9 @@
 // results equal the one-executor search and the float64 oracle for every metric, one filter
 // and a filter per query, explain names each shard's device, growth lands on the emptiest
 // device, and device memory is honoured: more than one device holds loads and searches, more
-// than all of them is ResourceExhausted naming the sizes. Options::cpu_executors and
-// Options::devices through the public API.
+// than all of them is ResourceExhausted naming the sizes; a hybrid search runs its text side
+// beside the devices with the CPU's answers. Options::cpu_executors and Options::devices
+// through the public API.
 
 #include <gtest/gtest.h>
 
@@ -322,6 +323,72 @@ TEST_F(MultiDeviceTest, ResultsEqualOneExecutorForEveryMetricAndFilterMode) {
     }
   }
   for (StandIn* e : stand_ins_) EXPECT_GT(e->searches(), 0);
+}
+
+// A hybrid search whose vector side runs on the (stand-in) GPUs runs its text side on a thread
+// of its own beside them: the same rows and fused scores as the same search on the CPU alone
+// (where the sides run one after the other), and a device's fault during it is the search's
+// error, after which the store answers again.
+TEST_F(MultiDeviceTest, HybridRunsItsTextSideBesideTheDevices) {
+  OpenWithStandIns(2);
+  CollectionSpec spec;
+  spec.name = "t";
+  spec.dim = kDim;
+  spec.shards = 4;
+  spec.attributes = {{"cat", AttrType::kInt}, {"title", AttrType::kText, "simple"}};
+  ASSERT_TRUE(db_->CreateCollection(spec).ok());
+  const char* words[] = {"red", "shoe", "river", "stone", "boot", "light", "road", "snow"};
+  Data rows = MakeRows(1500, 0, 11);
+  for (size_t i = 0; i < rows.ids.size(); ++i) {
+    std::string title;
+    for (size_t w = 0; w < 1 + i % 5; ++w) title += std::string(words[(i * 7 + w * 3) % 8]) + " ";
+    rows.attrs[i] = {Value(rows.ids[i] % 7), i % 11 == 0 ? Value() : Value(title)};
+  }
+  RowBatch b;
+  b.num_rows = rows.ids.size();
+  b.dim = kDim;
+  b.vectors = rows.v.data();
+  b.ids = rows.ids.data();
+  b.attributes = rows.attrs.data();
+  IngestResult ingested;
+  ASSERT_TRUE(db_->Ingest("t", b, IngestOptions(), &ingested).ok());
+
+  const std::vector<float> q = test::RandomVectors(3, kDim, 12);
+  SearchRequest req = Request(q, 3, 10);
+  req.filters = {"cat < 5", "", "cat = 2"};
+  req.text_field = "title";
+  req.text = "red river boot";
+  SearchOptions gpu, cpu;
+  gpu.device = Device::kGpu;
+  cpu.device = Device::kCpu;
+  SearchResult beside, serial;
+  Status s = db_->Search("t", req, gpu, &beside);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(db_->Search("t", req, cpu, &serial).ok());
+  EXPECT_TRUE(beside.explain.text.beside_vector);
+  EXPECT_FALSE(serial.explain.text.beside_vector);
+  EXPECT_EQ(beside.explain.device, "gpu:stand-in");
+  EXPECT_EQ(beside.explain.text.passing_rows, serial.explain.text.passing_rows);
+  EXPECT_GT(beside.explain.text.rows_scored, 0u);
+  ASSERT_EQ(beside.results.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(beside.results[i].ids.empty()) << i;
+    EXPECT_EQ(beside.results[i].ids, serial.results[i].ids) << i;
+    EXPECT_EQ(beside.results[i].scores, serial.results[i].scores) << i;
+  }
+  int searched = 0;
+  for (StandIn* e : stand_ins_) searched += e->searches();
+  EXPECT_GT(searched, 0);
+
+  stand_ins_[1]->set_fail(Status::Internal("stand-in fault"));
+  SearchResult failed;
+  s = db_->Search("t", req, gpu, &failed);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("stand-in fault"), std::string::npos) << s.ToString();
+  stand_ins_[1]->set_fail(Status::OK());
+  SearchResult again;
+  ASSERT_TRUE(db_->Search("t", req, gpu, &again).ok());
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(again.results[i].ids, serial.results[i].ids) << i;
 }
 
 TEST_F(MultiDeviceTest, NewCollectionsAndGrowthGoToTheEmptiestDevice) {
