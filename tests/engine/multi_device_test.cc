@@ -344,14 +344,7 @@ TEST_F(MultiDeviceTest, HybridRunsItsTextSideBesideTheDevices) {
     for (size_t w = 0; w < 1 + i % 5; ++w) title += std::string(words[(i * 7 + w * 3) % 8]) + " ";
     rows.attrs[i] = {Value(rows.ids[i] % 7), i % 11 == 0 ? Value() : Value(title)};
   }
-  RowBatch b;
-  b.num_rows = rows.ids.size();
-  b.dim = kDim;
-  b.vectors = rows.v.data();
-  b.ids = rows.ids.data();
-  b.attributes = rows.attrs.data();
-  IngestResult ingested;
-  ASSERT_TRUE(db_->Ingest("t", b, IngestOptions(), &ingested).ok());
+  Ingest(db_.get(), "t", rows);
 
   const std::vector<float> q = test::RandomVectors(3, kDim, 12);
   SearchRequest req = Request(q, 3, 10);
